@@ -1,0 +1,1 @@
+"""Tessel: a deep-learning compiler in Python."""

@@ -1,0 +1,1 @@
+"""tessel.arith (see DESIGN.md section 1)."""

@@ -1,0 +1,1 @@
+"""tessel.codegen (see DESIGN.md section 1)."""

@@ -1,0 +1,1 @@
+"""tessel.frontend (see DESIGN.md section 1)."""

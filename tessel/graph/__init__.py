@@ -1,0 +1,1 @@
+"""tessel.graph (see DESIGN.md section 1)."""

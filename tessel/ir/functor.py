@@ -1,0 +1,84 @@
+"""Visitors and mutators dispatching on node type (`visit_<NodeClass>`, looked up along the MRO)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from functools import cache
+from typing import Any
+
+from tessel.ir.node import Node, child_items, with_changes
+
+
+@cache
+def _method_for(functor_cls: type, node_cls: type) -> Callable[..., Any]:
+    for klass in node_cls.__mro__:
+        method = getattr(functor_cls, f"visit_{klass.__name__}", None)
+        if method is not None:
+            return method
+    return functor_cls.generic_visit
+
+
+class Visitor:
+    """Walk IR read-only. Override `visit_<NodeClass>`; call `generic_visit` to go deeper."""
+
+    def visit(self, node: Node) -> None:
+        _method_for(type(self), type(node))(self, node)
+
+    def generic_visit(self, node: Node) -> None:
+        for _, value in child_items(node):
+            if isinstance(value, Node):
+                self.visit(value)
+            else:
+                for child in value:
+                    self.visit(child)
+
+
+class Mutator:
+    """Rebuild IR bottom-up.
+
+    Override `visit_<NodeClass>` for the nodes you change. Every other node is rebuilt
+    generically, and a subtree that did not change comes back as the same object. Nodes that
+    are shared definitions (buffers) are rebuilt once per mutator, so every use of a buffer
+    keeps pointing at one object.
+    """
+
+    def __init__(self) -> None:
+        self.memo: dict[int, Node] = {}
+
+    def visit(self, node: Node) -> Node:
+        return _method_for(type(self), type(node))(self, node)
+
+    def generic_visit(self, node: Node) -> Node:
+        changes = {}
+        for name, old in child_items(node):
+            if isinstance(old, Node):
+                new = self.visit(old)
+                if new is not old:
+                    changes[name] = new
+            else:
+                new_items = tuple(self.visit(c) for c in old)
+                if any(n is not o for n, o in zip(new_items, old, strict=True)):
+                    changes[name] = new_items
+        return with_changes(node, **changes)
+
+    def visit_memoized(self, node: Node) -> Node:
+        """Rebuild a shared definition once and reuse the result for every later use."""
+        key = id(node)
+        if key not in self.memo:
+            self.memo[key] = self.generic_visit(node)
+        return self.memo[key]
+
+
+def post_order(root: Node) -> Iterator[Node]:
+    """Every node under `root` (itself included), children before parents; iterative."""
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            yield node
+            continue
+        stack.append((node, True))
+        children: list[Node] = []
+        for _, value in child_items(node):
+            children.extend([value] if isinstance(value, Node) else value)
+        stack.extend((child, False) for child in reversed(children))

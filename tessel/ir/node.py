@@ -1,0 +1,52 @@
+"""The base of every IR node, and `with_changes`, the one way to edit a node."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any, TypeVar
+
+from tessel.ir import printer_slot
+from tessel.support.span import Span
+
+N = TypeVar("N", bound="Node")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Node:
+    """Base of every IR node: immutable, compared by identity, printed as TVMScript."""
+
+    span: Span | None = field(default=None, kw_only=True)  # never part of structural equality
+
+    def __str__(self) -> str:
+        return printer_slot.print_node(self)
+
+    def script(self) -> str:
+        """This node printed in the TVMScript dialect."""
+        return printer_slot.print_node(self)
+
+
+def with_changes(node: N, **changes: object) -> N:
+    """Return `node` with fields replaced; the same object if every new value is the old one."""
+    if all(getattr(node, name) is value for name, value in changes.items()):
+        return node
+    return dataclasses.replace(node, **changes)  # re-runs __post_init__ validation
+
+
+@cache
+def field_names(cls: type) -> tuple[str, ...]:
+    """The dataclass fields of an IR node class that carry meaning (all but `span`)."""
+    return tuple(f.name for f in dataclasses.fields(cls) if f.name != "span" and f.init)
+
+
+def child_items(node: Node) -> list[tuple[str, Any]]:
+    """(field name, value) for each field holding a node or a tuple of nodes."""
+    items = []
+    for name in field_names(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, Node) or (
+            isinstance(value, tuple) and value and all(isinstance(v, Node) for v in value)
+        ):
+            items.append((name, value))
+    return items

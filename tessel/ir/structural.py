@@ -1,0 +1,148 @@
+"""Structural equality and hashing: alpha-equivalent programs are equal.
+
+Variables and buffers are definitions: the first time a pair meets they are bound to each
+other (if their types agree), and every later meeting must respect that binding. Names of
+variables and buffers are hints and never compared; block names and everything else are.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from tessel.ir.expr import Var
+from tessel.ir.node import Node, field_names
+
+# Fields that are hints, not meaning, per binding kind.
+_HINT_FIELDS = frozenset({"name"})
+
+
+def _binding_kind(node: Node) -> str | None:
+    if isinstance(node, Var):
+        return "var"
+    return getattr(type(node), "structural_binding", None)
+
+
+class _EqualChecker:
+    def __init__(self) -> None:
+        self.lhs_to_rhs: dict[int, Any] = {}
+        self.rhs_to_lhs: dict[int, Any] = {}
+        self.mismatch_path: list[str] = []
+
+    def equal(self, a: Any, b: Any, path: str = "") -> bool:
+        if a is b and not isinstance(a, Node):
+            return True
+        ok = self._equal(a, b, path)
+        if not ok and not self.mismatch_path:
+            self.mismatch_path.append(path or "<root>")
+        return ok
+
+    def _equal(self, a: Any, b: Any, path: str) -> bool:
+        if isinstance(a, Node) or isinstance(b, Node):
+            return self._nodes(a, b, path)
+        if isinstance(a, tuple | list) and isinstance(b, tuple | list):
+            return len(a) == len(b) and all(
+                self.equal(x, y, f"{path}[{i}]") for i, (x, y) in enumerate(zip(a, b, strict=True))
+            )
+        if isinstance(a, Mapping) and isinstance(b, Mapping):
+            return self._mappings(a, b, path)
+        if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+            return _arrays_equal(a, b)
+        if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+            return True
+        return type(a) is type(b) and a == b
+
+    def _mappings(self, a: Mapping, b: Mapping, path: str) -> bool:
+        if len(a) != len(b):
+            return False
+        pairs = zip(a.items(), b.items(), strict=True)
+        return all(
+            self.equal(ka, kb, f"{path}.key") and self.equal(va, vb, f"{path}[{ka!r}]")
+            for (ka, va), (kb, vb) in pairs
+        )
+
+    def _nodes(self, a: Any, b: Any, path: str) -> bool:
+        if type(a) is not type(b):
+            return False
+        kind = _binding_kind(a)
+        if kind is None:
+            return self._fields(a, b, path, skip=frozenset())
+        if id(a) in self.lhs_to_rhs:
+            return self.lhs_to_rhs[id(a)] is b
+        if id(b) in self.rhs_to_lhs:
+            return False
+        if not self._fields(a, b, path, skip=_HINT_FIELDS):
+            return False
+        self.lhs_to_rhs[id(a)], self.rhs_to_lhs[id(b)] = b, a
+        return True
+
+    def _fields(self, a: Node, b: Node, path: str, skip: frozenset[str]) -> bool:
+        return all(
+            self.equal(getattr(a, name), getattr(b, name), f"{path}.{name}")
+            for name in field_names(type(a))
+            if name not in skip
+        )
+
+
+def _arrays_equal(a: Any, b: Any) -> bool:
+    if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
+        return False
+    return a.dtype == b.dtype and a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))
+
+
+def structural_equal(a: Any, b: Any) -> bool:
+    """True if `a` and `b` are the same program up to renaming of variables and buffers."""
+    return _EqualChecker().equal(a, b)
+
+
+def assert_structural_equal(actual: Any, expected: Any) -> None:
+    """Raise AssertionError with a diff of the two printed scripts if they differ."""
+    checker = _EqualChecker()
+    if checker.equal(actual, expected):
+        return
+    left, right = str(actual).splitlines(), str(expected).splitlines()
+    diff = "\n".join(difflib.unified_diff(right, left, "expected", "actual", lineterm=""))
+    where = checker.mismatch_path[0] if checker.mismatch_path else "?"
+    raise AssertionError(
+        f"IR differs structurally (first difference at {where}):\n"
+        f"{diff or '(the printed scripts are identical; the difference is in variable binding)'}"
+    )
+
+
+class _Hasher:
+    def __init__(self) -> None:
+        self.numbering: dict[int, int] = {}
+
+    def hash(self, value: Any) -> int:
+        if isinstance(value, Node):
+            return self._node(value)
+        if isinstance(value, tuple | list):
+            return hash(("seq", *(self.hash(v) for v in value)))
+        if isinstance(value, Mapping):
+            return hash(("map", *((self.hash(k), self.hash(v)) for k, v in value.items())))
+        if isinstance(value, np.ndarray):
+            return hash(("array", str(value.dtype), value.shape, value.tobytes()))
+        if isinstance(value, float) and math.isnan(value):
+            return hash("nan")
+        return hash(value)
+
+    def _node(self, node: Node) -> int:
+        kind = _binding_kind(node)
+        if kind is not None and id(node) in self.numbering:
+            return hash(("bound", self.numbering[id(node)]))
+        skip = _HINT_FIELDS if kind is not None else frozenset()
+        parts = [
+            self.hash(getattr(node, name)) for name in field_names(type(node)) if name not in skip
+        ]
+        if kind is not None:
+            self.numbering[id(node)] = len(self.numbering)
+        return hash((type(node).__name__, *parts))
+
+
+def structural_hash(value: Any) -> int:
+    """A hash consistent with `structural_equal`: renaming variables does not change it."""
+    return _Hasher().hash(value)

@@ -1,0 +1,1 @@
+"""tessel.runtime (see DESIGN.md section 1)."""

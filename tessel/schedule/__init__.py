@@ -1,0 +1,1 @@
+"""tessel.schedule (see DESIGN.md section 1)."""

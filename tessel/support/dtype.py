@@ -1,0 +1,135 @@
+"""Scalar and vector data types, spelled as in TVM ("float32", "int8x4", "bool", "handle")."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from tessel.support.errors import UserError
+
+_CODES = ("int", "uint", "float", "bool", "handle")
+_PATTERN = re.compile(r"^(int|uint|float|bool|handle)(\d*)(?:x(\d+))?$")
+_VALID_BITS = {"int": (8, 16, 32, 64), "uint": (8, 16, 32, 64), "float": (16, 32, 64)}
+
+
+@dataclass(frozen=True, slots=True)
+class DataType:
+    """A type code, a bit width and a lane count (lanes > 1 is a vector)."""
+
+    code: str
+    bits: int
+    lanes: int = 1
+
+    def __post_init__(self) -> None:
+        if self.code not in _CODES:
+            raise UserError(f"unknown type code {self.code!r}; expected one of {_CODES}")
+        if self.code in _VALID_BITS and self.bits not in _VALID_BITS[self.code]:
+            raise UserError(f"{self.code} has no {self.bits}-bit variant", rule="dtype.bits")
+        if self.lanes < 1:
+            raise UserError(f"a data type needs at least one lane, got {self.lanes}")
+
+    @staticmethod
+    def of(value: DataType | str | np.dtype | type) -> DataType:
+        """Parse a dtype given as a DataType, a string, or a NumPy dtype."""
+        if isinstance(value, DataType):
+            return value
+        if isinstance(value, str):
+            return _parse(value)
+        return _parse(str(np.dtype(value)))
+
+    def __str__(self) -> str:
+        base = self.code if self.code in ("bool", "handle") else f"{self.code}{self.bits}"
+        return base if self.lanes == 1 else f"{base}x{self.lanes}"
+
+    def __repr__(self) -> str:
+        return f"DataType({str(self)!r})"
+
+    @property
+    def element(self) -> DataType:
+        """The scalar type of one lane."""
+        return self if self.lanes == 1 else DataType(self.code, self.bits)
+
+    def with_lanes(self, lanes: int) -> DataType:
+        """This type with `lanes` lanes."""
+        return DataType(self.code, self.bits, lanes)
+
+    @property
+    def is_int(self) -> bool:
+        return self.code == "int"
+
+    @property
+    def is_uint(self) -> bool:
+        return self.code == "uint"
+
+    @property
+    def is_integer(self) -> bool:
+        """Signed or unsigned integer (not bool)."""
+        return self.code in ("int", "uint")
+
+    @property
+    def is_float(self) -> bool:
+        return self.code == "float"
+
+    @property
+    def is_bool(self) -> bool:
+        return self.code == "bool"
+
+    @property
+    def is_handle(self) -> bool:
+        return self.code == "handle"
+
+    @property
+    def is_vector(self) -> bool:
+        return self.lanes > 1
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes of one lane (bool takes a byte)."""
+        return 1 if self.is_bool else self.bits // 8
+
+    @property
+    def numpy(self) -> np.dtype:
+        """The NumPy dtype of one lane."""
+        if self.is_handle:
+            raise UserError("a handle has no NumPy dtype")
+        return np.dtype("bool" if self.is_bool else f"{self.code}{self.bits}")
+
+    def min_value(self) -> int | float:
+        """The smallest representable value of one lane."""
+        if self.is_float:
+            return float(np.finfo(self.numpy).min)
+        return int(np.iinfo(self.numpy).min) if not self.is_bool else 0
+
+    def max_value(self) -> int | float:
+        """The largest representable value of one lane."""
+        if self.is_float:
+            return float(np.finfo(self.numpy).max)
+        return int(np.iinfo(self.numpy).max) if not self.is_bool else 1
+
+
+@lru_cache(maxsize=256)
+def _parse(text: str) -> DataType:
+    match = _PATTERN.match(text)
+    if match is None:
+        raise UserError(
+            f"unknown data type {text!r}",
+            rule="dtype.unknown",
+            hint="use e.g. 'float32', 'int64', 'uint8', 'bool', 'handle' or 'float32x4'",
+        )
+    code, bits, lanes = match.groups()
+    default_bits = {"bool": 1, "handle": 64}.get(code)
+    if code in ("bool", "handle") and bits:
+        raise UserError(f"unknown data type {text!r}", rule="dtype.unknown")
+    if code not in ("bool", "handle") and not bits:
+        raise UserError(f"data type {text!r} needs a bit width, e.g. {code}32", rule="dtype.unknown")
+    return DataType(code, int(bits) if bits else default_bits, int(lanes) if lanes else 1)
+
+
+int8, int16, int32, int64 = (DataType("int", b) for b in (8, 16, 32, 64))
+uint8, uint16, uint32, uint64 = (DataType("uint", b) for b in (8, 16, 32, 64))
+float16, float32, float64 = (DataType("float", b) for b in (16, 32, 64))
+bool_ = DataType("bool", 1)
+handle = DataType("handle", 64)

@@ -1,0 +1,1 @@
+"""tessel.te (see DESIGN.md section 1)."""

@@ -1,0 +1,1 @@
+"""tessel.testing (see DESIGN.md section 1)."""

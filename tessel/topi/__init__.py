@@ -1,0 +1,1 @@
+"""tessel.topi (see DESIGN.md section 1)."""

@@ -1,0 +1,1 @@
+"""tessel.transform (see DESIGN.md section 1)."""
