@@ -49,6 +49,11 @@ class Mutator:
         return _method_for(type(self), type(node))(self, node)
 
     def generic_visit(self, node: Node) -> Node:
+        if getattr(type(node), "structural_binding", None) is not None:
+            return self.visit_memoized(node)
+        return self._rebuild(node)
+
+    def _rebuild(self, node: Node) -> Node:
         changes = {}
         for name, old in child_items(node):
             if isinstance(old, Node):
@@ -65,7 +70,7 @@ class Mutator:
         """Rebuild a shared definition once and reuse the result for every later use."""
         key = id(node)
         if key not in self.memo:
-            self.memo[key] = self.generic_visit(node)
+            self.memo[key] = self._rebuild(node)
         return self.memo[key]
 
 
