@@ -39,6 +39,7 @@ from tessel.ir.expr import (
     PrimExpr,
     Select,
     Sub,
+    SymbolicEquality,
 )
 from tessel.support.dtype import DataType, bool_, float32, int32, int64
 from tessel.support.errors import IRTypeError
@@ -71,9 +72,11 @@ def _default_dtype(value: Any) -> DataType:
 
 
 def convert(value: Any) -> PrimExpr:
-    """A PrimExpr from an expression or a Python number."""
+    """A PrimExpr from an expression, the result of `expr == x`, or a Python number."""
     if isinstance(value, PrimExpr):
         return value
+    if isinstance(value, SymbolicEquality):
+        return value.as_expr()
     return const(value)
 
 
@@ -106,7 +109,8 @@ def cast(value: Any, dtype: DataType | str) -> PrimExpr:
 def _wrap_to(value: int | float, dtype: DataType) -> int | float:
     """Convert a Python number to `dtype`'s value set: wrap integers, truncate floats."""
     if dtype.is_float:
-        return float(np.asarray(value).astype(dtype.numpy))
+        with np.errstate(over="ignore"):  # overflow to inf is the IEEE result, not a problem
+            return float(np.asarray(value).astype(dtype.numpy))
     if dtype.is_bool:
         return int(bool(value))
     if isinstance(value, float):
@@ -127,6 +131,7 @@ def _wrap_int(value: int, dtype: DataType) -> int:
 def match_types(a: Any, b: Any) -> tuple[PrimExpr, PrimExpr]:
     """Bring two operands to one dtype: Python numbers take the other side's dtype; ints widen;
     an int meets a float by becoming that float; a scalar meets a vector by broadcast."""
+    a, b = (x.as_expr() if isinstance(x, SymbolicEquality) else x for x in (a, b))
     if not isinstance(a, PrimExpr) and isinstance(b, PrimExpr):
         a = _scalar_to(a, b)
     elif not isinstance(b, PrimExpr) and isinstance(a, PrimExpr):
@@ -199,7 +204,9 @@ def _truncmod(x: int, y: int) -> int:
 
 def _float_div(x: float, y: float) -> float:
     if y == 0:
-        return math.copysign(math.inf, x) * math.copysign(1, y) if x != 0 else math.nan
+        if x == 0 or math.isnan(x):  # 0/0 and nan/0 are nan, as in IEEE 754
+            return math.nan
+        return math.copysign(math.inf, x) * math.copysign(1, y)
     return x / y
 
 

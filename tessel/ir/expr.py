@@ -28,7 +28,14 @@ class PrimExpr(Node):
             "use tessel.ir.builders.if_then_else / select, or the analyzer to prove it"
         )
 
-    # Python operators build IR; `==`/`!=` stay identity (nodes are dict keys): use eq()/ne().
+    # `==`/`!=` give a SymbolicEquality: IR where an expression is expected (`i == 3` in an index
+    # map lambda), object identity where Python wants a bool (so nodes stay usable as dict keys).
+    def __eq__(self, other: object) -> SymbolicEquality:  # type: ignore[override]
+        return SymbolicEquality(self, other, negated=False)
+
+    def __ne__(self, other: object) -> SymbolicEquality:  # type: ignore[override]
+        return SymbolicEquality(self, other, negated=True)
+
     def __add__(self, other: Any) -> PrimExpr:
         return _b.add(self, other)
 
@@ -96,6 +103,48 @@ class PrimExpr(Node):
         return _b.logical_not(self)
 
     __hash__ = Node.__hash__
+
+
+class SymbolicEquality:
+    """The result of `a == b` (or `!=`) on expressions, as TVM's EqualOp: `bool()` of it is object
+    identity, and `as_expr()` (which every builder applies) is the EQ/NE node, folded."""
+
+    __slots__ = ("a", "b", "negated")
+
+    def __init__(self, a: PrimExpr, b: object, negated: bool) -> None:
+        self.a, self.b, self.negated = a, b, negated
+
+    def __bool__(self) -> bool:
+        return (self.a is self.b) != self.negated
+
+    def as_expr(self) -> PrimExpr:
+        """The comparison as IR."""
+        return (_b.ne if self.negated else _b.eq)(self.a, self.b)
+
+    @property
+    def dtype(self) -> DataType:
+        return self.as_expr().dtype
+
+    def __and__(self, other: Any) -> PrimExpr:
+        return _b.logical_and(self, other)
+
+    def __rand__(self, other: Any) -> PrimExpr:
+        return _b.logical_and(other, self)
+
+    def __or__(self, other: Any) -> PrimExpr:
+        return _b.logical_or(self, other)
+
+    def __ror__(self, other: Any) -> PrimExpr:
+        return _b.logical_or(other, self)
+
+    def __invert__(self) -> PrimExpr:
+        return _b.logical_not(self)
+
+    def __repr__(self) -> str:
+        return repr(self.as_expr())
+
+    def __str__(self) -> str:
+        return str(self.as_expr())
 
 
 @dataclass(frozen=True, slots=True, eq=False)

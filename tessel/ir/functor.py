@@ -6,7 +6,8 @@ from collections.abc import Callable, Iterator
 from functools import cache
 from typing import Any
 
-from tessel.ir.node import Node, child_items, with_changes
+from tessel.ir.node import Node, child_items, field_names, with_changes
+from tessel.support.frozen_map import FrozenMap
 
 
 @cache
@@ -64,7 +65,23 @@ class Mutator:
                 new_items = tuple(self.visit(c) for c in old)
                 if any(n is not o for n, o in zip(new_items, old, strict=True)):
                     changes[name] = new_items
+        for name in field_names(type(node)):
+            value = getattr(node, name)
+            if isinstance(value, FrozenMap):  # e.g. PrimFunc.buffer_map: keep it in step
+                changes[name] = self._rebuild_map(value)
         return with_changes(node, **changes)
+
+    def _rebuild_map(self, mapping: FrozenMap) -> FrozenMap:
+        """Visit the node keys and values of a map; the same map if none changed."""
+
+        def visit_item(item: Any) -> Any:
+            return self.visit(item) if isinstance(item, Node) else item
+
+        old_items = list(mapping.items())
+        items = [(visit_item(k), visit_item(v)) for k, v in old_items]
+        if all(nk is k and nv is v for (nk, nv), (k, v) in zip(items, old_items, strict=True)):
+            return mapping
+        return FrozenMap(items)
 
     def visit_memoized(self, node: Node) -> Node:
         """Rebuild a shared definition once and reuse the result for every later use."""

@@ -1,1 +1,20 @@
-"""tessel.runtime (see DESIGN.md section 1)."""
+"""Runtime: C compiler driver and cache, and loaded modules of checked callables.
+
+Needs only tessel.support and NumPy, so deployed code needs nothing of the compiler.
+"""
+
+from tessel.runtime.compiler import compile_source, default_cache_dir, find_compiler
+from tessel.runtime.errors import BuildError
+from tessel.runtime.module import Function, Module
+from tessel.support.abi import FunctionSignature, ParamSpec
+
+__all__ = [
+    "BuildError",
+    "Function",
+    "FunctionSignature",
+    "Module",
+    "ParamSpec",
+    "compile_source",
+    "default_cache_dir",
+    "find_compiler",
+]

@@ -25,11 +25,15 @@ class DataType:
 
     def __post_init__(self) -> None:
         if self.code not in _CODES:
-            raise UserError(f"unknown type code {self.code!r}; expected one of {_CODES}")
+            raise UserError(
+                f"unknown type code {self.code!r}; expected one of {_CODES}", rule="dtype.unknown"
+            )
         if self.code in _VALID_BITS and self.bits not in _VALID_BITS[self.code]:
             raise UserError(f"{self.code} has no {self.bits}-bit variant", rule="dtype.bits")
         if self.lanes < 1:
-            raise UserError(f"a data type needs at least one lane, got {self.lanes}")
+            raise UserError(
+                f"a data type needs at least one lane, got {self.lanes}", rule="dtype.lanes"
+            )
 
     @staticmethod
     def of(value: DataType | str | np.dtype | type) -> DataType:

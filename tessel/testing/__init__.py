@@ -1,1 +1,8 @@
-"""tessel.testing (see DESIGN.md section 1)."""
+"""Helpers every test uses, importable by users as `tvm.testing` is (DESIGN.md section 1)."""
+
+from tessel.ir.structural import assert_structural_equal
+from tessel.testing.differential import check_same_results
+from tessel.testing.parse_errors import expect_parse_error
+from tessel.testing.random_inputs import random_arguments
+
+__all__ = ["assert_structural_equal", "check_same_results", "expect_parse_error", "random_arguments"]

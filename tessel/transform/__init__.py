@@ -1,1 +1,20 @@
-"""tessel.transform (see DESIGN.md section 1)."""
+"""TensorIR lowering passes, one per file, ordered by `pipeline.lower` (DESIGN.md section 6)."""
+
+from tessel.transform.errors import LoweringError
+from tessel.transform.flatten_buffer import FlattenBuffer
+from tessel.transform.lower_blocks import LowerBlocks
+from tessel.transform.pipeline import default_passes, lower
+from tessel.transform.prim_func_pass import PrimFuncPass
+from tessel.transform.remove_assume import RemoveAssume
+from tessel.transform.remove_undef_stores import RemoveUndefStores
+
+__all__ = [
+    "FlattenBuffer",
+    "LowerBlocks",
+    "LoweringError",
+    "PrimFuncPass",
+    "RemoveAssume",
+    "RemoveUndefStores",
+    "default_passes",
+    "lower",
+]

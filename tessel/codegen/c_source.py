@@ -1,0 +1,137 @@
+"""Lowered IRModule -> one C source file, plus a plain signature for each entry function.
+
+Every entry function returns `int32_t`: 0 on success, -1 after recording a message that
+`tessel_get_last_error()` returns. Buffer parameters arrive as data pointers (the runtime checks
+shapes, dtypes and contiguity before calling); symbolic sizes arrive as trailing int64 values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tessel.codegen.c_names import RESERVED_NAMES, NameScope
+from tessel.codegen.c_prelude import PRELUDE
+from tessel.codegen.c_stmt import StmtPrinter
+from tessel.codegen.c_types import c_type
+from tessel.codegen.errors import CodegenError
+from tessel.support.abi import ParamSpec, FunctionSignature
+from tessel.ir.expr import IntImm, Var
+from tessel.ir.module import IRModule
+from tessel.ir.target import Target
+from tessel.support.names import c_identifier, unique_name
+from tessel.tir.buffer import Buffer
+from tessel.tir.function import PrimFunc
+
+
+@dataclass(frozen=True)
+class CSource:
+    """Generated C text and how to call each of its entry functions."""
+
+    source: str
+    entries: tuple[FunctionSignature, ...]
+
+
+def generate(mod: IRModule, target: Target | str = "c") -> CSource:
+    """C source for every PrimFunc of a lowered module (run `tessel.transform.lower` first)."""
+    target = Target.of(target)
+    taken = set(RESERVED_NAMES)
+    symbols = {name: unique_name(c_identifier(name), taken) for name in mod.names()}
+    constants = tuple(mod.attrs.get("constants", ()))
+    parts, entries = [PRELUDE], []
+    for gv, func in mod.items():
+        if not isinstance(func, PrimFunc):
+            raise CodegenError(f"`{gv.name_hint}` is not a PrimFunc", rule="codegen.not-prim-func")
+        text, entry = _FunctionWriter(func, gv.name_hint, symbols[gv.name_hint], taken).write(
+            target, constants
+        )
+        parts.append(text)
+        entries.append(entry)
+    return CSource("\n".join(parts), tuple(entries))
+
+
+class _FunctionWriter:
+    """The C definition and signature of one PrimFunc."""
+
+    def __init__(self, func: PrimFunc, name: str, symbol: str, taken: set[str]) -> None:
+        self.func, self.name, self.symbol = func, name, symbol
+        self.names = NameScope(taken)
+        self.c_params: list[str] = []
+        self.size_symbols: dict[Var, str] = {}  # shape variable -> its name in the signature
+        self.size_args: list[tuple[Var, str]] = []  # shape variables passed as trailing int64s
+        self.symbol_names: set[str] = set()
+
+    def write(self, target: Target, constants: tuple) -> tuple[str, FunctionSignature]:
+        """The function's C text and its entry signature."""
+        for var in (p for p in self.func.params if p not in self.func.buffer_map):
+            self.size_symbols[var] = unique_name(var.name, self.symbol_names)
+        params = tuple(self._param(p) for p in self.func.params)
+        printer = StmtPrinter(self.names, target, constants)
+        for var, arg_name in self.size_args:
+            cast = f"({c_type(var.dtype)}){arg_name}"
+            printer.emit(f"{c_type(var.dtype)} {self.names.name_of(var)} = {cast};")
+        printer.stmt(self.func.body)
+        printer.emit("return 0;")
+        size_params = [f"int64_t {arg}" for _, arg in self.size_args]
+        c_params = ", ".join(self.c_params + size_params) or "void"
+        header = f"TESSEL_EXPORT int32_t {self.symbol}({c_params})"
+        text = "\n".join([f"{header} {{", *printer.lines, "}", ""])
+        sizes = tuple(self.size_symbols[var] for var, _ in self.size_args)
+        return text, FunctionSignature(self.name, self.symbol, params, sizes)
+
+    def _param(self, param: Var) -> ParamSpec:
+        buffer = self.func.buffer_map.get(param)
+        if buffer is None:
+            return self._scalar_param(param)
+        _check_param_layout(buffer)
+        restrict = " restrict" if self.func.attrs.get("tir.noalias") else ""
+        pointer = self.names.bind(buffer.data, hint=buffer.name)
+        self.names.names[param] = pointer  # the handle parameter is the same pointer
+        self.c_params.append(f"{c_type(buffer.dtype)}*{restrict} {pointer}")
+        shape = tuple(self._extent(buffer, extent) for extent in buffer.shape)
+        return ParamSpec(param.name, "buffer", str(buffer.dtype), shape)
+
+    def _scalar_param(self, param: Var) -> ParamSpec:
+        if param.dtype.is_handle:
+            raise CodegenError(
+                f"parameter `{param.name}` is a handle without a buffer; declare it with "
+                "T.Buffer or T.match_buffer",
+                rule="codegen.bare-handle",
+            )
+        self.c_params.append(f"{c_type(param.dtype)} {self.names.bind(param)}")
+        return ParamSpec(param.name, "scalar", str(param.dtype), symbol=self.size_symbols[param])
+
+    def _extent(self, buffer: Buffer, extent: object) -> int | str:
+        if isinstance(extent, IntImm):
+            return int(extent.value)
+        if not isinstance(extent, Var):
+            raise CodegenError(
+                f"parameter buffer `{buffer.name}` has the extent `{extent}`; the C backend "
+                "takes constant extents or plain variables",
+                rule="codegen.param-extent",
+                hint="declare a size variable (n = T.int32()) for the whole extent",
+            )
+        if extent not in self.size_symbols:
+            self.size_symbols[extent] = unique_name(extent.name, self.symbol_names)
+            self.names.bind(extent)
+            self.size_args.append((extent, self.names.fresh(f"{extent.name}_size")))
+        return self.size_symbols[extent]
+
+
+def _check_param_layout(buffer: Buffer) -> None:
+    """Parameters are dense C-contiguous arrays (the runtime rejects anything else)."""
+    shape = buffer.const_shape()
+    strides = [s.value for s in buffer.strides if isinstance(s, IntImm)]
+    dense = not buffer.strides
+    if buffer.strides and shape is not None and len(strides) == len(shape):
+        expected, stride = [], 1
+        for extent in reversed(shape):
+            expected.append(stride)
+            stride *= extent
+        dense = strides == expected[::-1]
+    offset_zero = isinstance(buffer.elem_offset, IntImm) and buffer.elem_offset.value == 0
+    if not (dense and offset_zero):
+        raise CodegenError(
+            f"parameter buffer `{buffer.name}` has explicit strides or an element offset; "
+            "the C backend takes dense, C-contiguous parameters only",
+            rule="codegen.param-layout",
+        )

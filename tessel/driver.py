@@ -1,0 +1,33 @@
+"""`build`: lower a TensorIR function or module, generate C, compile and load it.
+
+The only module that joins transform, codegen and runtime (DESIGN.md section 1).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tessel.codegen import CodegenError, generate
+from tessel.ir.module import IRModule
+from tessel.ir.target import Target
+from tessel.runtime import BuildError, Module, compile_source
+from tessel.tir.function import PrimFunc
+from tessel.transform import lower
+
+
+def build(
+    func_or_mod: PrimFunc | IRModule,
+    target: Target | str = "c",
+    *,
+    cache_dir: str | Path | None = None,
+) -> Module:
+    """Compile a PrimFunc or IRModule to native code and load it as a runtime Module."""
+    target = Target.of(target)
+    lowered = lower(func_or_mod, target)
+    try:
+        c_source = generate(lowered, target)
+    except CodegenError as err:
+        raise BuildError(err.message, rule=err.rule, hint=err.hint) from err
+    library = compile_source(c_source.source, cache_dir=cache_dir)
+    return Module(library, list(c_source.entries), c_source.source)
+

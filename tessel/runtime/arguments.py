@@ -1,0 +1,116 @@
+"""Checking and converting a compiled function's arguments before any C code runs.
+
+Arrays must have the parameter's rank, dtype and shape and be C-contiguous (a strided view is
+rejected, never silently copied, because the function writes its outputs in place). Symbolic
+sizes are bound from the first argument that mentions them and checked on the rest.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from tessel.support.abi import FunctionSignature, ParamSpec
+
+CTYPES: dict[str, type] = {
+    "int8": ctypes.c_int8, "int16": ctypes.c_int16, "int32": ctypes.c_int32,
+    "int64": ctypes.c_int64, "uint8": ctypes.c_uint8, "uint16": ctypes.c_uint16,
+    "uint32": ctypes.c_uint32, "uint64": ctypes.c_uint64, "float32": ctypes.c_float,
+    "float64": ctypes.c_double, "bool": ctypes.c_bool,
+}  # fmt: skip
+
+
+def argument_types(signature: FunctionSignature) -> list[type]:
+    """The ctypes of the C function's arguments, in order."""
+    types = [ctypes.c_void_p if p.kind == "buffer" else CTYPES[p.dtype] for p in signature.params]
+    return types + [ctypes.c_int64] * len(signature.size_args)
+
+
+def c_arguments(signature: FunctionSignature, args: Sequence[Any]) -> list[Any]:
+    """The C arguments for a call with `args`; ValueError naming the parameter at fault."""
+    params = signature.params
+    if len(args) != len(params):
+        names = ", ".join(p.name for p in params)
+        raise ValueError(
+            f"`{signature.name}` takes {len(params)} arguments ({names}), got {len(args)}"
+        )
+    sizes: dict[str, int] = {}
+    values: list[Any] = [None] * len(params)
+    for i, (param, arg) in enumerate(zip(params, args, strict=True)):
+        if param.kind == "scalar":  # scalars first: they bind the sizes they name
+            values[i] = _scalar(param, arg)
+            if param.symbol is not None:
+                sizes[param.symbol] = int(values[i])
+    for i, (param, arg) in enumerate(zip(params, args, strict=True)):
+        if param.kind == "buffer":
+            values[i] = _array(param, arg, sizes).ctypes.data
+    return values + [sizes[name] for name in signature.size_args]
+
+
+def _scalar(param: ParamSpec, arg: Any) -> Any:
+    dtype = np.dtype(param.dtype)
+    if dtype.kind == "b":
+        if not isinstance(arg, bool | np.bool_):
+            raise ValueError(f"argument `{param.name}`: expected a bool, got {arg!r}")
+        return bool(arg)
+    if dtype.kind in "iu":
+        if not isinstance(arg, numbers.Integral) or isinstance(arg, bool):
+            raise ValueError(f"argument `{param.name}`: expected an {dtype} integer, got {arg!r}")
+        info = np.iinfo(dtype)
+        if not info.min <= int(arg) <= info.max:
+            raise ValueError(
+                f"argument `{param.name}`: {arg} does not fit in {dtype} "
+                f"([{info.min}, {info.max}])"
+            )
+        return int(arg)
+    if not isinstance(arg, numbers.Real):
+        raise ValueError(f"argument `{param.name}`: expected a {dtype} number, got {arg!r}")
+    return float(arg)
+
+
+def _as_array(param: ParamSpec, arg: Any) -> np.ndarray:
+    if isinstance(arg, np.ndarray):
+        return arg
+    if hasattr(arg, "__dlpack__"):
+        return np.from_dlpack(arg)  # shares memory: the function writes into the caller's tensor
+    raise ValueError(
+        f"argument `{param.name}`: expected a NumPy array (or an object with __dlpack__) of "
+        f"{param.dtype}, got {type(arg).__name__}"
+    )
+
+
+def _array(param: ParamSpec, arg: Any, sizes: dict[str, int]) -> np.ndarray:
+    array = _as_array(param, arg)
+    if array.ndim != len(param.shape):
+        raise ValueError(
+            f"argument `{param.name}`: expected a {len(param.shape)}-dimensional array, got "
+            f"{array.ndim} dimensions (shape {array.shape})"
+        )
+    if array.dtype != np.dtype(param.dtype):
+        raise ValueError(
+            f"argument `{param.name}`: expected dtype {param.dtype}, got {array.dtype}"
+        )
+    _check_shape(param, array.shape, sizes)
+    if not array.flags.c_contiguous:
+        raise ValueError(
+            f"argument `{param.name}`: expected a C-contiguous array, got strides "
+            f"{array.strides}; pass np.ascontiguousarray(...) (the function writes in place, "
+            "so Tessel does not copy silently)"
+        )
+    return array
+
+
+def _check_shape(param: ParamSpec, shape: tuple[int, ...], sizes: dict[str, int]) -> None:
+    for want, got in zip(param.shape, shape, strict=True):
+        if isinstance(want, str) and want not in sizes:
+            sizes[want] = got
+    expected = tuple(sizes[w] if isinstance(w, str) else w for w in param.shape)
+    if expected == shape:
+        return
+    symbols = [f"{w} = {sizes[w]}" for w in param.shape if isinstance(w, str)]
+    bound = f" (bound earlier: {', '.join(symbols)})" if symbols else ""
+    raise ValueError(f"argument `{param.name}`: expected shape {expected}, got {shape}{bound}")

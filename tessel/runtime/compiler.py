@@ -1,0 +1,139 @@
+"""The C compiler driver: find a compiler, compile a shared object, cache it by content.
+
+The cache key is the sha256 of the compiler's identity, the flags and the source, so a cached
+object is reused only for exactly the same build. Objects are written to a temporary file in the
+cache directory and moved into place with `os.replace`, so a reader never sees half a file,
+even with several processes building at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+from functools import cache
+from pathlib import Path
+
+from tessel.runtime.errors import BuildError
+
+# -fwrapv: the IR's integer arithmetic wraps (as constant folding does), so C's must too.
+BASE_FLAGS = ("-O3", "-shared", "-fPIC", "-std=c11", "-fwrapv")
+# Dropped (each separately) only if the compiler rejects them; detected once per compiler.
+OPTIONAL_FLAGS = ("-march=native", "-fopenmp")
+LINK_FLAGS = ("-lm",)
+_CANDIDATES = ("cc", "gcc", "clang")
+_PROBE_SOURCE = "int tessel_probe(void) { return 0; }\n"
+
+
+def default_cache_dir() -> Path:
+    """Where compiled objects are kept unless a build names another directory."""
+    return Path.home() / ".cache" / "tessel"
+
+
+def find_compiler() -> tuple[str, ...]:
+    """The compiler command: `$CC` (which may carry arguments), else cc, gcc or clang."""
+    from_env = os.environ.get("CC", "").strip()
+    if from_env:
+        return tuple(shlex.split(from_env))
+    for candidate in _CANDIDATES:
+        path = shutil.which(candidate)
+        if path is not None:
+            return (path,)
+    raise BuildError(
+        "no C compiler found: $CC is unset and none of cc, gcc, clang is on PATH",
+        rule="build.no-compiler",
+        hint="install gcc or clang, or set CC to a C compiler",
+    )
+
+
+def _run_compiler(command: list[str]) -> subprocess.CompletedProcess[str]:
+    """Run one compiler command (the single place a compiler process starts)."""
+    return subprocess.run(command, capture_output=True, text=True, check=False)
+
+
+@cache
+def compiler_identity(compiler: tuple[str, ...]) -> str:
+    """The command and its `--version` banner: part of the cache key."""
+    try:
+        result = _run_compiler([*compiler, "--version"])
+    except OSError as err:
+        raise BuildError(
+            f"cannot run the C compiler {compiler}: {err}", rule="build.no-compiler"
+        ) from err
+    banner = result.stdout.splitlines()[0] if result.stdout else ""
+    return f"{' '.join(compiler)}\n{banner}"
+
+
+@cache
+def compiler_flags(compiler: tuple[str, ...]) -> tuple[str, ...]:
+    """BASE_FLAGS plus each optional flag the compiler accepts (probed once per compiler)."""
+    compiler_identity(compiler)  # a clear error if the compiler cannot run at all
+    accepted = [flag for flag in OPTIONAL_FLAGS if _accepts(compiler, flag)]
+    return (*BASE_FLAGS, *accepted)
+
+
+def _accepts(compiler: tuple[str, ...], flag: str) -> bool:
+    with tempfile.TemporaryDirectory(prefix="tessel-probe-") as scratch:
+        source = Path(scratch) / "probe.c"
+        source.write_text(_PROBE_SOURCE)
+        command = [*compiler, *BASE_FLAGS, flag, "-o", str(Path(scratch) / "probe.so"), str(source)]
+        return _run_compiler(command).returncode == 0
+
+
+def compile_source(source: str, *, cache_dir: str | Path | None = None) -> Path:
+    """The path of a shared object built from C `source`, compiling only on a cache miss."""
+    compiler = find_compiler()
+    flags = compiler_flags(compiler)
+    directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    key = _cache_key(compiler, flags, source)
+    library = directory / f"{key}.so"
+    if library.exists():
+        return library
+    source_path = directory / f"{key}.c"
+    _write_atomically(source_path, source.encode())
+    _compile(compiler, flags, source_path, library)
+    return library
+
+
+def _cache_key(compiler: tuple[str, ...], flags: tuple[str, ...], source: str) -> str:
+    digest = hashlib.sha256()
+    for part in (compiler_identity(compiler), " ".join(flags + LINK_FLAGS), source):
+        digest.update(part.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _temporary_path(final: Path) -> Path:
+    handle, name = tempfile.mkstemp(dir=final.parent, prefix=f".{final.name}.", suffix=".tmp")
+    os.close(handle)
+    return Path(name)
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    temporary = _temporary_path(path)
+    try:
+        temporary.write_bytes(data)
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def _compile(compiler: tuple[str, ...], flags: tuple[str, ...], source: Path, output: Path) -> None:
+    temporary = _temporary_path(output)
+    try:
+        command = [*compiler, *flags, "-o", str(temporary), str(source), *LINK_FLAGS]
+        result = _run_compiler(command)
+        if result.returncode != 0:
+            raise BuildError(
+                f"the C compiler failed (exit status {result.returncode}) on {source}",
+                stderr=result.stderr,
+                rule="build.compile",
+                hint="this is usually a Tessel bug in code generation; please report it",
+            )
+        os.replace(temporary, output)
+    finally:
+        temporary.unlink(missing_ok=True)

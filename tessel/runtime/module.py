@@ -1,0 +1,82 @@
+"""A loaded shared object: each exported entry function as a checked Python callable."""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from tessel.runtime.arguments import argument_types, c_arguments
+from tessel.runtime.errors import BuildError
+from tessel.support.abi import FunctionSignature
+
+
+class Function:
+    """One compiled function: `f(*args)` checks the arguments, calls C, and raises on failure."""
+
+    def __init__(self, library: ctypes.CDLL, signature: FunctionSignature) -> None:
+        self.signature = signature
+        try:
+            self._c_function = getattr(library, signature.c_symbol)
+        except AttributeError as err:
+            raise BuildError(
+                f"the compiled library has no function `{signature.c_symbol}`",
+                rule="build.missing-symbol",
+            ) from err
+        self._c_function.restype = ctypes.c_int32
+        self._c_function.argtypes = argument_types(signature)
+        self._last_error = library.tessel_get_last_error
+        self._last_error.restype = ctypes.c_char_p
+
+    @property
+    def name(self) -> str:
+        return self.signature.name
+
+    def __call__(self, *args: Any) -> None:
+        status = self._c_function(*c_arguments(self.signature, args))
+        if status != 0:
+            message = (self._last_error() or b"").decode("utf-8", "replace")
+            raise RuntimeError(f"`{self.name}` failed: {message}")
+
+    def __repr__(self) -> str:
+        params = ", ".join(p.name for p in self.signature.params)
+        return f"<tessel compiled function {self.name}({params})>"
+
+
+class Module:
+    """Compiled functions by name: `mod["name"](*args)`, or `mod(*args)` when there is one."""
+
+    def __init__(
+        self,
+        library_path: str | Path,
+        signatures: Sequence[FunctionSignature],
+        source: str | None = None,
+    ) -> None:
+        self.library_path = Path(library_path)
+        self.source = source  # the C text, kept for inspection and debugging
+        try:
+            self._library = ctypes.CDLL(str(self.library_path))
+        except OSError as err:
+            raise BuildError(f"cannot load {self.library_path}: {err}", rule="build.load") from err
+        self._functions = {sig.name: Function(self._library, sig) for sig in signatures}
+
+    def names(self) -> list[str]:
+        """The names of the functions, in module order."""
+        return list(self._functions)
+
+    def __getitem__(self, name: str) -> Function:
+        if name not in self._functions:
+            raise KeyError(f"no function `{name}` in the module; it has {self.names()}")
+        return self._functions[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._functions
+
+    def __call__(self, *args: Any) -> None:
+        if len(self._functions) != 1:
+            raise TypeError(
+                f"the module has {len(self._functions)} functions {self.names()}; "
+                'call one by name: mod["name"](...)'
+            )
+        next(iter(self._functions.values()))(*args)

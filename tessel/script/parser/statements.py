@@ -1,0 +1,184 @@
+"""Statement lists: sequencing, rest-of-block forms, and the simple statements (if, while, ...)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from tessel.ir import builders
+from tessel.ir.expr import IntImm, PrimExpr, StringImm
+from tessel.script.errors import ParseError
+from tessel.script.parser import intents
+from tessel.script.parser.context import BlockFrame, BodyFrame, Frame, FunctionFrame, Scopes
+from tessel.script.parser.evaluator import BUILD_ERRORS, ExprEvaluator, error_message
+from tessel.support.dtype import int32
+from tessel.tir.stmt import AssertStmt, Evaluate, IfThenElse, SeqStmt, Stmt, While
+
+
+@dataclass(frozen=True)
+class Rest:
+    """A statement that encloses the rest of its block (let, assert, allocate, decl_buffer)."""
+
+    wrap: Callable[[Stmt], Stmt]
+
+
+Emitted = Stmt | Rest | None
+
+_UNSUPPORTED = {
+    "Try": "`try` statements", "TryStar": "`try` statements", "ClassDef": "class definitions",
+    "FunctionDef": "nested function definitions", "AsyncFunctionDef": "async functions",
+    "Import": "`import` statements", "ImportFrom": "`import` statements",
+    "Global": "`global` statements", "Nonlocal": "`nonlocal` statements",
+    "Delete": "`del` statements", "Raise": "`raise` statements", "Match": "`match` statements",
+    "AsyncFor": "`async for` loops", "AsyncWith": "`async with` statements",
+    "Break": "`break`", "Continue": "`continue`",
+    "Return": "`return` (write results into a buffer)",
+}  # fmt: skip
+
+
+def empty_body() -> Stmt:
+    """The statement of an empty body (`T.evaluate(0)`, as TVM prints it)."""
+    return Evaluate(IntImm(int32, 0))
+
+
+class StatementParser(ExprEvaluator):
+    """Parses statement lists; loops, blocks and assignments come from the other mixins."""
+
+    scopes: Scopes
+    frames: list[Frame]
+
+    # ------------------------------------------------------------------ sequencing
+    def parse_body(self, stmts: list[ast.stmt]) -> Stmt:
+        """One statement for a list; rest-of-block forms enclose the statements after them."""
+        result: list[Stmt] = []
+        for index, node in enumerate(stmts):
+            emitted = self.parse_stmt(node)
+            if isinstance(emitted, Rest):
+                result.append(emitted.wrap(self.parse_body(stmts[index + 1 :])))
+                break
+            if emitted is not None:
+                result.append(emitted)
+        return SeqStmt.flatten(result) if result else empty_body()
+
+    def parse_nested(self, stmts: list[ast.stmt], kind: str) -> Stmt:
+        """A body in its own scope (loop, branch, ...); block headers are not allowed in it."""
+        self.scopes.push()
+        self.frames.append(BodyFrame(kind))
+        try:
+            return self.parse_body(stmts)
+        finally:
+            self.frames.pop()
+            self.scopes.pop()
+
+    def parse_stmt(self, node: ast.stmt) -> Emitted:
+        """Dispatch on the statement kind; node-building errors become ParseErrors here."""
+        method = getattr(self, f"_stmt_{type(node).__name__}", None)
+        if method is None:
+            what = _UNSUPPORTED.get(type(node).__name__, f"`{type(node).__name__}` statements")
+            raise self.source.error(node, f"{what} are not supported in TVMScript")
+        try:
+            return method(node)
+        except ParseError:
+            raise
+        except BUILD_ERRORS as err:
+            raise self.source.error(node, error_message(err), getattr(err, "hint", None)) from err
+
+    # ------------------------------------------------------------------ frames
+    def block_frame(self, node: ast.AST, what: str) -> BlockFrame:
+        """The block whose body is being parsed, or a ParseError: `what` belongs in a block."""
+        frame = self.frames[-1]
+        if isinstance(frame, BlockFrame):
+            return frame
+        raise self.source.error(
+            node,
+            f"{what} is only allowed directly inside a block",
+            "put it at the top of a `with T.block(...):` body",
+        )
+
+    def function_frame(self) -> FunctionFrame:
+        """The frame of the function being parsed."""
+        frame = self.frames[0]
+        assert isinstance(frame, FunctionFrame)
+        return frame
+
+    def nearest_block(self) -> BlockFrame | None:
+        """The innermost enclosing block (None at function level: the root block)."""
+        for frame in reversed(self.frames):
+            if isinstance(frame, BlockFrame):
+                return frame
+        return None
+
+    # ------------------------------------------------------------------ simple statements
+    def _stmt_Pass(self, node: ast.Pass) -> Emitted:  # noqa: N802  (ast class names)
+        return None
+
+    def _stmt_Expr(self, node: ast.Expr) -> Emitted:  # noqa: N802
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return None  # a docstring
+        value = self.eval_expr(node.value)
+        span = self.source.span(node)
+        if isinstance(value, Stmt):
+            return value
+        if isinstance(value, PrimExpr):
+            return Evaluate(value, span=span)
+        if value is None:
+            return None  # a Python helper called for its effect on nothing
+        return self.header_statement(node, value)
+
+    def header_statement(self, node: ast.Expr, value: Any) -> Emitted:
+        """`T.reads(...)`, `T.writes(...)`, `T.where(...)`, `T.block_attr`, `T.func_attr`."""
+        call = ast.unparse(node.value).split("(")[0]
+        if isinstance(value, intents.RegionsIntent):
+            frame = self.block_frame(node, call)
+            setattr(frame, value.kind, value.regions)
+        elif isinstance(value, intents.WhereIntent):
+            self.block_frame(node, call).predicate = value.condition
+        elif isinstance(value, intents.AttrsIntent) and value.target == "block":
+            self.block_frame(node, call).annotations.update(value.attrs)
+        elif isinstance(value, intents.AttrsIntent) and value.target == "func":
+            if len(self.frames) != 1:
+                raise self.source.error(node, f"{call} is only allowed at the top of the function")
+            self.function_frame().attrs.update(value.attrs)
+        else:
+            raise self.source.error(
+                node,
+                f"`{ast.unparse(node.value)}` does nothing as a statement",
+                "assign it to a name, or use it in a for / with statement",
+            )
+        return None
+
+    def eval_condition(self, node: ast.expr, what: str) -> PrimExpr:
+        """A scalar bool condition, or a ParseError at `node`."""
+        condition = builders.convert(self.eval_expr(node))
+        if not condition.dtype.is_bool or condition.dtype.is_vector:
+            raise self.source.error(
+                node, f"{what} needs a scalar bool condition, got {condition.dtype}",
+                "compare explicitly, e.g. `i != 0`",
+            )
+        return condition
+
+    def _stmt_If(self, node: ast.If) -> Emitted:  # noqa: N802
+        condition = self.eval_expr(node.test)
+        if not isinstance(condition, PrimExpr):  # a Python condition is decided while parsing
+            return self.parse_nested(node.body if condition else node.orelse, "if")
+        condition = self.eval_condition(node.test, "if")
+        then_case = self.parse_nested(node.body, "if")
+        else_case = self.parse_nested(node.orelse, "else") if node.orelse else None
+        return IfThenElse(condition, then_case, else_case, span=self.source.span(node))
+
+    def _stmt_While(self, node: ast.While) -> Emitted:  # noqa: N802
+        if node.orelse:
+            raise self.source.error(node.orelse[0], "`while ... else` is not supported")
+        condition = self.eval_condition(node.test, "while")
+        body = self.parse_nested(node.body, "while")
+        return While(condition, body, span=self.source.span(node))
+
+    def _stmt_Assert(self, node: ast.Assert) -> Emitted:  # noqa: N802
+        condition = self.eval_condition(node.test, "assert")
+        message = "" if node.msg is None else self.eval_expr(node.msg)
+        if isinstance(message, str):
+            message = StringImm(message)
+        span = self.source.span(node)
+        return Rest(lambda body: AssertStmt(condition, message, body, span=span))

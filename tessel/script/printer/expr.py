@@ -1,0 +1,217 @@
+"""Expressions, with Python's operator precedence deciding where parentheses go."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tessel.ir import expr as E
+from tessel.ir.node import Node, field_names
+from tessel.script.printer.context import Context
+from tessel.script.printer.literals import dtype_literal, float_literal, int_literal, quote
+from tessel.tir import builtin
+from tessel.tir.buffer import Buffer, BufferLoad
+
+# Python's precedence levels (higher binds tighter).
+OR, AND, NOT, CMP, ADD, MUL, UNARY, ATOM = 1, 2, 3, 4, 9, 10, 11, 13
+
+_INFIX: dict[type, tuple[str, int]] = {
+    E.Add: ("+", ADD),
+    E.Sub: ("-", ADD),
+    E.Mul: ("*", MUL),
+    E.FloorDiv: ("//", MUL),
+    E.FloorMod: ("%", MUL),
+    E.EQ: ("==", CMP),
+    E.NE: ("!=", CMP),
+    E.LT: ("<", CMP),
+    E.LE: ("<=", CMP),
+    E.GT: (">", CMP),
+    E.GE: (">=", CMP),
+    E.And: ("and", AND),
+    E.Or: ("or", OR),
+}
+_FUNCTION_FORM: dict[type, str] = {E.Min: "T.min", E.Max: "T.max", E.Mod: "T.truncmod"}
+
+
+class ExprPrinter:
+    """Prints PrimExprs (and the few other nodes that appear inside them) as script text."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self._handlers: dict[type, Callable[[Any], tuple[str, int]]] = {
+            E.Var: self._var,
+            E.IntImm: self._int,
+            E.FloatImm: self._float,
+            E.StringImm: lambda e: (quote(e.value), ATOM),
+            E.BinaryOp: self._binary,
+            E.CmpOp: self._binary,
+            E.And: self._binary,
+            E.Or: self._binary,
+            E.Not: self._not,
+            E.Div: self._div,
+            E.Cast: lambda e: (f"T.Cast({dtype_literal(e.dtype)}, {self.text(e.value)})", ATOM),
+            E.Select: lambda e: (
+                self.call("T.Select", e.condition, e.true_value, e.false_value), ATOM
+            ),
+            E.Ramp: lambda e: (self.call("T.Ramp", e.base, e.stride, e.lanes), ATOM),
+            E.Broadcast: lambda e: (self.call("T.Broadcast", e.value, e.lanes), ATOM),
+            E.Let: self._let,
+            E.Call: self._call,
+            BufferLoad: self._load,
+            Buffer: lambda b: (self.ctx.buffer(b), ATOM),
+            E.Range: lambda r: (self.call("T.Range", r.min, end_of(r.min, r.extent)), ATOM),
+            E.Op: lambda op: (op_function(op) or f"T.Op({quote(op.name)})", ATOM),
+            E.GlobalVar: lambda gv: (f"I.GlobalVar({quote(gv.name_hint)})", ATOM),
+        }
+
+    def text(self, expr: Any) -> str:
+        """`expr` as a self-contained piece of script (no enclosing parentheses needed)."""
+        return self._doc(expr)[0]
+
+    def call(self, function: str, *args: Any) -> str:
+        """`function(arg, ...)` with each argument printed (ints as they are)."""
+        return f"{function}({', '.join(self.arg(a) for a in args)})"
+
+    def arg(self, value: Any) -> str:
+        """One call argument: an expression, or a Python int / str passed through."""
+        if isinstance(value, bool | int):
+            return str(value)
+        if isinstance(value, str):
+            return quote(value)
+        return self.text(value)
+
+    def _doc(self, expr: Any) -> tuple[str, int]:
+        handler = self._handler_for(type(expr))
+        if handler is None:
+            return (object.__repr__(expr), ATOM)
+        text, precedence = handler(expr)
+        return (self.ctx.marked(expr, text), precedence)
+
+    def _handler_for(self, cls: type) -> Callable[[Any], tuple[str, int]] | None:
+        for klass in cls.__mro__:
+            if klass in self._handlers:
+                return self._handlers[klass]
+        return None
+
+    def operand(self, expr: Any, parent: int, right: bool = False) -> str:
+        """`expr` as an operand of an operator of precedence `parent`, parenthesised as needed."""
+        text, precedence = self._doc(expr)
+        # Equal precedence on the right needs parentheses: a - (b - c), a + (b + c) (the
+        # parser folds left). Comparisons chain in Python, so a comparison operand always does.
+        needs = precedence < parent or (precedence == parent and (right or parent == CMP))
+        return f"({text})" if needs else text
+
+    def _var(self, var: E.Var) -> tuple[str, int]:
+        return (self.ctx.var(var), ATOM)
+
+    def _int(self, imm: E.IntImm) -> tuple[str, int]:
+        text = int_literal(imm.value, imm.dtype)
+        return (text, UNARY if text.startswith("-") else ATOM)
+
+    def _float(self, imm: E.FloatImm) -> tuple[str, int]:
+        return (float_literal(imm.value, imm.dtype), ATOM)
+
+    def _binary(self, node: Any) -> tuple[str, int]:
+        kind = type(node)
+        if kind in _FUNCTION_FORM:
+            return (self.call(_FUNCTION_FORM[kind], node.a, node.b), ATOM)
+        symbol, precedence = _INFIX[kind]
+        left = self.operand(node.a, precedence)
+        right = self.operand(node.b, precedence, right=True)
+        return (f"{left} {symbol} {right}", precedence)
+
+    def _div(self, node: E.Div) -> tuple[str, int]:
+        if not node.dtype.is_float:
+            return (self.call("T.truncdiv", node.a, node.b), ATOM)
+        left = self.operand(node.a, MUL)
+        return (f"{left} / {self.operand(node.b, MUL, right=True)}", MUL)
+
+    def _not(self, node: E.Not) -> tuple[str, int]:
+        return (f"not {self.operand(node.a, NOT)}", NOT)
+
+    def _let(self, node: E.Let) -> tuple[str, int]:
+        # The script declares the variable beforehand (`v = T.int32()`, see free_vars).
+        return (self.call("T.let", node.var, node.value, node.body), ATOM)
+
+    def _call(self, node: E.Call) -> tuple[str, int]:
+        if isinstance(node.op, E.GlobalVar):
+            args = "".join(f", {self.arg(a)}" for a in node.args)
+            name = quote(node.op.name_hint)
+            return (f"T.call_global({name}, {dtype_literal(node.dtype)}{args})", ATOM)
+        if node.op is builtin.call_extern_op or node.op.name == "tir.call_extern":
+            args = ", ".join(self.arg(a) for a in node.args)
+            return (f"T.call_extern({dtype_literal(node.dtype)}, {args})", ATOM)
+        if node.op.name == "tir.undef":
+            return (undef_text(node), ATOM)
+        function = op_function(node.op)
+        if function is None:
+            args = "".join(f", {self.arg(a)}" for a in node.args)
+            name = quote(node.op.name)
+            return (f"T.call_intrin({dtype_literal(node.dtype)}, {name}{args})", ATOM)
+        return (self.call(function, *node.args), ATOM)
+
+    def _load(self, load: BufferLoad) -> tuple[str, int]:
+        name = self.ctx.buffer(load.buffer)
+        if load.predicate is not None:
+            indices = ", ".join(self.text(i) for i in load.indices)
+            return (f"{name}.vload([{indices}], predicate={self.text(load.predicate)})", ATOM)
+        return (f"{name}[{self.indices(load.indices)}]", ATOM)
+
+    def indices(self, indices: tuple[Any, ...]) -> str:
+        """Subscript text: `i, j`; `()` for a rank-0 buffer."""
+        if not indices:
+            return "()"
+        return ", ".join(self.text(i) for i in indices)
+
+
+def undef_text(call: E.Call) -> str:
+    """`T.undef()` (int32, or the dtype of the buffer it is stored to), else with its dtype."""
+    if str(call.dtype) == "int32":
+        return "T.undef()"
+    return f"T.undef(dtype={dtype_literal(call.dtype)})"
+
+
+def op_function(op: E.Op) -> str | None:
+    """`T.exp` for the builtin op "tir.exp"; None for ops the script has no function for."""
+    if op.name in builtin.ALL_OPS and op.name.startswith("tir."):
+        return "T." + op.name[len("tir.") :]
+    return None
+
+
+def end_of(begin: E.PrimExpr, extent: E.PrimExpr) -> E.PrimExpr:
+    """The end `begin + extent` of a range, as the parser's `end - begin` will give it back.
+
+    A parsed `range(a, b)` has extent `b - a`; printing `b` again keeps the round trip exact.
+    """
+    if is_zero(begin):
+        return extent
+    if isinstance(extent, E.Sub) and same_expr(extent.b, begin):
+        return extent.a
+    if isinstance(begin, E.IntImm) and isinstance(extent, E.IntImm):
+        return E.IntImm(begin.dtype, begin.value + extent.value)
+    return E.Add(begin, extent)
+
+
+def is_zero(expr: Any) -> bool:
+    """True for an integer constant 0."""
+    return isinstance(expr, E.IntImm) and expr.value == 0 and not expr.dtype.is_bool
+
+
+def is_one(expr: Any) -> bool:
+    """True for an integer constant 1."""
+    return isinstance(expr, E.IntImm) and expr.value == 1 and not expr.dtype.is_bool
+
+
+def same_expr(a: Any, b: Any) -> bool:
+    """Structural equality where variables must be the same object (free variables match)."""
+    if a is b:
+        return True
+    if type(a) is not type(b) or isinstance(a, E.Var | Buffer):
+        return False
+    if isinstance(a, E.IntImm | E.FloatImm):
+        return a.dtype == b.dtype and a.value == b.value
+    if isinstance(a, tuple):
+        return len(a) == len(b) and all(same_expr(x, y) for x, y in zip(a, b, strict=True))
+    if not isinstance(a, Node):
+        return a == b
+    return all(same_expr(getattr(a, f), getattr(b, f)) for f in field_names(type(a)))

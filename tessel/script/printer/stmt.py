@@ -1,0 +1,218 @@
+"""Statements. Let, assert, allocate and decl_buffer print their body at the same indentation
+(the parser nests the rest of the block in them)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tessel.ir.expr import Call, IntImm, StringImm
+from tessel.script.printer.block import print_block, print_block_realize
+from tessel.script.printer.buffer import buffer_arguments, has_default_offset
+from tessel.script.printer.context import Context
+from tessel.script.printer.expr import ExprPrinter, same_expr
+from tessel.script.printer.literals import (
+    annotation_value,
+    dtype_annotation,
+    dtype_literal,
+    python_number,
+    quote,
+)
+from tessel.script.printer.loops import LoopPrinter
+from tessel.tir import stmt as S
+from tessel.tir.block import Block, BlockRealize
+from tessel.tir.buffer import Buffer
+
+
+class StmtPrinter:
+    """Emits the lines of statements into the context's output."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.expr = ExprPrinter(ctx)
+        self.loops = LoopPrinter(self)
+        self._handlers: dict[type, Callable[[Any], None]] = {
+            S.SeqStmt: self._seq,
+            S.BufferStore: self._store,
+            S.Evaluate: self._evaluate,
+            S.LetStmt: self._let,
+            S.AssertStmt: self._assert,
+            S.IfThenElse: self._if,
+            S.While: self._while,
+            S.AttrStmt: self._attr,
+            S.Allocate: self._allocate,
+            S.AllocateConst: self._allocate_const,
+            S.DeclBuffer: self._decl_buffer,
+            S.For: self.loops.print_for,
+            BlockRealize: lambda realize: print_block_realize(self, realize),
+            Block: lambda block: print_block(self, block),
+        }
+        self._tail = True  # False while printing a statement that others follow in a SeqStmt
+
+    def emit(self, text: str) -> None:
+        """Emit one line at the current indentation."""
+        self.ctx.lines.emit(text)
+
+    def value(self, value: Any) -> str:
+        """An annotation value (numbers, strings, lists, dicts, IR nodes)."""
+        return annotation_value(value, self.expr.text)
+
+    def print(self, stmt: Any) -> None:
+        """Print `stmt`; if it is highlighted its first line is underlined."""
+        if self.ctx.is_highlighted(stmt):
+            self.ctx.lines.highlight_next_line()
+        for klass in type(stmt).__mro__:
+            if klass in self._handlers:
+                self._handlers[klass](stmt)
+                return
+        self.emit(f"# unprintable node {type(stmt).__name__}")
+
+    def block_body(self, stmt: Any) -> None:
+        """Print `stmt` one level deeper, in its own naming scope."""
+        with self.ctx.lines.indented():
+            self.nested(stmt)
+
+    def nested(self, stmt: Any) -> None:
+        """Print `stmt` as a whole block of statements (nothing follows it), in its own scope."""
+        tail, self._tail = self._tail, True
+        with self.ctx.names.scope():
+            self.print(stmt)
+        self._tail = tail
+
+    def rest(self, stmt: Any) -> None:
+        """Print the body of a rest-of-block statement at the same indentation."""
+        with self.ctx.names.scope():
+            self.print(stmt)
+
+    def _seq(self, seq: S.SeqStmt) -> None:
+        tail = self._tail
+        for index, stmt in enumerate(seq.seq):
+            self._tail = tail and index == len(seq.seq) - 1
+            self.print(stmt)
+        self._tail = tail
+
+    def _store(self, store: S.BufferStore) -> None:
+        name = self.ctx.buffer(store.buffer)
+        value = self._stored_value(store)
+        if store.predicate is not None:
+            indices = ", ".join(self.expr.text(i) for i in store.indices)
+            predicate = self.expr.text(store.predicate)
+            self.emit(f"{name}.vstore([{indices}], {value}, predicate={predicate})")
+            return
+        self.emit(f"{name}[{self.expr.indices(store.indices)}] = {value}")
+
+    def _stored_value(self, store: S.BufferStore) -> str:
+        value = store.value
+        # A stored `T.undef()` takes the buffer's dtype, so it needs no dtype argument.
+        if isinstance(value, Call) and value.op.name == "tir.undef" and not value.args:
+            return self.ctx.marked(value, "T.undef()")
+        return self.expr.text(value)
+
+    def _evaluate(self, stmt: S.Evaluate) -> None:
+        if isinstance(stmt.value, Call):
+            self.emit(self.expr.text(stmt.value))
+        else:
+            self.emit(f"T.evaluate({self.expr.text(stmt.value)})")
+
+    def _let(self, stmt: S.LetStmt) -> None:
+        value = self.expr.text(stmt.value)
+        with self.ctx.names.scope():
+            name = self.ctx.define_var(stmt.var)
+            self.emit(f"{name}: {dtype_annotation(stmt.var.dtype)} = {value}")
+            self.print(stmt.body)
+
+    def _assert(self, stmt: S.AssertStmt) -> None:
+        message = stmt.message
+        text = quote(message.value) if isinstance(message, StringImm) else self.expr.text(message)
+        self.emit(f"assert {self.expr.text(stmt.condition)}, {text}")
+        self.rest(stmt.body)
+
+    def _if(self, stmt: S.IfThenElse) -> None:
+        self.emit(f"if {self.expr.text(stmt.condition)}:")
+        self.block_body(stmt.then_case)
+        if stmt.else_case is not None:
+            self.emit("else:")
+            self.block_body(stmt.else_case)
+
+    def _while(self, stmt: S.While) -> None:
+        self.emit(f"while {self.expr.text(stmt.condition)}:")
+        self.block_body(stmt.body)
+
+    def _attr(self, stmt: S.AttrStmt) -> None:
+        node, value = self.value(stmt.node), self.value(stmt.value)
+        self.emit(f"with T.attr({node}, {quote(stmt.attr_key)}, {value}):")
+        self.block_body(stmt.body)
+
+    def _allocate_keywords(self, stmt: S.Allocate | S.AllocateConst) -> str:
+        keywords = ""
+        condition = getattr(stmt, "condition", None)
+        if condition is not None and not (isinstance(condition, IntImm) and condition.value == 1):
+            keywords += f", condition={self.expr.text(condition)}"
+        if stmt.annotations:
+            keywords += f", annotations={self.value(stmt.annotations)}"
+        return keywords
+
+    def _allocate(self, stmt: S.Allocate) -> None:
+        pointer = stmt.buffer_var.type_annotation
+        assert pointer is not None  # Allocate checks its var is pointer-typed
+        scope = pointer.storage_scope
+        extents = "[" + ", ".join(self.expr.arg(e) for e in stmt.extents) + "]"
+        call = f"T.allocate({extents}, {dtype_literal(stmt.dtype)}, {quote(scope)}"
+        call += self._allocate_keywords(stmt) + ")"
+        decl = stmt.body if isinstance(stmt.body, S.DeclBuffer) else None
+        if self._tail and decl is not None and is_allocate_sugar(stmt, decl.buffer):
+            self._declare_with(call, decl)
+            return
+        with self.ctx.names.scope():
+            name = self.ctx.define_var(stmt.buffer_var)
+            self.emit(f"with {call} as {name}:")
+            self.block_body(stmt.body)
+
+    def _declare_with(self, call: str, decl: S.DeclBuffer) -> None:
+        """`X = T.allocate(...)`: an allocation and its DeclBuffer on one line."""
+        if self.ctx.is_highlighted(decl):
+            self.ctx.lines.highlight_next_line()
+        with self.ctx.names.scope():
+            name = self.ctx.define_buffer(decl.buffer)
+            self.emit(f"{name} = {call}")
+            self.print(decl.body)
+
+    def _allocate_const(self, stmt: S.AllocateConst) -> None:
+        extents = "[" + ", ".join(self.expr.arg(e) for e in stmt.extents) + "]"
+        if stmt.data is not None:
+            data = "[" + ", ".join(python_number(v) for v in stmt.data.ravel()) + "]"
+            index = ""
+        else:
+            data, index = "None", f", irmod_storage_idx={stmt.irmod_storage_idx}"
+        call = f"T.allocate_const({data}, {dtype_literal(stmt.dtype)}, {extents}{index}"
+        call += self._allocate_keywords(stmt) + ")"
+        decl = stmt.body if isinstance(stmt.body, S.DeclBuffer) else None
+        if decl is not None and is_allocate_sugar(stmt, decl.buffer):
+            self._declare_with(call, decl)
+            return
+        with self.ctx.names.scope():
+            name = self.ctx.define_var(stmt.buffer_var)
+            self.emit(f"with {call} as {name}:")
+            self.block_body(stmt.body)
+
+    def _decl_buffer(self, stmt: S.DeclBuffer) -> None:
+        buffer = stmt.buffer
+        data = self.expr.text(buffer.data)
+        arguments = buffer_arguments(self.expr, buffer, scope=False)
+        with self.ctx.names.scope():
+            name = self.ctx.define_buffer(buffer, implicit_data=False)
+            self.emit(f"{name} = T.decl_buffer({arguments}, data={data})")
+            self.print(stmt.body)
+
+
+
+def is_allocate_sugar(stmt: S.Allocate | S.AllocateConst, buffer: Buffer) -> bool:
+    """True if the allocation and the DeclBuffer after it print as one `X = T.allocate(...)`:
+    a buffer over the allocated pointer, of its dtype and extents, with default layout."""
+    if buffer.data is not stmt.buffer_var or buffer.dtype != stmt.dtype:
+        return False
+    if not same_expr(tuple(buffer.shape), tuple(stmt.extents)):
+        return False
+    layout = buffer.data_alignment == 64 and buffer.offset_factor == 1 and not buffer.strides
+    return layout and has_default_offset(buffer) and not buffer.axis_separators
+

@@ -1,0 +1,428 @@
+"""The `T` namespace of TVMScript: `from tessel.script import tir as T`.
+
+Helpers that make sense on their own (`T.Buffer`, `T.float32(0)`, `T.exp(x)`, `T.max`) build
+IR when called from Python; structural ones (`T.grid`, `T.block`, `T.reads`, ...) return the
+descriptions in `tessel.script.parser.intents` that the parser turns into statements.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from tessel.ir import builders
+from tessel.ir.expr import Broadcast as BroadcastNode
+from tessel.ir.expr import Cast as CastNode
+from tessel.ir.expr import Let as LetNode
+from tessel.ir.expr import IntImm, PrimExpr, Var
+from tessel.ir.expr import Ramp as RampNode
+from tessel.ir.expr import Select as SelectNode
+from tessel.script.errors import ArgumentError
+from tessel.script.parser import intents
+from tessel.script.parser.entry import prim_func as prim_func
+from tessel.tir import builtin
+from tessel.tir.block import IterVarType
+from tessel.tir.buffer import Buffer as _Buffer
+from tessel.tir.stmt import Evaluate, ForKind
+
+# ----------------------------------------------------------------------------- data types
+DTypeFunction, HandleFunction = intents.DTypeFunction, intents.HandleFunction
+
+int8, int16, int32, int64 = (DTypeFunction(f"int{b}") for b in (8, 16, 32, 64))
+uint8, uint16, uint32, uint64 = (DTypeFunction(f"uint{b}") for b in (8, 16, 32, 64))
+float16, float32, float64 = (DTypeFunction(f"float{b}") for b in (16, 32, 64))
+bool = DTypeFunction("bool")  # noqa: A001  (TVMScript spells it T.bool)
+handle = HandleFunction("handle")
+
+
+def var(dtype: Any, name: str = "v") -> Var:
+    """A fresh variable of `dtype` (`n = T.var("int32")`)."""
+    return Var(name, intents.dtype_arg(dtype, "dtype"))
+
+
+# ----------------------------------------------------------------------------- buffers
+class BufferFactory:
+    """`T.Buffer((4, 4), "float32")` or the older `T.Buffer[(4, 4), "float32"]`: a Buffer."""
+
+    def __call__(self, shape: Any, dtype: Any = "float32", **options: Any) -> _Buffer:
+        options.pop("buffer_type", None)  # TVM's "auto_broadcast" buffers are not modelled
+        return intents.buffer_spec("T.Buffer", shape, dtype, **options).build("buffer")
+
+    def __getitem__(self, key: Any) -> _Buffer:
+        shape, dtype = (key if isinstance(key, tuple) and len(key) == 2 else (key, "float32"))
+        return self(shape, dtype)
+
+    def __repr__(self) -> str:
+        return "T.Buffer"
+
+
+Buffer = BufferFactory()
+
+
+def alloc_buffer(shape: Any, dtype: Any = "float32", **options: Any) -> intents.AllocBufferIntent:
+    """A buffer allocated by the enclosing block (the root block at function level)."""
+    return intents.AllocBufferIntent(intents.buffer_spec("T.alloc_buffer", shape, dtype, **options))
+
+
+def match_buffer(
+    param: Any, shape: Any, dtype: Any = "float32", **options: Any
+) -> intents.MatchBufferIntent:
+    """Bind a buffer to a handle parameter, or (in a block) to a region of another buffer."""
+    spec = intents.buffer_spec("T.match_buffer", shape, dtype, **options)
+    return intents.MatchBufferIntent(param, spec)
+
+
+def decl_buffer(shape: Any, dtype: Any = "float32", **options: Any) -> intents.DeclBufferIntent:
+    """Declare a buffer over `data=` (or over a new allocation when no data is given)."""
+    return intents.DeclBufferIntent(intents.buffer_spec("T.decl_buffer", shape, dtype, **options))
+
+
+def allocate(
+    extents: Any,
+    dtype: Any,
+    scope: str = "global",
+    condition: Any = True,
+    annotations: Mapping[str, Any] | None = None,
+) -> intents.AllocateIntent:
+    """Memory for the rest of the block; scope "" means "global" (as in TVM)."""
+    return intents.AllocateIntent(
+        intents.shape_arg("T.allocate", extents, "extents"),
+        intents.dtype_arg(dtype, "dtype"),
+        scope or "global",
+        builders.convert(condition),
+        annotations or {},
+    )
+
+
+def allocate_const(
+    data: Any,
+    dtype: Any,
+    extents: Any,
+    irmod_storage_idx: int | None = None,
+    annotations: Mapping[str, Any] | None = None,
+) -> intents.AllocateConstIntent:
+    """A constant buffer holding `data`, or referring to the module's "constants" (seed 001)."""
+    element = intents.dtype_arg(dtype, "dtype")
+    shape = intents.shape_arg("T.allocate_const", extents, "extents")
+    array = None if data is None else np.asarray(data, dtype=element.numpy)
+    sizes = [e.value for e in shape if isinstance(e, IntImm)]
+    if array is not None and len(sizes) == len(shape):
+        if array.size != int(np.prod(sizes)):
+            message = f"T.allocate_const got {array.size} values for extents {sizes}"
+            raise ArgumentError(message, "data")
+        array = array.reshape(sizes)
+    return intents.AllocateConstIntent(array, element, shape, irmod_storage_idx, annotations or {})
+
+
+# ----------------------------------------------------------------------------- loops
+def serial(start: Any, stop: Any = None, *, annotations: Any = None) -> intents.LoopIntent:
+    """A serial loop over [start, stop) (or [0, start))."""
+    return intents.make_loop("T.serial", ForKind.SERIAL, start, stop, annotations=annotations)
+
+
+def parallel(start: Any, stop: Any = None, *, annotations: Any = None) -> intents.LoopIntent:
+    """A parallel loop."""
+    return intents.make_loop("T.parallel", ForKind.PARALLEL, start, stop, annotations=annotations)
+
+
+def vectorized(start: Any, stop: Any = None, *, annotations: Any = None) -> intents.LoopIntent:
+    """A vectorized loop."""
+    return intents.make_loop(
+        "T.vectorized", ForKind.VECTORIZED, start, stop, annotations=annotations
+    )
+
+
+def unroll(start: Any, stop: Any = None, *, annotations: Any = None) -> intents.LoopIntent:
+    """An unrolled loop."""
+    return intents.make_loop("T.unroll", ForKind.UNROLLED, start, stop, annotations=annotations)
+
+
+def thread_binding(
+    start: Any, stop: Any = None, thread: Any = None, *, annotations: Any = None
+) -> intents.LoopIntent:
+    """A loop bound to a GPU thread axis; `T.thread_binding(n, thread="threadIdx.x")`."""
+    if thread is None and isinstance(stop, str):
+        start, stop, thread = start, None, stop
+    if not isinstance(thread, str):
+        raise ArgumentError("T.thread_binding needs thread=\"threadIdx.x\" (a string)", "thread")
+    return intents.make_loop(
+        "T.thread_binding", ForKind.THREAD_BINDING, start, stop, thread=thread,
+        annotations=annotations,
+    )
+
+
+def grid(*extents: Any) -> intents.GridIntent:
+    """Nested serial loops from 0, one per extent."""
+    if not extents:
+        raise ArgumentError("T.grid expects at least one extent, got none", 0)
+    return intents.GridIntent(
+        tuple(intents.integer_arg("T.grid", "extents", e, i) for i, e in enumerate(extents))
+    )
+
+
+# ----------------------------------------------------------------------------- blocks
+def block(name: str = "", no_realize: Any = False) -> intents.BlockIntent:
+    """`with T.block("name"):` opens a block."""
+    if not isinstance(name, str):
+        raise ArgumentError(f"T.block expects a string name, got {name!r}", "name")
+    return intents.BlockIntent(name)
+
+
+sblock = block  # TVM's newer spelling
+
+
+def init() -> intents.InitIntent:
+    """`with T.init():` holds the block's reduction initialisation."""
+    return intents.InitIntent()
+
+
+def where(condition: Any) -> intents.WhereIntent:
+    """The block's predicate: iterations where it is false are skipped."""
+    cond = builders.convert(condition)
+    if not cond.dtype.is_bool:
+        raise ArgumentError(f"T.where expects a bool condition, got {cond.dtype}", 0)
+    return intents.WhereIntent(cond)
+
+
+def reads(*regions: Any) -> intents.RegionsIntent:
+    """The regions the block reads (a list argument is accepted too)."""
+    return intents.RegionsIntent("reads", _regions(regions))
+
+
+def writes(*regions: Any) -> intents.RegionsIntent:
+    """The regions the block writes."""
+    return intents.RegionsIntent("writes", _regions(regions))
+
+
+def _regions(regions: tuple[Any, ...]) -> tuple[Any, ...]:
+    if len(regions) == 1 and isinstance(regions[0], list | tuple):
+        return tuple(intents.region_of(r, 0) for r in regions[0])
+    return tuple(intents.region_of(r, i) for i, r in enumerate(regions))
+
+
+def block_attr(attrs: Mapping[str, Any]) -> intents.AttrsIntent:
+    """Annotations of the enclosing block."""
+    if not isinstance(attrs, Mapping):
+        raise ArgumentError("T.block_attr expects a dict", 0)
+    return intents.AttrsIntent("block", attrs)
+
+
+def func_attr(attrs: Mapping[str, Any]) -> intents.AttrsIntent:
+    """Attributes of the function (other than global_symbol)."""
+    if not isinstance(attrs, Mapping):
+        raise ArgumentError("T.func_attr expects a dict", 0)
+    return intents.AttrsIntent("func", attrs)
+
+
+class AxisNamespace:
+    """`T.axis.spatial / reduce / scan / opaque / remap` (and the S / R shorthands)."""
+
+    @staticmethod
+    def _make(kind: IterVarType, dom: Any, binding: Any, dtype: Any) -> intents.AxisIntent:
+        value = builders.convert(binding)
+        if not intents.is_integer_value(value):
+            message = f"a block iterator must be bound to an integer, got {value.dtype}"
+            raise ArgumentError(message, 1)
+        element = value.dtype if dtype is None else intents.dtype_arg(dtype, "dtype")
+        dom_range = intents.domain_arg(dom, element)
+        return intents.AxisIntent(kind, dom_range, builders.cast(value, element), element)
+
+    @staticmethod
+    def spatial(dom: Any, binding: Any, dtype: Any = None) -> intents.AxisIntent:
+        """A data-parallel iterator over `dom` bound to `binding`."""
+        return AxisNamespace._make(IterVarType.DATA_PAR, dom, binding, dtype)
+
+    @staticmethod
+    def reduce(dom: Any, binding: Any, dtype: Any = None) -> intents.AxisIntent:
+        """A reduction iterator."""
+        return AxisNamespace._make(IterVarType.COMM_REDUCE, dom, binding, dtype)
+
+    @staticmethod
+    def scan(dom: Any, binding: Any, dtype: Any = None) -> intents.AxisIntent:
+        """An ordered (scan) iterator."""
+        return AxisNamespace._make(IterVarType.ORDERED, dom, binding, dtype)
+
+    @staticmethod
+    def opaque(dom: Any, binding: Any, dtype: Any = None) -> intents.AxisIntent:
+        """An opaque iterator."""
+        return AxisNamespace._make(IterVarType.OPAQUE, dom, binding, dtype)
+
+    S = spatial
+    R = reduce
+
+    @staticmethod
+    def remap(kinds: Any, bindings: Any, dtype: Any = None) -> tuple[intents.AxisIntent, ...]:
+        """One iterator per letter of `kinds` ("S" spatial, "R" reduce), bound to loop vars."""
+        letters = {"S": IterVarType.DATA_PAR, "R": IterVarType.COMM_REDUCE}
+        if not isinstance(kinds, str) or not isinstance(bindings, list | tuple):
+            raise ArgumentError('T.axis.remap expects a string of kinds and a list of loop vars', 0)
+        for letter in kinds:
+            if letter not in letters:
+                raise ArgumentError(f"unknown block axis kind {letter!r} in {kinds!r}", 0,
+                                    hint='use "S" (spatial) or "R" (reduce) for each iterator')
+        if len(kinds) != len(bindings):
+            raise ArgumentError(
+                f"T.axis.remap got {len(kinds)} kinds ({kinds!r}) but {len(bindings)} loop vars", 1
+            )
+        return tuple(_remapped(letters[k], b, dtype) for k, b in zip(kinds, bindings, strict=True))
+
+
+def _remapped(kind: IterVarType, binding: Any, dtype: Any) -> intents.AxisIntent:
+    if not isinstance(binding, Var):
+        raise ArgumentError(f"T.axis.remap binds loop variables only, got `{binding}`", 1)
+    element = binding.dtype if dtype is None else intents.dtype_arg(dtype, "dtype")
+    return intents.AxisIntent(kind, None, binding, element)
+
+
+axis = AxisNamespace()
+
+
+def attr(node: Any, attr_key: str, value: Any) -> intents.AttrIntent:
+    """`with T.attr(node, "key", value):` attaches a pragma or hint to its body."""
+    if not isinstance(attr_key, str):
+        raise ArgumentError("T.attr expects a string key", 1)
+    return intents.AttrIntent(node, attr_key, value)
+
+
+# ----------------------------------------------------------------------------- expressions
+def Cast(dtype: Any, value: Any) -> PrimExpr:  # noqa: N802  (TVMScript's name)
+    """Convert `value` to `dtype` (always a Cast node, as written)."""
+    return CastNode(intents.dtype_arg(dtype, 0), builders.convert(value))
+
+
+def Select(condition: Any, true_value: Any, false_value: Any) -> PrimExpr:  # noqa: N802
+    """`true_value` where `condition` holds else `false_value` (both sides evaluated)."""
+    true_expr, false_expr = builders.match_types(true_value, false_value)
+    return SelectNode(builders.convert(condition), true_expr, false_expr)
+
+
+def Ramp(base: Any, stride: Any, lanes: int) -> PrimExpr:  # noqa: N802
+    """The vector base, base + stride, ..., base + (lanes - 1) * stride."""
+    base_expr, stride_expr = builders.match_types(base, stride)
+    return RampNode(base_expr, stride_expr, builtins.int(lanes))
+
+
+def Broadcast(value: Any, lanes: int) -> PrimExpr:  # noqa: N802
+    """A vector of `lanes` copies of `value`."""
+    return BroadcastNode(builders.convert(value), builtins.int(lanes))
+
+
+def let(v: Var, value: Any, body: Any) -> PrimExpr:
+    """The expression `body` with `v` bound to `value`."""
+    if not isinstance(v, Var):
+        raise ArgumentError(f"T.let binds a variable, got {v!r}", 0)
+    return LetNode(v, builders.cast(value, v.dtype), builders.convert(body))
+
+
+def if_then_else(condition: Any, true_value: Any, false_value: Any) -> PrimExpr:
+    """`true_value` if `condition` else `false_value`, evaluating only the chosen side."""
+    return builtin.if_then_else(condition, true_value, false_value)
+
+
+def min(a: Any, b: Any) -> PrimExpr:  # noqa: A001  (TVMScript's name)
+    """The smaller of two expressions."""
+    return builders.min_value(a, b)
+
+
+def max(a: Any, b: Any) -> PrimExpr:  # noqa: A001
+    """The larger of two expressions."""
+    return builders.max_value(a, b)
+
+
+def abs(x: Any) -> PrimExpr:  # noqa: A001
+    """|x|."""
+    return builtin.abs_value(x)
+
+
+floordiv, floormod = builders.floordiv, builders.floormod
+truncdiv, truncmod = builders.truncdiv, builders.truncmod
+
+
+def undef(dtype: Any = "int32") -> PrimExpr:
+    """An unspecified value; stored into a buffer it takes the buffer's dtype."""
+    return builtin.undef(intents.dtype_arg(dtype, "dtype"))
+
+
+def assume(condition: Any) -> PrimExpr:
+    """A compile-time fact for the analyzer (a buffer constraint)."""
+    return builtin.assume(condition)
+
+
+def likely(condition: Any) -> PrimExpr:
+    """`condition`, hinted as usually true."""
+    return builtin.likely(condition)
+
+
+def call_extern(dtype: Any, name: str, *args: Any) -> PrimExpr:
+    """A call of an external C function by name."""
+    return builtin.call_extern(intents.dtype_arg(dtype, 0), name, *args)
+
+
+def evaluate(value: Any) -> Evaluate:
+    """A statement evaluating `value` for its effect."""
+    return Evaluate(builders.convert(value))
+
+
+def _unary(name: str) -> Callable[[Any], PrimExpr]:
+    def call(x: Any) -> PrimExpr:
+        """The intrinsic applied to `x`."""
+        return builtin.math_unary(name, x)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"The {name} math intrinsic of a float expression."
+    return call
+
+
+def _binary(name: str) -> Callable[[Any, Any], PrimExpr]:
+    def call(x: Any, y: Any) -> PrimExpr:
+        """The intrinsic applied to `x` and `y`."""
+        return builtin.math_binary(name, x, y)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"The {name} math intrinsic of two float expressions."
+    return call
+
+
+def _float_test(name: str) -> Callable[[Any], PrimExpr]:
+    def call(x: Any) -> PrimExpr:
+        """The test applied to `x`."""
+        return builtin.float_test(name, x)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"{name} of a float expression (bool)."
+    return call
+
+
+def _bitwise(name: str) -> Callable[[Any, Any], PrimExpr]:
+    def call(x: Any, y: Any) -> PrimExpr:
+        """The operation applied to `x` and `y`."""
+        return builtin.bitwise(name, x, y)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"{name} of two integer expressions."
+    return call
+
+
+exp, exp2, exp10 = _unary("exp"), _unary("exp2"), _unary("exp10")
+log, log2, log10, log1p = _unary("log"), _unary("log2"), _unary("log10"), _unary("log1p")
+sqrt, rsqrt = _unary("sqrt"), _unary("rsqrt")
+sin, cos, tan = _unary("sin"), _unary("cos"), _unary("tan")
+sinh, cosh, tanh = _unary("sinh"), _unary("cosh"), _unary("tanh")
+asin, acos, atan = _unary("asin"), _unary("acos"), _unary("atan")
+erf, sigmoid, fabs = _unary("erf"), _unary("sigmoid"), _unary("fabs")
+floor, ceil, round = _unary("floor"), _unary("ceil"), _unary("round")  # noqa: A001
+trunc, nearbyint = _unary("trunc"), _unary("nearbyint")
+pow, atan2, fmod = _binary("pow"), _binary("atan2"), _binary("fmod")  # noqa: A001
+hypot, copysign = _binary("hypot"), _binary("copysign")
+isnan, isinf, isfinite = _float_test("isnan"), _float_test("isinf"), _float_test("isfinite")
+bitwise_and, bitwise_or = _bitwise("bitwise_and"), _bitwise("bitwise_or")
+bitwise_xor = _bitwise("bitwise_xor")
+shift_left, shift_right = _bitwise("shift_left"), _bitwise("shift_right")
+
+
+def bitwise_not(x: Any) -> PrimExpr:
+    """~x on an integer."""
+    return builtin.bitwise_not(x)

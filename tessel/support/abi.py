@@ -1,0 +1,40 @@
+"""How a generated C entry function is called: plain values shared by codegen and the runtime.
+
+Codegen writes these descriptions and the runtime reads them; keeping them here, in plain values
+(strings, ints, tuples), lets the two agree without importing each other (DESIGN.md section 1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One parameter as the user wrote it: an array (`kind="buffer"`) or a scalar.
+
+    `shape` entries are ints or the names of size symbols, bound from the first argument that has
+    them; a scalar parameter that is also a size symbol (`n: T.int32` used in `T.Buffer((n,))`)
+    has `symbol` set to that name.
+    """
+
+    name: str
+    kind: str  # "buffer" or "scalar"
+    dtype: str
+    shape: tuple[int | str, ...] = ()
+    symbol: str | None = None
+
+
+@dataclass(frozen=True)
+class FunctionSignature:
+    """How to call one generated C function.
+
+    The C arguments are, in order: one per parameter (a data pointer or a scalar), then one
+    int64 per name in `size_args` (symbolic sizes bound from the arrays' shapes). The C
+    function returns 0, or nonzero after recording a message for `tessel_get_last_error`.
+    """
+
+    name: str
+    c_symbol: str
+    params: tuple[ParamSpec, ...]
+    size_args: tuple[str, ...] = ()

@@ -1,0 +1,55 @@
+"""The lowering pipeline: the order of the TensorIR passes, with the reason for each position."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from tessel.ir.module import IRModule
+from tessel.ir.target import Target
+from tessel.ir.transform import Pass, PassContext, PassInstrument
+from tessel.tir.function import PrimFunc
+from tessel.transform.flatten_buffer import FlattenBuffer
+from tessel.transform.lower_blocks import LowerBlocks
+from tessel.transform.postconditions import check_postcondition
+from tessel.transform.remove_assume import RemoveAssume
+from tessel.transform.remove_undef_stores import RemoveUndefStores
+
+
+def default_passes(target: Target) -> tuple[Pass, ...]:
+    """The passes `lower` runs for `target`, in order (DESIGN.md section 6 is the full plan)."""
+    del target  # every pass so far is target-independent
+    return (
+        # First: every later pass, and codegen, works on loops and buffers, not blocks.
+        LowerBlocks(),
+        # Assumptions are facts for a simplifier (none runs yet); they have no run-time code.
+        RemoveAssume(),
+        # Before flattening, so no index arithmetic is built for stores that will vanish.
+        RemoveUndefStores(),
+        # Last: needs block-free IR, and gives codegen the flat indices C arrays take.
+        FlattenBuffer(),
+    )
+
+
+def lower(
+    mod_or_func: IRModule | PrimFunc,
+    target: Target | str = "c",
+    *,
+    instruments: Sequence[PassInstrument] = (),
+    verify: bool = False,
+    verifier: Callable[[IRModule, str], None] | None = None,
+) -> IRModule:
+    """Lower block-level TensorIR to the flat, loop-level form that code generation takes.
+
+    With `verify`, the IR is checked after every pass (by `verifier`, default: each pass's
+    own postcondition and `tir.verify`), naming the pass that broke it.
+    """
+    target = Target.of(target)
+    mod = mod_or_func if isinstance(mod_or_func, IRModule) else IRModule.from_func(mod_or_func)
+    ctx = PassContext(
+        instruments=tuple(instruments),
+        verify=verify,
+        verifier=verifier or check_postcondition,
+    )
+    for pass_ in default_passes(target):
+        mod = pass_(mod, ctx)
+    return mod

@@ -1,0 +1,52 @@
+"""What each lowering pass promises about its output, checked when a pipeline runs with verify."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tessel.ir.functor import post_order
+from tessel.ir.module import IRModule
+from tessel.support.errors import InternalError
+from tessel.tir.block import Block, BlockRealize
+from tessel.tir.buffer import BufferLoad
+from tessel.tir.function import PrimFunc
+from tessel.tir.stmt import BufferStore
+from tessel.tir.verify import VerifyError, verify_well_formed
+
+
+def _no_blocks(func: PrimFunc) -> str | None:
+    for node in post_order(func.body):
+        if isinstance(node, Block | BlockRealize):
+            return "a block remains"
+    return None
+
+
+def _flat_accesses(func: PrimFunc) -> str | None:
+    for node in post_order(func.body):
+        if isinstance(node, BufferLoad | BufferStore) and len(node.indices) != 1:
+            return f"an access to `{node.buffer.name}` has {len(node.indices)} indices"
+    return None
+
+
+_POSTCONDITIONS: dict[str, Callable[[PrimFunc], str | None]] = {
+    "lower_blocks": _no_blocks,
+    "flatten_buffer": _flat_accesses,
+}
+
+
+def check_postcondition(mod: IRModule, pass_name: str) -> None:
+    """Raise InternalError if the pass named `pass_name` left ill-formed IR (tir.verify) or IR
+    it promised not to leave (its postcondition)."""
+    try:
+        verify_well_formed(mod)
+    except VerifyError as err:
+        raise InternalError(f"IR became invalid after pass `{pass_name}`: {err}") from err
+    check = _POSTCONDITIONS.get(pass_name)
+    if check is None:
+        return
+    for gv, func in mod.items():
+        problem = check(func) if isinstance(func, PrimFunc) else None
+        if problem is not None:
+            raise InternalError(
+                f"IR became invalid after pass `{pass_name}` in `{gv.name_hint}`: {problem}"
+            )

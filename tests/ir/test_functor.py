@@ -1,0 +1,146 @@
+"""Visitor / Mutator / post_order / substitute: copy-on-write, sharing, buffer identity, depth."""
+
+from tessel.ir import builders
+from tessel.ir.expr import Add, IntImm, PrimExpr, Var
+from tessel.ir.functor import Mutator, Visitor, post_order
+from tessel.ir.node import child_items
+from tessel.ir.substitute import substitute
+from tessel.support.dtype import handle, int32
+from tessel.tir.buffer import Buffer, BufferLoad, decl_buffer
+from tessel.tir.function import PrimFunc
+from tessel.tir.stmt import BufferStore, For, ForKind, SeqStmt
+
+
+def _loop(var: Var, extent: PrimExpr, body) -> For:
+    return For(var, IntImm(int32, 0), extent, ForKind.SERIAL, body)
+
+
+def _two_loop_func(n: PrimExpr | None = None):
+    """A[i] = A[i] + 1 over i, then B[j] = A[j] * 2 over j (shape `n`, default 8)."""
+    n = IntImm(int32, 8) if n is None else n
+    a, b = decl_buffer((n,), "float32", "A"), decl_buffer((n,), "float32", "B")
+    i, j = Var("i"), Var("j")
+    first = _loop(i, n, BufferStore(a, a[i] + 1.0, (i,)))
+    second = _loop(j, n, BufferStore(b, a[j] * 2.0, (j,)))
+    params = (Var("A", handle), Var("B", handle))
+    func = PrimFunc(params, SeqStmt((first, second)), buffer_map=dict(zip(params, (a, b))))
+    return func, (i, j)
+
+
+class _Replace(Mutator):
+    def __init__(self, old: Var, new: PrimExpr) -> None:
+        super().__init__()
+        self.old, self.new = old, new
+
+    def visit_Var(self, var: Var) -> PrimExpr:
+        return self.new if var is self.old else var
+
+
+def test_mutator_that_changes_nothing_returns_the_same_function():
+    func, _ = _two_loop_func()
+    assert Mutator().visit(func) is func
+
+
+def test_mutator_replacing_one_var_rebuilds_only_the_path_to_it():
+    func, (_, j) = _two_loop_func()
+    first, second = func.body.seq
+    new_func = _Replace(j, Var("k")).visit(func)
+    assert new_func is not func
+    new_first, new_second = new_func.body.seq
+    assert new_first is first  # untouched subtree shared
+    assert new_second is not second
+    assert new_second.extent is second.extent  # siblings of the path are shared too
+    assert new_second.body.value.a.buffer is second.body.value.a.buffer
+    assert new_func.buffer_map is func.buffer_map
+
+
+def test_substitute_returns_the_same_object_when_no_mapped_var_occurs():
+    func, _ = _two_loop_func()
+    assert substitute(func, {Var("unrelated"): IntImm(int32, 0)}) is func
+    assert substitute(func, {}) is func
+
+
+def test_substitute_preserves_buffer_identity_across_many_accesses():
+    n = Var("n")
+    func, _ = _two_loop_func(n)
+    new_func = substitute(func, {n: IntImm(int32, 16)})
+    accesses = [
+        node.buffer
+        for node in post_order(new_func.body)
+        if isinstance(node, BufferLoad | BufferStore)
+    ]
+    by_name: dict[str, set[int]] = {}
+    for buffer in accesses:
+        by_name.setdefault(buffer.name, set()).add(id(buffer))
+    assert {name: len(ids) for name, ids in by_name.items()} == {"A": 1, "B": 1}
+    new_a = next(b for b in accesses if b.name == "A")
+    assert new_a.const_shape() == (16,)
+    # The signature follows the body: buffer_map holds the very buffers the body accesses.
+    assert set(map(id, new_func.buffer_map.values())) == {id(b) for b in accesses}
+
+
+def test_substitute_keeps_data_variable_shared_by_rebuilt_buffer():
+    n = Var("n")
+    func, _ = _two_loop_func(n)
+    old_a = func.buffer_map[func.params[0]]
+    new_a = substitute(func, {n: IntImm(int32, 4)}).buffer_map[func.params[0]]
+    assert new_a is not old_a
+    assert new_a.data is old_a.data
+
+
+def _children(node):
+    for _, value in child_items(node):
+        yield from ([value] if not isinstance(value, tuple) else value)
+
+
+def test_post_order_yields_children_before_parents():
+    func, _ = _two_loop_func()
+    order = list(post_order(func))
+    first_seen: dict[int, int] = {}
+    for index, node in enumerate(order):
+        first_seen.setdefault(id(node), index)
+    assert order[-1] is func
+    for index, node in enumerate(order):  # shared nodes (buffers) come once per use
+        for child in _children(node):
+            assert first_seen[id(child)] < index
+
+
+def test_post_order_is_iterative_on_a_deep_chain():
+    x = Var("x")
+    chain: PrimExpr = x
+    for step in range(5000):
+        chain = Add(chain, IntImm(int32, step))
+    nodes = list(post_order(chain))
+    assert nodes[0] is x
+    assert nodes[-1] is chain
+    assert sum(isinstance(node, Add) for node in nodes) == 5000
+
+
+def test_visitor_dispatches_on_node_type_and_walks_everything():
+    func, _ = _two_loop_func()
+
+    class CountStores(Visitor):
+        def __init__(self) -> None:
+            self.buffers: list[Buffer] = []
+
+        def visit_BufferStore(self, node: BufferStore) -> None:
+            self.buffers.append(node.buffer)
+            self.generic_visit(node)
+
+    counter = CountStores()
+    counter.visit(func)
+    assert [b.name for b in counter.buffers] == ["A", "B"]
+
+
+def test_visitor_dispatch_follows_the_class_hierarchy():
+    class CountBinary(Visitor):
+        def __init__(self) -> None:
+            self.count = 0
+
+        def visit_BinaryOp(self, node) -> None:
+            self.count += 1
+            self.generic_visit(node)
+
+    counter = CountBinary()
+    counter.visit(builders.mul(Var("x") + Var("y"), Var("z")))
+    assert counter.count == 2

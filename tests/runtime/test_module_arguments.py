@@ -1,0 +1,93 @@
+"""Loaded modules check every argument before calling C, and report C failures."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tessel.runtime import FunctionSignature, Module, ParamSpec, compile_source
+
+# What generated code looks like: data pointers, scalars, trailing int64 sizes, int32 status.
+SOURCE = r"""
+#include <stdint.h>
+static const char* message = "";
+const char* tessel_get_last_error(void) { return message; }
+int32_t scaled_add(const float* A, float* B, int32_t k, int64_t n) {
+  if (k < 0) { message = "k must not be negative"; return -1; }
+  for (int64_t i = 0; i < n * 3; ++i) B[i] += (float)k * A[i];
+  return 0;
+}
+"""
+SIGNATURE = FunctionSignature(
+    "scaled_add",
+    "scaled_add",
+    (
+        ParamSpec("A", "buffer", "float32", ("n", 3)),
+        ParamSpec("B", "buffer", "float32", ("n", 3)),
+        ParamSpec("k", "scalar", "int32"),
+    ),
+    ("n",),
+)
+
+
+@pytest.fixture(scope="module")
+def scaled_add():
+    return Module(compile_source(SOURCE), [SIGNATURE])
+
+
+def test_call_writes_in_place_with_symbolic_size_bound_from_shape(scaled_add):
+    a, b = np.arange(12, dtype="float32").reshape(4, 3), np.ones((4, 3), "float32")
+    scaled_add(a, b, 2)
+    np.testing.assert_array_equal(b, 1 + 2 * a)
+    scaled_add["scaled_add"](a[:1].copy(), b[:1], 1)  # another n
+    assert b[0, 1] == 1 + 2 * 1 + 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((np.zeros((4, 3), "float32"),), r"`scaled_add` takes 3 arguments \(A, B, k\), got 1"),
+        ((np.zeros(12, "float32"), np.zeros((4, 3), "float32"), 1), r"argument `A`: expected a 2-dimensional array"),
+        ((np.zeros((4, 3), "float64"), np.zeros((4, 3), "float32"), 1), r"argument `A`: expected dtype float32, got float64"),
+        ((np.zeros((4, 4), "float32"), np.zeros((4, 4), "float32"), 1), r"argument `A`: expected shape \(4, 3\), got \(4, 4\)"),
+        ((np.zeros((4, 3), "float32"), np.zeros((5, 3), "float32"), 1), r"argument `B`: expected shape \(4, 3\), got \(5, 3\) \(bound earlier: n = 4\)"),
+        ((np.zeros((3, 4), "float32").T, np.zeros((4, 3), "float32"), 1), r"argument `A`: expected a C-contiguous array"),
+        (([[0.0] * 3] * 4, np.zeros((4, 3), "float32"), 1), r"argument `A`: expected a NumPy array"),
+        ((np.zeros((4, 3), "float32"), np.zeros((4, 3), "float32"), 2**40), r"argument `k`: 1099511627776 does not fit in int32"),
+        ((np.zeros((4, 3), "float32"), np.zeros((4, 3), "float32"), 1.5), r"argument `k`: expected an int32 integer"),
+    ],
+    ids=["arity", "rank", "dtype", "shape", "symbolic-shape", "non-contiguous", "not-an-array", "scalar-range", "scalar-type"],
+)  # fmt: skip
+def test_bad_arguments_raise_value_error_naming_the_parameter(scaled_add, args, message):
+    with pytest.raises(ValueError, match=message):
+        scaled_add(*args)
+
+
+def test_nonzero_status_raises_runtime_error_with_the_c_message(scaled_add):
+    a, b = np.zeros((2, 3), "float32"), np.zeros((2, 3), "float32")
+    with pytest.raises(RuntimeError, match="`scaled_add` failed: k must not be negative"):
+        scaled_add(a, b, -1)
+
+
+class _DLPackOnly:
+    """An array-like that is not a NumPy array but exports DLPack (as torch tensors do)."""
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.array = array
+
+    def __dlpack__(self, **kwargs):
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+def test_dlpack_objects_are_accepted_without_copying(scaled_add):
+    a, b = np.ones((2, 3), "float32"), np.zeros((2, 3), "float32")
+    scaled_add(_DLPackOnly(a), _DLPackOnly(b), 3)
+    np.testing.assert_array_equal(b, 3 * a)
+
+
+def test_unknown_function_name_lists_the_available_ones(scaled_add):
+    with pytest.raises(KeyError, match=r"no function `nope`.*\['scaled_add'\]"):
+        scaled_add["nope"]

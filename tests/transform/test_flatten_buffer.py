@@ -1,0 +1,102 @@
+"""FlattenBuffer: every access becomes 1-D; results agree before and after (interpreter, C)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from tessel.testing.ir_programs import TRUE, block, loops, matmul, prim_func, root, seq, store
+
+from tessel.driver import build
+from tessel.ir import builders as B
+from tessel.ir.functor import post_order
+from tessel.ir.module import IRModule
+from tessel.ir.structural import structural_equal
+from tessel.tir import interpreter
+from tessel.tir.buffer import BufferLoad, decl_buffer
+from tessel.tir.stmt import Allocate, BufferStore, DeclBuffer, For
+from tessel.transform import FlattenBuffer, LowerBlocks, LoweringError
+
+RNG = np.random.default_rng(4)
+
+
+def _flatten(func):
+    mod = FlattenBuffer()(LowerBlocks()(IRModule.from_func(func)))
+    return mod[func.name]
+
+
+def _accesses(func):
+    return [n for n in post_order(func.body) if isinstance(n, BufferLoad | BufferStore)]
+
+
+def _check_same(before, after, make_args, check):
+    for func in (before, after):
+        for run in (lambda f, *a: interpreter.run(f, *a), lambda f, *a: build(f)(*a)):
+            args = make_args()
+            run(func, *args)
+            check(*args)
+
+
+def test_matmul_accesses_become_one_dimensional_row_major_indices():
+    before = matmul(12)
+    after = _flatten(before)
+    accesses = _accesses(after)
+    assert accesses and all(len(a.indices) == 1 and len(a.buffer.shape) == 1 for a in accesses)
+    i, j = (loop.loop_var for loop in [n for n in post_order(after.body) if isinstance(n, For)][:0:-1])
+    store_c = next(a for a in accesses if isinstance(a, BufferStore))
+    assert structural_equal(store_c.indices[0], i * 12 + j)
+    assert store_c.buffer.data is before.buffer_map[before.params[2]].data
+    assert after.buffer_map is before.buffer_map  # the signature keeps its shapes
+    a, b = RNG.standard_normal((12, 12)).astype("float32"), RNG.standard_normal((12, 12)).astype("float32")
+
+    def check(_a, _b, c):
+        np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
+
+    _check_same(before, after, lambda: (a, b, np.zeros((12, 12), "float32")), check)
+
+
+def test_strided_view_of_an_allocation_gets_strided_flat_indices():
+    a_buf, out = decl_buffer((4, 16), "float32", "A"), decl_buffer((4, 16), "float32", "out")
+    padded = decl_buffer((4, 16), "float32", "padded", strides=(20, 1))
+    body = Allocate(padded.data, padded.dtype, (B.const(4), B.const(20)), TRUE, DeclBuffer(padded, seq(
+        loops((4, 16), lambda i, j: store(padded, (i, j), a_buf[i, j] * 3.0)),
+        loops((4, 16), lambda i, j: store(out, (i, j), padded[i, j] - 1.0)))))  # fmt: skip
+    before = prim_func("strided", (a_buf, out), body)
+    after = _flatten(before)
+    assert isinstance(after.body, Allocate) and B.is_const_int(after.body.extents[0], 80)
+    first_store = next(a for a in _accesses(after) if isinstance(a, BufferStore))
+    i, j = (loop.loop_var for loop in [n for n in post_order(after.body) if isinstance(n, For)][:2][::-1])
+    assert structural_equal(first_store.indices[0], i * 20 + j)
+    a = RNG.standard_normal((4, 16)).astype("float32")
+    _check_same(before, after, lambda: (a, np.zeros((4, 16), "float32")),
+                lambda _a, result: np.testing.assert_array_equal(result, a * 3 - 1))  # fmt: skip
+
+
+def test_rank_zero_accumulator_is_flattened_to_index_zero():
+    a_buf, total = decl_buffer((50,), "int64", "A"), decl_buffer((1,), "int64", "total")
+    acc = decl_buffer((), "int64", "acc")
+    body = root(seq(
+        block("init", "", (), (), lambda: store(acc, (), 0)),
+        loops((50,), lambda i: block("sum", "R", (i,), (50,), lambda v: store(acc, (), acc[()] + a_buf[v]))),
+        block("out", "", (), (), lambda: store(total, (0,), acc[()]))), (acc,))  # fmt: skip
+    before = prim_func("sum", (a_buf, total), body)
+    after = _flatten(before)
+    acc_accesses = [a for a in _accesses(after) if a.buffer.data is acc.data]
+    assert acc_accesses and all(B.is_const_int(a.indices[0], 0) for a in acc_accesses)
+    a = RNG.integers(-(2**40), 2**40, 50).astype("int64")
+    _check_same(before, after, lambda: (a, np.zeros(1, "int64")),
+                lambda _a, result: np.testing.assert_array_equal(result, [a.sum()]))  # fmt: skip
+
+
+def test_function_with_blocks_is_rejected_with_the_no_blocks_rule():
+    with pytest.raises(LoweringError, match="run LowerBlocks first") as err:
+        FlattenBuffer()(IRModule.from_func(matmul(4)))
+    assert err.value.rule == "flatten_buffer.no-blocks"
+
+
+def test_axis_separators_are_rejected_for_flat_c_memory():
+    a_buf = decl_buffer((4, 4), "float32", "A")
+    sep = decl_buffer((4, 4), "float32", "sep", axis_separators=(1,))
+    body = Allocate(sep.data, sep.dtype, sep.shape, TRUE, DeclBuffer(sep, loops((4, 4), lambda i, j: store(sep, (i, j), a_buf[i, j]))))
+    with pytest.raises(LoweringError, match="axis separators") as err:
+        _flatten(prim_func("sep", (a_buf,), body))
+    assert err.value.rule == "flatten_buffer.axis-separators"

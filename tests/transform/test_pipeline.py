@@ -1,0 +1,52 @@
+"""The lowering pipeline: pass order, instruments, verification, and the small cleanup passes."""
+
+from __future__ import annotations
+
+import numpy as np
+from tessel.testing.ir_programs import TRUE, loops, matmul, prim_func, seq, store
+
+from tessel.driver import build
+from tessel.ir import builders as B
+from tessel.ir.functor import post_order
+from tessel.ir.module import IRModule
+from tessel.ir.transform import PassTimingInstrument
+from tessel.tir import builtin, interpreter
+from tessel.tir.block import Block
+from tessel.tir.buffer import BufferLoad, decl_buffer
+from tessel.tir.stmt import Allocate, DeclBuffer, Evaluate
+from tessel.transform import RemoveAssume, RemoveUndefStores, lower
+
+
+def test_lower_runs_the_passes_in_order_and_reports_each_to_instruments():
+    timing = PassTimingInstrument()
+    lowered = lower(matmul(8), instruments=[timing], verify=True)
+    assert [name for name, _ in timing.timings] == [
+        "lower_blocks", "remove_assume", "remove_undef_stores", "flatten_buffer"]  # fmt: skip
+    func = lowered["matmul"]
+    nodes = list(post_order(func.body))
+    assert not any(isinstance(n, Block) for n in nodes)
+    assert all(len(n.indices) == 1 for n in nodes if isinstance(n, BufferLoad))
+
+
+def test_lower_accepts_a_module_and_keeps_its_function_names():
+    mod = IRModule.from_dict({"first": matmul(4, name="first"), "second": matmul(4, name="second")})
+    assert lower(mod).names() == ["first", "second"]
+
+
+def test_assumptions_and_undef_stores_are_removed_without_changing_results():
+    a_buf, out = decl_buffer((8,), "int32", "A"), decl_buffer((8,), "int32", "out")
+    pad = decl_buffer((8,), "int32", "pad")
+    body = Allocate(pad.data, pad.dtype, pad.shape, TRUE, DeclBuffer(pad, loops((8,), lambda i: seq(
+        Evaluate(builtin.assume(B.ge(a_buf[i], 0))),
+        store(pad, (i,), builtin.undef("int32")),
+        store(out, (i,), a_buf[i] + 1)))))  # fmt: skip
+    func = prim_func("clean", (a_buf, out), body)
+    mod = RemoveUndefStores()(RemoveAssume()(IRModule.from_func(func)))
+    calls = [n for n in post_order(mod["clean"].body) if isinstance(n, Evaluate | BufferLoad)]
+    assert all(not isinstance(n, Evaluate) for n in calls)
+    assert RemoveAssume()(mod) is mod  # nothing left to remove: the same module comes back
+    a = np.arange(8, dtype="int32")
+    for run in (lambda *args: interpreter.run(func, *args), lambda *args: build(func)(*args)):
+        result = np.zeros(8, "int32")
+        run(a, result)
+        np.testing.assert_array_equal(result, a + 1)
