@@ -13,9 +13,8 @@ from typing import Any
 import numpy as np
 
 from tessel import driver, script
-from tessel.codegen import c_source
+from tessel.support.errors import TesselError
 from tessel.tir import interpreter
-from tessel.transform import pipeline
 
 # The 127x127x127 matmul of seeds/003 (RFC 77 thread), as a kernel author writes it for TVM.
 MATMUL_127 = '''
@@ -86,9 +85,14 @@ def _print_file(args: argparse.Namespace) -> int:
 
 
 def _build_file(args: argparse.Namespace) -> int:
-    lowered = pipeline.lower(_load(args.file))
-    print(c_source.generate(lowered).source)
+    print(driver.generate_c_source(_load(args.file)))
     return 0
+
+
+def _report(message: str) -> int:
+    """Print an error for the user (no traceback) and return the exit status."""
+    print(f"tessel: {message}", file=sys.stderr)
+    return 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -101,9 +105,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     build_cmd = commands.add_parser("build", help="lower a TVMScript file and print its C source")
     build_cmd.add_argument("file")
     args = parser.parse_args(argv)
-    if args.command == "demo":
-        return run_demo()
-    return _print_file(args) if args.command == "print" else _build_file(args)
+    try:
+        if args.command == "demo":
+            return run_demo()
+        return _print_file(args) if args.command == "print" else _build_file(args)
+    except TesselError as err:  # a parse error, a lowering or build error: the message is it
+        return _report(str(err))
+    except OSError as err:  # e.g. the script file cannot be read
+        return _report(str(err))
 
 
 if __name__ == "__main__":

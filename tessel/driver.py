@@ -1,4 +1,5 @@
-"""`build`: lower a TensorIR function or module, generate C, compile and load it.
+"""`build`: lower a TensorIR function or module, generate C, compile and load it;
+`generate_c_source`: the C text `build` compiles.
 
 The only module that joins transform, codegen and runtime (DESIGN.md section 1).
 """
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tessel.codegen import CodegenError, generate
+from tessel.codegen import CodegenError, CSource, generate
 from tessel.ir.module import IRModule
 from tessel.ir.target import Target
 from tessel.runtime import BuildError, Module, compile_source
@@ -22,12 +23,20 @@ def build(
     cache_dir: str | Path | None = None,
 ) -> Module:
     """Compile a PrimFunc or IRModule to native code and load it as a runtime Module."""
-    target = Target.of(target)
-    lowered = lower(func_or_mod, target)
-    try:
-        c_source = generate(lowered, target)
-    except CodegenError as err:
-        raise BuildError(err.message, rule=err.rule, hint=err.hint) from err
+    c_source = _lower_and_generate(func_or_mod, Target.of(target))
     library = compile_source(c_source.source, cache_dir=cache_dir)
     return Module(library, list(c_source.entries), c_source.source)
 
+
+def generate_c_source(func_or_mod: PrimFunc | IRModule, target: Target | str = "c") -> str:
+    """The C source that `build` compiles for a PrimFunc or IRModule (lowered first)."""
+    return _lower_and_generate(func_or_mod, Target.of(target)).source
+
+
+def _lower_and_generate(func_or_mod: PrimFunc | IRModule, target: Target) -> CSource:
+    """Lower, then generate C; a code generation failure becomes a BuildError."""
+    lowered = lower(func_or_mod, target)
+    try:
+        return generate(lowered, target)
+    except CodegenError as err:
+        raise BuildError(err.message, rule=err.rule, hint=err.hint) from err

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tessel import cli
+from tessel import cli, driver
 
 ADD_ONE = '''
 @T.prim_func
@@ -44,3 +44,50 @@ def test_build_prints_c_source_with_the_entry_function(tmp_path, capsys):
 def test_unknown_command_is_rejected_by_the_argument_parser():
     with pytest.raises(SystemExit):
         cli.main(["frobnicate"])
+
+
+BROKEN = '''
+@T.prim_func
+def broken(A: T.Buffer((4,), "int32")):
+    A[0] = A[nosuch]
+'''
+
+
+@pytest.mark.parametrize("command", ["print", "build"])
+def test_parse_errors_are_printed_as_messages_with_exit_status_one(tmp_path, capsys, command):
+    path = tmp_path / "broken.py"
+    path.write_text(BROKEN)
+    assert cli.main([command, str(path)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert f"tessel: {path}:4:14: error: name `nosuch` is not defined" in captured.err
+    assert "Traceback" not in captured.err
+
+
+def test_build_errors_are_printed_as_messages(tmp_path, capsys):
+    path = tmp_path / "vector.py"
+    path.write_text(VECTOR)
+    assert cli.main(["build", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("tessel: ") and "not supported by the C backend" in err
+
+
+def test_missing_file_is_reported_without_a_traceback(tmp_path, capsys):
+    assert cli.main(["print", str(tmp_path / "nope.py")]) == 1
+    assert "No such file" in capsys.readouterr().err
+
+
+def test_build_goes_through_the_driver(tmp_path, capsys, monkeypatch):
+    calls = []
+    monkeypatch.setattr(driver, "generate_c_source", lambda func: calls.append(func) or "/* C */")
+    path = tmp_path / "add_one.py"
+    path.write_text(ADD_ONE)
+    assert cli.main(["build", str(path)]) == 0
+    assert capsys.readouterr().out == "/* C */\n" and len(calls) == 1
+
+
+VECTOR = '''
+@T.prim_func
+def vector(A: T.Buffer((8,), "float32")):
+    A[T.Ramp(0, 1, 4)] = T.Broadcast(T.float32(1), 4)
+'''

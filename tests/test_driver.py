@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from tessel import driver
+from tessel.codegen import CodegenError
 from tessel.ir import builders as B
 from tessel.ir.expr import Broadcast, Ramp, Var
 from tessel.runtime import BuildError, Module
@@ -58,3 +59,18 @@ def test_code_generation_failures_surface_as_build_errors_with_their_rule():
         driver.build(func)
     assert err.value.rule == "codegen.vector"
     assert err.value.__cause__ is not None
+
+
+def test_generate_c_source_returns_the_source_build_compiles():
+    text = driver.generate_c_source(_add_one())
+    assert "TESSEL_EXPORT int32_t add_one(" in text
+    assert text == driver.build(_add_one()).source
+
+
+def test_generate_c_source_wraps_codegen_errors_as_build_errors():
+    a_buf = decl_buffer((8,), "float32", "A")
+    handle = Var("A", "handle")
+    vector = BufferStore(a_buf, Broadcast(B.const(0.0, "float32"), 4), (Ramp(B.const(0), B.const(1), 4),))
+    with pytest.raises(BuildError, match="not supported by the C backend") as err:
+        driver.generate_c_source(PrimFunc((handle,), vector, buffer_map={handle: a_buf}))
+    assert isinstance(err.value.__cause__, CodegenError)

@@ -8,7 +8,6 @@ parenthesised so C precedence never matters.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cache
 from typing import Any
 
 from tessel.codegen.c_names import NameScope
@@ -16,12 +15,18 @@ from tessel.codegen.c_types import c_type, float_literal, int_literal, reject_ve
 from tessel.codegen.errors import CodegenError
 from tessel.ir import expr as E
 from tessel.ir.expr import PrimExpr
+from tessel.ir.functor import method_name
 from tessel.support.dtype import DataType
+from tessel.support.names import is_c_identifier
 from tessel.tir import builtin
 from tessel.tir.buffer import BufferLoad
 
 _INFIX = {E.Add: "+", E.Sub: "-", E.Mul: "*", E.Div: "/", E.Mod: "%"}
 _HELPER_OPS = {E.FloorDiv: "floordiv", E.FloorMod: "floormod", E.Min: "min", E.Max: "max"}
+_DIVISIONS = {E.Div: "truncdiv", E.Mod: "truncmod", E.FloorDiv: "floordiv", E.FloorMod: "floormod"}
+# The per-call status that checked divisions write (c_prelude.py); user names never start with
+# `tessel_`, so this name is free in every function.
+STATUS = "tessel_status"
 _BITWISE = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^",
             "shift_left": "<<", "shift_right": ">>"}  # fmt: skip
 # NumPy rounds halfway cases to even; C's round() rounds them away from zero.
@@ -43,13 +48,17 @@ def c_string(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-@cache
-def _method_name(printer_cls: type, node_cls: type) -> str | None:
-    for klass in node_cls.__mro__:
-        name = f"expr_{klass.__name__}"
-        if hasattr(printer_cls, name):
-            return name
-    return None
+def is_checked_division(node: object) -> bool:
+    """True for an integer division or modulo whose divisor may be 0, or -1 (overflow for the
+    minimum of a signed type): C would trap, so it goes through a checked prelude helper."""
+    if not isinstance(node, E.BinaryOp) or type(node) not in _DIVISIONS:
+        return False
+    if not node.dtype.is_integer:
+        return False
+    divisor = node.b
+    if not isinstance(divisor, E.IntImm):
+        return True
+    return divisor.value == 0 or (divisor.value == -1 and divisor.dtype.is_int)
 
 
 class ExprPrinter:
@@ -57,10 +66,11 @@ class ExprPrinter:
 
     def __init__(self, names: NameScope) -> None:
         self.names = names
+        self.checked_divisions = 0  # how many checked division helpers were printed
 
     def expr(self, node: PrimExpr) -> str:
         """The C expression for `node`."""
-        method = _method_name(type(self), type(node))
+        method = method_name(type(self), type(node), "expr_")
         if method is None:
             raise CodegenError(
                 f"the C backend cannot print `{type(node).__name__}` nodes yet",
@@ -85,6 +95,10 @@ class ExprPrinter:
 
     def expr_BinaryOp(self, node: E.BinaryOp) -> str:
         a, b = self.expr(node.a), self.expr(node.b)
+        if is_checked_division(node):
+            self.checked_divisions += 1
+            helper = f"tessel_checked_{_DIVISIONS[type(node)]}_{type_suffix(node.dtype)}"
+            return f"{helper}({a}, {b}, &{STATUS})"
         if type(node) in _HELPER_OPS:
             return f"tessel_{_HELPER_OPS[type(node)]}_{type_suffix(node.dtype)}({a}, {b})"
         if isinstance(node, E.Mod) and node.dtype.is_float:
@@ -190,11 +204,17 @@ class ExprPrinter:
         return f"__builtin_expect(!!{self.expr(node.args[0])}, 1)"
 
     def _call_extern(self, node: E.Call) -> str:
-        callee = node.args[0]
-        if not isinstance(callee, E.StringImm) or not callee.value.isidentifier():
-            raise CodegenError("call_extern needs a C function name", rule="codegen.call-extern")
+        callee = node.args[0] if node.args else None
+        name: object = callee.value if isinstance(callee, E.StringImm) else callee
+        if not is_c_identifier(name):
+            raise CodegenError(
+                f"call_extern needs the name of a C function, got {name!r}",
+                rule="codegen.call-extern",
+                hint="a C identifier: ASCII letters, digits and `_`, not starting with a digit, "
+                "and not a C keyword",
+            )
         args = ", ".join(self.expr(a) for a in node.args[1:])
-        return f"{callee.value}({args})"
+        return f"{name}({args})"
 
     def _undef(self, node: E.Call) -> str:
         raise CodegenError(

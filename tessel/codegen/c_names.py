@@ -2,13 +2,15 @@
 
 User names go through `c_identifier` (valid, no keywords) and then `unique_name` against the
 names taken here, so a variable called `expf`, `int32_t` or `NAN` cannot shadow what the
-generated code calls, and a function called `abs` cannot clash with the C library.
+generated code calls, one called `INT32_MAX` or `EXIT_FAILURE` is not replaced by the
+preprocessor, and a function called `abs` cannot clash with the C library.
 """
 
 from __future__ import annotations
 
 from tessel.codegen.errors import CodegenError
 from tessel.ir.expr import Var
+from tessel.support.errors import InternalError
 from tessel.support.names import c_identifier, unique_name
 
 _MATH_FUNCTIONS = """
@@ -27,10 +29,56 @@ int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t size_t ptrdiff
 uintptr_t NULL NAN INFINITY HUGE_VAL isnan isinf isfinite signbit fpclassify isnormal
 INT8_C INT16_C INT32_C INT64_C UINT8_C UINT16_C UINT32_C UINT64_C
 TESSEL_EXPORT TESSEL_INT_HELPERS TESSEL_UINT_HELPERS TESSEL_FLOAT_HELPERS
+TESSEL_CHECKED_DIVISION TESSEL_CHECKED_UDIVISION
+""".split()
+
+# Object-like macros of the headers the prelude includes (math.h, stdbool.h, stddef.h, stdint.h,
+# stdlib.h, string.h), in C11 and in GNU mode (glibc adds the M_* constants, the wait-status
+# macros of stdlib.h and endian.h), plus the compiler's predefined `linux` and `unix`. A user
+# variable spelled like one would be replaced by the preprocessor (`int32_t INT32_MAX = 0;`
+# becomes `int32_t 2147483647 = 0;`). tests/codegen/test_c_names.py checks this list against
+# what the system compiler defines. Names starting with `_` and a capital (or `__`) never reach
+# C unchanged: `c_identifier` prefixes them.
+_HEADER_MACROS = """
+EXIT_FAILURE EXIT_SUCCESS RAND_MAX MB_CUR_MAX NULL offsetof bool true false
+FP_FAST_FMA FP_FAST_FMAF FP_FAST_FMAL FP_ILOGB0 FP_ILOGBNAN FP_INFINITE FP_NAN FP_NORMAL
+FP_SUBNORMAL FP_ZERO FP_INT_UPWARD FP_INT_DOWNWARD FP_INT_TOWARDZERO FP_INT_TONEARESTFROMZERO
+FP_INT_TONEAREST FP_LLOGB0 FP_LLOGBNAN HUGE_VAL HUGE_VALF HUGE_VALL INFINITY NAN SNAN SNANF
+SNANL MATH_ERRNO MATH_ERREXCEPT math_errhandling MAXFLOAT HUGE
+DOMAIN SING OVERFLOW UNDERFLOW TLOSS PLOSS X_TLOSS
+fpclassify isfinite isgreater isgreaterequal isinf isless islessequal islessgreater isnan
+isnormal isunordered signbit issignaling issubnormal iszero iscanonical
+M_E M_LOG2E M_LOG10E M_LN2 M_LN10 M_PI M_PI_2 M_PI_4 M_1_PI M_2_PI M_2_SQRTPI M_SQRT2 M_SQRT1_2
+M_El M_LOG2El M_LOG10El M_LN2l M_LN10l M_PIl M_PI_2l M_PI_4l M_1_PIl M_2_PIl M_2_SQRTPIl
+M_SQRT2l M_SQRT1_2l
+INT8_MIN INT16_MIN INT32_MIN INT64_MIN INT8_MAX INT16_MAX INT32_MAX INT64_MAX
+UINT8_MAX UINT16_MAX UINT32_MAX UINT64_MAX
+INT_LEAST8_MIN INT_LEAST16_MIN INT_LEAST32_MIN INT_LEAST64_MIN
+INT_LEAST8_MAX INT_LEAST16_MAX INT_LEAST32_MAX INT_LEAST64_MAX
+UINT_LEAST8_MAX UINT_LEAST16_MAX UINT_LEAST32_MAX UINT_LEAST64_MAX
+INT_FAST8_MIN INT_FAST16_MIN INT_FAST32_MIN INT_FAST64_MIN
+INT_FAST8_MAX INT_FAST16_MAX INT_FAST32_MAX INT_FAST64_MAX
+UINT_FAST8_MAX UINT_FAST16_MAX UINT_FAST32_MAX UINT_FAST64_MAX
+INTPTR_MIN INTPTR_MAX UINTPTR_MAX INTMAX_MIN INTMAX_MAX UINTMAX_MAX INTMAX_C UINTMAX_C
+PTRDIFF_MIN PTRDIFF_MAX SIG_ATOMIC_MIN SIG_ATOMIC_MAX SIZE_MAX WCHAR_MIN WCHAR_MAX
+WINT_MIN WINT_MAX INT8_WIDTH INT16_WIDTH INT32_WIDTH INT64_WIDTH UINT8_WIDTH UINT16_WIDTH
+UINT32_WIDTH UINT64_WIDTH INTPTR_WIDTH UINTPTR_WIDTH INTMAX_WIDTH UINTMAX_WIDTH PTRDIFF_WIDTH
+SIZE_WIDTH WCHAR_WIDTH WINT_WIDTH SIG_ATOMIC_WIDTH
+INT_LEAST8_WIDTH INT_LEAST16_WIDTH INT_LEAST32_WIDTH INT_LEAST64_WIDTH
+UINT_LEAST8_WIDTH UINT_LEAST16_WIDTH UINT_LEAST32_WIDTH UINT_LEAST64_WIDTH
+INT_FAST8_WIDTH INT_FAST16_WIDTH INT_FAST32_WIDTH INT_FAST64_WIDTH
+UINT_FAST8_WIDTH UINT_FAST16_WIDTH UINT_FAST32_WIDTH UINT_FAST64_WIDTH
+WEXITSTATUS WTERMSIG WSTOPSIG WIFEXITED WIFSIGNALED WIFSTOPPED WIFCONTINUED WCOREDUMP
+WNOHANG WUNTRACED WCONTINUED WEXITED WSTOPPED WNOWAIT
+FD_SETSIZE FD_SET FD_CLR FD_ISSET FD_ZERO NFDBITS alloca
+LITTLE_ENDIAN BIG_ENDIAN PDP_ENDIAN BYTE_ORDER
+htobe16 htole16 be16toh le16toh htobe32 htole32 be32toh le32toh htobe64 htole64 be64toh le64toh
+linux unix i386
 """.split()
 
 RESERVED_NAMES = frozenset(
-    [*_LIBRARY_NAMES, *_MATH_FUNCTIONS, *(f"{name}f" for name in _MATH_FUNCTIONS)]
+    [*_LIBRARY_NAMES, *_HEADER_MACROS, *_MATH_FUNCTIONS]
+    + [f"{name}f" for name in _MATH_FUNCTIONS]
     + [f"{name}l" for name in _MATH_FUNCTIONS]
 )
 
@@ -47,6 +95,13 @@ class NameScope:
         name = unique_name(c_identifier(hint or var.name), self.taken)
         self.names[var] = name
         return name
+
+    def alias(self, var: Var, name: str) -> None:
+        """Let `var` use `name`, a C name already bound here (a handle parameter and its
+        buffer's data pointer are one C parameter)."""
+        if name not in self.names.values():
+            raise InternalError(f"codegen aliased `{var.name}` to `{name}`, which is not bound")
+        self.names[var] = name
 
     def fresh(self, hint: str) -> str:
         """A new C name for a helper variable the generated code introduces."""

@@ -3,6 +3,12 @@
 Helpers cover what C spells differently from the IR: floor division and modulo (C's `/` and
 `%` truncate), min/max (without evaluating operands twice), and math without a libm name.
 Every helper name starts with `tessel_`, a prefix `c_identifier` never produces for user names.
+
+Integer division by a divisor that may be zero (or -1, when the dividend may be the type's
+minimum) goes through a checked helper. C leaves both undefined and x86 traps on them (SIGFPE
+would kill the Python process), so a checked helper does not divide: it records why in the
+entry function's `tessel_status` and returns 0. The generated code tests that status before any
+store, allocation or call that depends on the value and returns the error (see c_stmt.py).
 """
 
 from __future__ import annotations
@@ -25,6 +31,29 @@ TESSEL_EXPORT const char* tessel_get_last_error(void) { return tessel_error_mess
 static inline void tessel_set_error(const char* message) {
   strncpy(tessel_error_message, message, sizeof(tessel_error_message) - 1);
   tessel_error_message[sizeof(tessel_error_message) - 1] = '\0';
+}
+
+/* Statuses of checked divisions: 0 (fine), 1 (division by zero), 2 (overflow). Written
+   atomically: inside a parallel loop, several threads may record a failure. */
+static inline void tessel_fail_division(int32_t* status, int32_t why) {
+  __atomic_store_n(status, why, __ATOMIC_RELAXED);
+}
+
+static inline bool tessel_division_ok(int32_t* status) {
+  return __atomic_load_n(status, __ATOMIC_RELAXED) == 0;
+}
+
+/* Record the message of a failed division, naming where it happened. */
+static inline void tessel_set_division_error(int32_t status, const char* where) {
+  char message[512];
+  const char* what = status == 2
+      ? "integer division overflow (the type's minimum divided by -1)"
+      : "integer division by zero";
+  strncpy(message, what, sizeof(message) - 1);
+  message[sizeof(message) - 1] = '\0';
+  strncat(message, " in ", sizeof(message) - strlen(message) - 1);
+  strncat(message, where, sizeof(message) - strlen(message) - 1);
+  tessel_set_error(message);
 }
 """
 
@@ -54,11 +83,54 @@ TESSEL_UINT_HELPERS(uint8_t, u8)
 TESSEL_UINT_HELPERS(uint16_t, u16)
 TESSEL_UINT_HELPERS(uint32_t, u32)
 TESSEL_UINT_HELPERS(uint64_t, u64)
+/* Checked truncating and floor division/modulo (see the module docstring of c_prelude.py). */
+#define TESSEL_CHECKED_DIVISION(T, S, MIN) \
+  static inline bool tessel_bad_division_##S(T a, T b, int32_t* status) { \
+    if (b == 0) { tessel_fail_division(status, 1); return true; } \
+    if (b == -1 && a == MIN) { tessel_fail_division(status, 2); return true; } \
+    return false; \
+  } \
+  static inline T tessel_checked_truncdiv_##S(T a, T b, int32_t* status) { \
+    return tessel_bad_division_##S(a, b, status) ? (T)0 : (T)(a / b); \
+  } \
+  static inline T tessel_checked_truncmod_##S(T a, T b, int32_t* status) { \
+    return tessel_bad_division_##S(a, b, status) ? (T)0 : (T)(a % b); \
+  } \
+  static inline T tessel_checked_floordiv_##S(T a, T b, int32_t* status) { \
+    return tessel_bad_division_##S(a, b, status) ? (T)0 : tessel_floordiv_##S(a, b); \
+  } \
+  static inline T tessel_checked_floormod_##S(T a, T b, int32_t* status) { \
+    return tessel_bad_division_##S(a, b, status) ? (T)0 : tessel_floormod_##S(a, b); \
+  }
+TESSEL_CHECKED_DIVISION(int8_t, i8, INT8_MIN)
+TESSEL_CHECKED_DIVISION(int16_t, i16, INT16_MIN)
+TESSEL_CHECKED_DIVISION(int32_t, i32, INT32_MIN)
+TESSEL_CHECKED_DIVISION(int64_t, i64, INT64_MIN)
+#define TESSEL_CHECKED_UDIVISION(T, S) \
+  static inline T tessel_checked_truncdiv_##S(T a, T b, int32_t* status) { \
+    if (b == 0) { tessel_fail_division(status, 1); return 0; } \
+    return (T)(a / b); \
+  } \
+  static inline T tessel_checked_truncmod_##S(T a, T b, int32_t* status) { \
+    if (b == 0) { tessel_fail_division(status, 1); return 0; } \
+    return (T)(a % b); \
+  } \
+  static inline T tessel_checked_floordiv_##S(T a, T b, int32_t* status) { \
+    return tessel_checked_truncdiv_##S(a, b, status); \
+  } \
+  static inline T tessel_checked_floormod_##S(T a, T b, int32_t* status) { \
+    return tessel_checked_truncmod_##S(a, b, status); \
+  }
+TESSEL_CHECKED_UDIVISION(uint8_t, u8)
+TESSEL_CHECKED_UDIVISION(uint16_t, u16)
+TESSEL_CHECKED_UDIVISION(uint32_t, u32)
+TESSEL_CHECKED_UDIVISION(uint64_t, u64)
 static inline bool tessel_min_b(bool a, bool b) { return a && b; }
 static inline bool tessel_max_b(bool a, bool b) { return a || b; }
 """
 
-# Float min/max propagate NaN, as NumPy's minimum/maximum (and the interpreter) do.
+# Float min/max are NumPy's minimum/maximum (and the interpreter's): a NaN in either operand
+# propagates, and of two equal operands (0.0 and -0.0) the second is the result.
 _FLOAT_HELPERS = r"""
 #define TESSEL_FLOAT_HELPERS(T, S, F) \
   static inline T tessel_floordiv_##S(T a, T b) { return floor##F(a / b); } \

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tessel.codegen.c_expr import STATUS
 from tessel.codegen.c_names import RESERVED_NAMES, NameScope
 from tessel.codegen.c_prelude import PRELUDE
 from tessel.codegen.c_stmt import StmtPrinter
@@ -21,6 +22,7 @@ from tessel.ir.target import Target
 from tessel.support.names import c_identifier, unique_name
 from tessel.tir.buffer import Buffer
 from tessel.tir.function import PrimFunc
+from tessel.tir.layout import row_major_strides
 
 
 @dataclass(frozen=True)
@@ -62,8 +64,17 @@ class _FunctionWriter:
 
     def write(self, target: Target, constants: tuple) -> tuple[str, FunctionSignature]:
         """The function's C text and its entry signature."""
-        for var in (p for p in self.func.params if p not in self.func.buffer_map):
-            self.size_symbols[var] = unique_name(var.name, self.symbol_names)
+        shape_vars = {
+            extent
+            for buffer in self.func.buffer_map.values()
+            for extent in buffer.shape
+            if isinstance(extent, Var)
+        }
+        for var in self.func.params:
+            # A scalar parameter used as a buffer extent (`n: T.int32` in `T.Buffer((n,))`) is
+            # also a size symbol, which the runtime checks the arrays' shapes against.
+            if var not in self.func.buffer_map and var in shape_vars and var.dtype.is_integer:
+                self.size_symbols[var] = unique_name(var.name, self.symbol_names)
         params = tuple(self._param(p) for p in self.func.params)
         printer = StmtPrinter(self.names, target, constants)
         for var, arg_name in self.size_args:
@@ -71,6 +82,8 @@ class _FunctionWriter:
             printer.emit(f"{c_type(var.dtype)} {self.names.name_of(var)} = {cast};")
         printer.stmt(self.func.body)
         printer.emit("return 0;")
+        if printer.checked_divisions:  # their status (c_prelude.py), first in the function
+            printer.lines.insert(0, f"  int32_t {STATUS} = 0;")
         size_params = [f"int64_t {arg}" for _, arg in self.size_args]
         c_params = ", ".join(self.c_params + size_params) or "void"
         header = f"TESSEL_EXPORT int32_t {self.symbol}({c_params})"
@@ -85,7 +98,7 @@ class _FunctionWriter:
         _check_param_layout(buffer)
         restrict = " restrict" if self.func.attrs.get("tir.noalias") else ""
         pointer = self.names.bind(buffer.data, hint=buffer.name)
-        self.names.names[param] = pointer  # the handle parameter is the same pointer
+        self.names.alias(param, pointer)  # the handle parameter is the same pointer
         self.c_params.append(f"{c_type(buffer.dtype)}*{restrict} {pointer}")
         shape = tuple(self._extent(buffer, extent) for extent in buffer.shape)
         return ParamSpec(param.name, "buffer", str(buffer.dtype), shape)
@@ -98,7 +111,8 @@ class _FunctionWriter:
                 rule="codegen.bare-handle",
             )
         self.c_params.append(f"{c_type(param.dtype)} {self.names.bind(param)}")
-        return ParamSpec(param.name, "scalar", str(param.dtype), symbol=self.size_symbols[param])
+        symbol = self.size_symbols.get(param)
+        return ParamSpec(param.name, "scalar", str(param.dtype), symbol=symbol)
 
     def _extent(self, buffer: Buffer, extent: object) -> int | str:
         if isinstance(extent, IntImm):
@@ -123,11 +137,7 @@ def _check_param_layout(buffer: Buffer) -> None:
     strides = [s.value for s in buffer.strides if isinstance(s, IntImm)]
     dense = not buffer.strides
     if buffer.strides and shape is not None and len(strides) == len(shape):
-        expected, stride = [], 1
-        for extent in reversed(shape):
-            expected.append(stride)
-            stride *= extent
-        dense = strides == expected[::-1]
+        dense = tuple(strides) == row_major_strides(shape, 1)
     offset_zero = isinstance(buffer.elem_offset, IntImm) and buffer.elem_offset.value == 0
     if not (dense and offset_zero):
         raise CodegenError(

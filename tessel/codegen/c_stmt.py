@@ -3,38 +3,38 @@
 Memory (DESIGN.md section 6): an allocation goes on the stack when its size is a constant no
 larger than the target's `max_stack_alloca_size` (or its scope is `global.stack`), otherwise on
 the heap (`global.workspace` always), freed when its scope ends and on every early return.
+
+Checked divisions (c_prelude.py): a statement whose expressions contain one computes them into
+locals first, then returns the error if a division failed, and only then has its effect (a
+store, a call, an allocation, entering a loop or a branch). A parallel loop cannot return, so
+inside one whose body has checked divisions every store and call is skipped once a division
+failed, and the error is returned after the loop.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cache
 from typing import Any
 
 import numpy as np
 
-from tessel.codegen.c_expr import ExprPrinter, c_string
+from tessel.codegen.c_expr import STATUS, ExprPrinter, c_string, is_checked_division
 from tessel.codegen.c_names import NameScope
 from tessel.codegen.c_types import c_type, float_literal, int_literal, reject_vector
 from tessel.codegen.errors import CodegenError
 from tessel.ir import builders
-from tessel.ir.expr import Call, IntImm, PrimExpr, StringImm
+from tessel.ir.expr import Call, IntImm, PrimExpr, StringImm, Var
+from tessel.ir.functor import method_name, post_order
+from tessel.ir.node import with_changes
 from tessel.ir.target import Target
+from tessel.support.dtype import DataType, int64, uint64
 from tessel.tir import builtin
 from tessel.tir import stmt as S
 from tessel.tir.block import Block, BlockRealize
+from tessel.tir.layout import extent_product
 
 _ALIGNMENT = 64
 _MAX_UNROLL = 1024
-
-
-@cache
-def _method_name(printer_cls: type, node_cls: type) -> str | None:
-    for klass in node_cls.__mro__:
-        name = f"stmt_{klass.__name__}"
-        if hasattr(printer_cls, name):
-            return name
-    return None
 
 
 class StmtPrinter(ExprPrinter):
@@ -48,6 +48,7 @@ class StmtPrinter(ExprPrinter):
         self.depth = 1
         self.parallel_depth = 0
         self.heap_pointers: list[str] = []  # to free on an early return
+        self.guard_effects = False  # in a parallel loop whose body has checked divisions
 
     def emit(self, text: str) -> None:
         """Append one line at the current indentation."""
@@ -55,7 +56,7 @@ class StmtPrinter(ExprPrinter):
 
     def stmt(self, node: S.Stmt) -> None:
         """Emit the C code of `node`."""
-        method = _method_name(type(self), type(node))
+        method = method_name(type(self), type(node), "stmt_")
         if method is None:
             raise CodegenError(
                 f"the C backend cannot print `{type(node).__name__}` statements",
@@ -73,30 +74,93 @@ class StmtPrinter(ExprPrinter):
         for item in node.seq:
             self.stmt(item)
 
+    # ------------------------------------------------------------------ checked divisions
+    def local(self, hint: str, dtype: DataType, text: str) -> str:
+        """Emit `T name = text;` and return the fresh local's name."""
+        name = self.names.fresh(hint)
+        self.emit(f"{c_type(dtype)} {name} = {text};")
+        return name
+
+    def emit_division_check(self, where: str) -> None:
+        """Return the error of a failed checked division (outside parallel loops, which skip
+        their effects instead: see `effect`)."""
+        if self.parallel_depth:
+            return
+        self.emit(f"if (!tessel_division_ok(&{STATUS})) {{")
+        self.depth += 1
+        self.emit(f"tessel_set_division_error({STATUS}, {c_string(where)});")
+        self._emit_error_return()
+        self.depth -= 1
+        self.emit("}")
+
+    def effect(self, text: str) -> None:
+        """Emit a statement with a side effect (skipped after a failed division in a parallel
+        loop)."""
+        guard = f"if (tessel_division_ok(&{STATUS})) " if self.guard_effects else ""
+        self.emit(f"{guard}{text}")
+
+    def checked_value(self, node: PrimExpr, hint: str, where: str) -> str:
+        """The C text of `node`; if it has checked divisions, the name of a local holding its
+        value, after which the check is emitted."""
+        mark = self.checked_divisions
+        text = self.expr(node)
+        if self.checked_divisions == mark:
+            return text
+        name = self.local(hint, node.dtype, text)
+        self.emit_division_check(where)
+        return name
+
+    # ------------------------------------------------------------------ statements
     def stmt_BufferStore(self, node: S.BufferStore) -> None:
         if node.predicate is not None:
             reject_vector(f"a predicated store to `{node.buffer.name}`")
         c_type(node.value.dtype)  # rejects a vector store
-        target = f"{self.buffer_pointer(node.buffer)}[{self.flat_index(node.buffer, node.indices)}]"
-        self.emit(f"{target} = {self.expr(node.value)};")
+        pointer = self.buffer_pointer(node.buffer)
+        mark = self.checked_divisions
+        index, value = self.flat_index(node.buffer, node.indices), self.expr(node.value)
+        if self.checked_divisions != mark:
+            index = self.local("index", node.indices[0].dtype, index)
+            value = self.local("value", node.value.dtype, value)
+            self.emit_division_check(f"the store to `{node.buffer.name}`")
+        self.effect(f"{pointer}[{index}] = {value};")
 
     def stmt_Evaluate(self, node: S.Evaluate) -> None:
         value = node.value
         if isinstance(value, Call) and value.op is builtin.assume_op:
             return  # a compile-time fact: no run-time code
-        if isinstance(value, Call):
-            self.emit(f"(void){self.expr(value)};")
+        if not isinstance(value, Call):
+            return
+        if any(is_checked_division(n) for n in post_order(value)):
+            value = self._call_with_local_arguments(value)
+            self.emit_division_check(f"the arguments of `{_callee_name(value)}`")
+        self.effect(f"(void){self.expr(value)};")
+
+    def _call_with_local_arguments(self, call: Call) -> Call:
+        """`call` with each argument that is not a string replaced by a local holding it."""
+        args: list[PrimExpr] = []
+        for arg in call.args:
+            if isinstance(arg, StringImm):
+                args.append(arg)
+                continue
+            var = Var("arg", arg.dtype)
+            self.emit(f"{c_type(arg.dtype)} {self.names.bind(var)} = {self.expr(arg)};")
+            args.append(var)
+        return with_changes(call, args=tuple(args))
 
     def stmt_LetStmt(self, node: S.LetStmt) -> None:
+        mark = self.checked_divisions
         value = self.expr(node.value)
         self.emit(f"{c_type(node.var.dtype)} {self.names.bind(node.var)} = {value};")
+        if self.checked_divisions != mark:
+            self.emit_division_check(f"the value of `{node.var.name}`")
         self.stmt(node.body)
 
     def stmt_AttrStmt(self, node: S.AttrStmt) -> None:
         self.stmt(node.body)  # attributes are hints; none changes the C code yet
 
     def stmt_IfThenElse(self, node: S.IfThenElse) -> None:
-        self.emit(f"if ({self.expr(node.condition)}) {{")
+        condition = self.checked_value(node.condition, "condition", "an if condition")
+        self.emit(f"if ({condition}) {{")
         self.block(node.then_case)
         if node.else_case is not None:
             self.emit("} else {")
@@ -104,8 +168,22 @@ class StmtPrinter(ExprPrinter):
         self.emit("}")
 
     def stmt_While(self, node: S.While) -> None:
-        self.emit(f"while ({self.expr(node.condition)}) {{")
-        self.block(node.body)
+        # After a failed division in a parallel loop, stores are skipped: a while loop there
+        # must stop too, or it might never see its condition change.
+        failed = f" && tessel_division_ok(&{STATUS})" if self.guard_effects else ""
+        if not any(is_checked_division(n) for n in post_order(node.condition)):
+            self.emit(f"while ({self.expr(node.condition)}{failed}) {{")
+            self.block(node.body)
+            self.emit("}")
+            return
+        # The condition is computed, and checked, before every iteration.
+        self.emit("while (true) {")
+        self.depth += 1
+        condition = self.local("condition", node.condition.dtype, self.expr(node.condition))
+        self.emit_division_check("a while condition")
+        self.emit(f"if (!({condition}{failed})) break;")
+        self.stmt(node.body)
+        self.depth -= 1
         self.emit("}")
 
     def stmt_AssertStmt(self, node: S.AssertStmt) -> None:
@@ -117,7 +195,8 @@ class StmtPrinter(ExprPrinter):
                 "return early)",
                 rule="codegen.assert-in-parallel",
             )
-        self.emit(f"if (!{self.expr(node.condition)}) {{")
+        condition = self.checked_value(node.condition, "condition", "an assert condition")
+        self.emit(f"if (!{condition}) {{")
         self.depth += 1
         self.emit(f"tessel_set_error({c_string(node.message.value)});")
         self._emit_error_return()
@@ -138,8 +217,7 @@ class StmtPrinter(ExprPrinter):
                 rule="codegen.thread-binding",
                 hint="use T.parallel for CPU threads",
             )
-        start = self.expr(node.min)
-        end = self.expr(builders.add(node.min, node.extent))
+        start, end = self._loop_bounds(node)
         parallel = node.kind is S.ForKind.PARALLEL and not self.parallel_depth
         if parallel:
             self.emit("#pragma omp parallel for")
@@ -147,10 +225,41 @@ class StmtPrinter(ExprPrinter):
             self.emit(f"#pragma GCC unroll {min(max(node.extent.value, 1), _MAX_UNROLL)}")
         var = self.names.bind(node.loop_var)
         self.emit(f"for ({c_type(node.loop_var.dtype)} {var} = {start}; {var} < {end}; ++{var}) {{")
+        guarded = parallel and any(is_checked_division(n) for n in post_order(node.body))
         self.parallel_depth += parallel
+        outer_guard, self.guard_effects = self.guard_effects, self.guard_effects or guarded
         self.block(node.body)
         self.parallel_depth -= parallel
+        self.guard_effects = outer_guard
         self.emit("}")
+        if guarded:
+            self.emit_division_check(f"the parallel loop `{node.loop_var.name}`")
+
+    def _loop_bounds(self, node: S.For) -> tuple[str, str]:
+        """The loop's first value and its end, each computed once before the loop (the body may
+        change what the bounds read). A computed end is 64-bit, so `min + extent` cannot
+        overflow."""
+        var_dtype = node.loop_var.dtype
+        end_dtype = uint64 if var_dtype.is_uint else int64
+        if isinstance(node.min, IntImm) and isinstance(node.extent, IntImm):
+            last = node.min.value + node.extent.value
+            fits = var_dtype.min_value() <= last <= var_dtype.max_value()
+            return self.expr(node.min), int_literal(last, var_dtype if fits else end_dtype)
+        mark = self.checked_divisions
+        name = node.loop_var.name
+        start = self.expr(node.min)
+        if not isinstance(node.min, IntImm):
+            start = self.local(f"{name}_start", var_dtype, start)
+        extent = self.expr(node.extent)
+        if builders.is_const_int(node.min, 0):
+            end_text = extent
+        else:
+            wide = c_type(end_dtype)
+            end_text = f"({wide}){start} + ({wide})({extent})"
+        end = self.local(f"{name}_end", end_dtype, end_text)
+        if self.checked_divisions != mark:
+            self.emit_division_check(f"the bounds of loop `{name}`")
+        return start, end
 
     def stmt_DeclBuffer(self, node: S.DeclBuffer) -> None:
         if not self.names.is_bound(node.buffer.data):
@@ -166,7 +275,7 @@ class StmtPrinter(ExprPrinter):
                 f"allocation `{node.buffer_var.name}` has a condition; not supported yet",
                 rule="codegen.conditional-allocate",
             )
-        count = _product(node.extents)
+        count = extent_product(node.extents)
         element = c_type(node.dtype)
         name = self.names.bind(node.buffer_var)
         if self._on_stack(node, count):
@@ -196,7 +305,12 @@ class StmtPrinter(ExprPrinter):
         return count.value * node.dtype.itemsize <= self.target.max_stack_alloca_size
 
     def _emit_heap_allocation(self, name: str, element: str, count: PrimExpr, hint: str) -> None:
-        size = f"((size_t)({self.expr(count)}) * sizeof({element}))"
+        mark = self.checked_divisions
+        count_text = self.expr(count)
+        if self.checked_divisions != mark:
+            count_text = self.local(f"{hint}_count", count.dtype, count_text)
+            self.emit_division_check(f"the size of `{hint}`")
+        size = f"((size_t)({count_text}) * sizeof({element}))"
         rounded = f"({size} / {_ALIGNMENT} * {_ALIGNMENT} + {_ALIGNMENT})"
         self.emit(f"{element}* {name} = ({element}*)aligned_alloc({_ALIGNMENT}, {rounded});")
         if self.parallel_depth:
@@ -240,8 +354,8 @@ class StmtPrinter(ExprPrinter):
         self.stmt_Block(node.block)
 
 
-def _product(extents: tuple[PrimExpr, ...]) -> PrimExpr:
-    total: PrimExpr = builders.const(1, extents[0].dtype) if extents else builders.const(1)
-    for extent in extents:
-        total = total * extent
-    return total
+def _callee_name(call: Call) -> str:
+    """The name of the function `call` calls, for error messages."""
+    if call.op is builtin.call_extern_op and isinstance(call.args[0], StringImm):
+        return call.args[0].value
+    return getattr(call.op, "name", "call")

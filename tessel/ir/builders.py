@@ -168,6 +168,9 @@ def _is_const(e: PrimExpr, value: int | None = None) -> bool:
 
 
 def _fold_int(op: Callable[[int, int], int], a: IntImm, b: IntImm) -> PrimExpr:
+    if op in _DIVISIONS and b.value == -1 and a.dtype.is_int and a.value == a.dtype.min_value():
+        # C leaves it undefined and the interpreter and compiled code refuse it at run time.
+        raise IRTypeError(f"{a.value} divided by -1 overflows {a.dtype}")
     return IntImm(a.dtype, _wrap_int(op(a.value, b.value), a.dtype))
 
 
@@ -213,11 +216,16 @@ def _float_div(x: float, y: float) -> float:
 _add = _binary(Add, lambda x, y: x + y, lambda x, y: x + y)
 _sub = _binary(Sub, lambda x, y: x - y, lambda x, y: x - y)
 _mul = _binary(Mul, lambda x, y: x * y, lambda x, y: x * y)
-_div = _binary(Div, _checked_divisor(_truncdiv), _float_div)
-truncmod = _binary(Mod, _checked_divisor(_truncmod))
-_floordiv = _binary(FloorDiv, _checked_divisor(lambda x, y: x // y), lambda x, y: math.floor(x / y))
-_floormod = _binary(FloorMod, _checked_divisor(lambda x, y: x % y))
+_div_int = _checked_divisor(_truncdiv)
+_truncmod_int = _checked_divisor(_truncmod)
+_floordiv_int = _checked_divisor(lambda x, y: x // y)
+_floormod_int = _checked_divisor(lambda x, y: x % y)
+_div = _binary(Div, _div_int, _float_div)
+truncmod = _binary(Mod, _truncmod_int)
+_floordiv = _binary(FloorDiv, _floordiv_int, lambda x, y: math.floor(x / y))
+_floormod = _binary(FloorMod, _floormod_int)
 min_value = _binary(Min, min, min)
+_DIVISIONS = (_div_int, _truncmod_int, _floordiv_int, _floormod_int)
 max_value = _binary(Max, max, max)
 
 

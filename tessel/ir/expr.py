@@ -213,6 +213,10 @@ class StringImm(PrimExpr):
     value: str
     dtype: DataType = field(default=handle, init=False)
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.value, str):
+            raise IRTypeError(f"StringImm holds a str, not {type(self.value).__name__} {self.value!r}")
+
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Cast(PrimExpr):

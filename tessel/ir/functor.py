@@ -19,6 +19,17 @@ def _method_for(functor_cls: type, node_cls: type) -> Callable[..., Any]:
     return functor_cls.generic_visit
 
 
+@cache
+def method_name(owner_cls: type, node_cls: type, prefix: str) -> str | None:
+    """The name of `owner_cls`'s method `<prefix><NodeClass>` for the nearest class along
+    `node_cls`'s MRO that has one (None if no class does): dispatch for printers."""
+    for klass in node_cls.__mro__:
+        name = f"{prefix}{klass.__name__}"
+        if hasattr(owner_cls, name):
+            return name
+    return None
+
+
 class Visitor:
     """Walk IR read-only. Override `visit_<NodeClass>`; call `generic_visit` to go deeper."""
 

@@ -4,7 +4,7 @@ Needs only tessel.support and NumPy, so deployed code needs nothing of the compi
 """
 
 from tessel.runtime.compiler import compile_source, default_cache_dir, find_compiler
-from tessel.runtime.errors import BuildError
+from tessel.runtime.errors import BuildError, RuntimeCallError
 from tessel.runtime.module import Function, Module
 from tessel.support.abi import FunctionSignature, ParamSpec
 
@@ -14,6 +14,7 @@ __all__ = [
     "FunctionSignature",
     "Module",
     "ParamSpec",
+    "RuntimeCallError",
     "compile_source",
     "default_cache_dir",
     "find_compiler",

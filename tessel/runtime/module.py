@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tessel.runtime.arguments import argument_types, c_arguments
-from tessel.runtime.errors import BuildError
+from tessel.runtime.errors import BuildError, RuntimeCallError
 from tessel.support.abi import FunctionSignature
 
 
@@ -37,7 +37,7 @@ class Function:
         status = self._c_function(*c_arguments(self.signature, args))
         if status != 0:
             message = (self._last_error() or b"").decode("utf-8", "replace")
-            raise RuntimeError(f"`{self.name}` failed: {message}")
+            raise RuntimeCallError(self.name, message)
 
     def __repr__(self) -> str:
         params = ", ".join(p.name for p in self.signature.params)

@@ -23,6 +23,7 @@ from tessel.ir.expr import Select as SelectNode
 from tessel.script.errors import ArgumentError
 from tessel.script.parser import intents
 from tessel.script.parser.entry import prim_func as prim_func
+from tessel.support.names import is_c_identifier
 from tessel.tir import builtin
 from tessel.tir.block import IterVarType
 from tessel.tir.buffer import Buffer as _Buffer
@@ -211,9 +212,16 @@ def block_attr(attrs: Mapping[str, Any]) -> intents.AttrsIntent:
 
 
 def func_attr(attrs: Mapping[str, Any]) -> intents.AttrsIntent:
-    """Attributes of the function (other than global_symbol)."""
+    """Attributes of the function (`global_symbol` overrides the def's name)."""
     if not isinstance(attrs, Mapping):
         raise ArgumentError("T.func_attr expects a dict", 0)
+    symbol = attrs.get("global_symbol")
+    if "global_symbol" in attrs and not isinstance(symbol, str):
+        raise ArgumentError(
+            f"the function attribute `global_symbol` must be a string, got {symbol!r}",
+            0,
+            hint='e.g. T.func_attr({"global_symbol": "my_kernel"})',
+        )
     return intents.AttrsIntent("func", attrs)
 
 
@@ -358,6 +366,13 @@ def likely(condition: Any) -> PrimExpr:
 
 def call_extern(dtype: Any, name: str, *args: Any) -> PrimExpr:
     """A call of an external C function by name."""
+    if not is_c_identifier(name):
+        raise ArgumentError(
+            f"T.call_extern needs the name of a C function as a string, got {name!r}",
+            1,
+            hint="a C identifier: ASCII letters, digits and `_`, not starting with a digit, "
+            "and not a C keyword",
+        )
     return builtin.call_extern(intents.dtype_arg(dtype, 0), name, *args)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import TypeGuard
 
 C_KEYWORDS = frozenset(
     """auto break case char const continue default do double else enum extern float for goto if
@@ -11,6 +12,13 @@ C_KEYWORDS = frozenset(
     _Generic _Noreturn _Static_assert _Thread_local bool true false NULL main""".split()
 )
 _INVALID = re.compile(r"[^A-Za-z0-9_]")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def is_c_identifier(name: object) -> TypeGuard[str]:
+    """True if `name` is a string spelling an ASCII C identifier that is not a keyword (the
+    names `T.call_extern` may call)."""
+    return isinstance(name, str) and bool(_IDENTIFIER.fullmatch(name)) and name not in C_KEYWORDS
 
 
 def c_identifier(name: str) -> str:
@@ -18,7 +26,9 @@ def c_identifier(name: str) -> str:
     text = _INVALID.sub("_", name) or "_"
     if text[0].isdigit():
         text = "_" + text
-    if text in C_KEYWORDS or text.startswith("__") or text.startswith("tessel_"):
+    # `__x` and `_X` are reserved to the C implementation (predefined macros such as `_LP64`).
+    reserved = text.startswith("__") or (text[0] == "_" and text[1:2].isupper())
+    if text in C_KEYWORDS or reserved or text.startswith("tessel_"):
         text = "v_" + text
     return text
 

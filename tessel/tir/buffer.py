@@ -12,6 +12,7 @@ from tessel.ir.node import Node
 from tessel.ir.type import PointerType
 from tessel.support.dtype import DataType, handle, int32
 from tessel.support.errors import IRTypeError
+from tessel.tir.layout import extent_product
 
 _ZERO = IntImm(int32, 0)
 
@@ -66,10 +67,7 @@ class Buffer(Node):
 
     def num_elements(self) -> PrimExpr:
         """The product of the extents."""
-        total: PrimExpr = builders.const(1, self.shape[0].dtype if self.shape else int32)
-        for extent in self.shape:
-            total = total * extent
-        return total
+        return extent_product(self.shape)
 
     def __getitem__(self, indices: Any) -> Any:
         """`A[i, j]` reads an element; `A[0:4, j]` names a region (for T.reads / T.writes)."""

@@ -8,9 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 from tessel.ir import builders
-from tessel.ir.expr import Call, Op, PrimExpr, StringImm
+from tessel.ir.expr import Call, Cast, Op, PrimExpr, StringImm
 from tessel.support.dtype import DataType, bool_, int32
 from tessel.support.errors import IRTypeError
+from tessel.support.names import is_c_identifier
 
 undef_op = Op("tir.undef")
 assume_op = Op("tir.assume")
@@ -52,7 +53,10 @@ def undef(dtype: DataType | str = "int32") -> PrimExpr:
 
 
 def is_undef(expr: Any) -> bool:
-    """True if `expr` is a call of T.undef()."""
+    """True if `expr` is T.undef(), possibly cast (`T.Cast("float32", T.undef())` is as
+    unspecified as the undef it converts)."""
+    while isinstance(expr, Cast):
+        expr = expr.value
     return isinstance(expr, Call) and expr.op is undef_op
 
 
@@ -124,7 +128,14 @@ def abs_value(x: Any) -> PrimExpr:
 
 
 def call_extern(dtype: DataType | str, name: str, *args: Any) -> PrimExpr:
-    """A call of an external C function by name."""
+    """A call of an external C function by name (an ASCII C identifier, not a keyword)."""
+    if not is_c_identifier(name):
+        raise IRTypeError(
+            f"call_extern needs the name of a C function, got {name!r}",
+            rule="call_extern.name",
+            hint="a C identifier: ASCII letters, digits and `_`, not starting with a digit, "
+            "and not a C keyword",
+        )
     return Call(DataType.of(dtype), call_extern_op, (StringImm(name), *map(builders.convert, args)))
 
 

@@ -29,6 +29,12 @@ class PrimFunc(Node):
             object.__setattr__(self, "buffer_map", FrozenMap(self.buffer_map))
         if not isinstance(self.attrs, FrozenMap):
             object.__setattr__(self, "attrs", freeze(self.attrs))
+        symbol = self.attrs.get("global_symbol")
+        if symbol is not None and not isinstance(symbol, str):
+            raise IRTypeError(
+                f"the attribute `global_symbol` of a PrimFunc must be a string, got {symbol!r}",
+                rule="prim_func.global-symbol",
+            )
         params = set(self.params)
         for var in self.buffer_map:
             if var not in params:

@@ -13,14 +13,14 @@ from typing import ClassVar
 
 from tessel.ir import builders
 from tessel.ir.expr import PrimExpr
-from tessel.ir.functor import Mutator, post_order
+from tessel.ir.functor import Mutator
 from tessel.ir.node import Node, with_changes
 from tessel.ir.transform import PassContext
-from tessel.tir.block import Block, BlockRealize
+from tessel.tir.analysis.blocks import first_block
 from tessel.tir.buffer import Buffer, BufferLoad
 from tessel.tir.function import PrimFunc
 from tessel.tir.stmt import Allocate, AllocateConst, BufferStore, DeclBuffer
-from tessel.transform.buffer_layout import flat_extent, flat_index
+from tessel.transform.buffer_layout import allocation_size, flat_extent, flat_index
 from tessel.transform.errors import LoweringError
 from tessel.transform.prim_func_pass import PrimFuncPass
 
@@ -39,14 +39,13 @@ class FlattenBuffer(PrimFuncPass):
 
 
 def _check_no_blocks(func: PrimFunc) -> None:
-    for node in post_order(func.body):
-        if isinstance(node, Block | BlockRealize):
-            name = node.name_hint if isinstance(node, Block) else node.block.name_hint
-            raise LoweringError(
-                f"flatten_buffer needs a function without blocks, but block `{name}` remains; "
-                "run LowerBlocks first",
-                rule="flatten_buffer.no-blocks",
-            )
+    block = first_block(func.body)
+    if block is not None:
+        raise LoweringError(
+            f"flatten_buffer needs a function without blocks, but block `{block.name_hint}` "
+            "remains; run LowerBlocks first",
+            rule="flatten_buffer.no-blocks",
+        )
 
 
 def flattened(buffer: Buffer) -> Buffer:
@@ -107,18 +106,11 @@ class _Flattener(Mutator):
 
     def visit_Allocate(self, alloc: Allocate) -> Node:
         # The Allocate owns the memory (its views are DeclBuffers): its size is its extents'.
-        extents = (_product(alloc.extents),)
+        extents = (allocation_size(alloc.extents),)
         return with_changes(alloc, extents=extents, body=self.visit(alloc.body))
 
     def visit_AllocateConst(self, alloc: AllocateConst) -> Node:
         data = None if alloc.data is None else alloc.data.reshape(-1)
         return with_changes(
-            alloc, extents=(_product(alloc.extents),), data=data, body=self.visit(alloc.body)
+            alloc, extents=(allocation_size(alloc.extents),), data=data, body=self.visit(alloc.body)
         )
-
-
-def _product(extents: tuple[PrimExpr, ...]) -> PrimExpr:
-    total: PrimExpr = builders.const(1, extents[0].dtype) if extents else builders.const(1)
-    for extent in extents:
-        total = total * extent
-    return total

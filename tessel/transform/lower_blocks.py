@@ -14,15 +14,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import reduce
-from typing import ClassVar
+from typing import ClassVar, NoReturn
 
 from tessel.ir import builders
-from tessel.ir.expr import PrimExpr, Var
+from tessel.ir.expr import IntImm, PrimExpr, Var
 from tessel.ir.functor import Mutator
 from tessel.ir.node import Node, with_changes
 from tessel.ir.substitute import substitute
 from tessel.ir.transform import PassContext
 from tessel.support.dtype import bool_
+from tessel.tir.analysis.interval import constant_extent
 from tessel.tir.block import Block, BlockRealize, IterVarType, MatchBufferRegion
 from tessel.tir.buffer import Buffer
 from tessel.tir.function import PrimFunc
@@ -82,8 +83,9 @@ class _BlockLowerer(Mutator):
 
 
 def _extents(buffer: Buffer) -> tuple[PrimExpr, ...]:
-    """What to allocate for an alloc_buffer: its shape, or its flat extent when strided."""
-    return (flat_extent(buffer),) if buffer.strides else buffer.shape
+    """What to allocate for an alloc_buffer: every element it reaches past its data pointer,
+    its elem_offset and strides included."""
+    return (flat_extent(buffer),)
 
 
 def _guarded_init(block: Block, init: Stmt) -> Stmt:
@@ -109,6 +111,7 @@ def _bind_match_buffer(match: MatchBufferRegion, body: Stmt) -> Stmt:
             f"`{source.buffer.name}` has only {source_rank}",
             rule="lower_blocks.match-buffer-rank",
         )
+    _check_match_shape(match)
     offset = source.buffer.elem_offset
     for region, stride in zip(source.region, source_strides, strict=True):
         offset = offset + region.min * stride
@@ -128,6 +131,44 @@ def _bind_match_buffer(match: MatchBufferRegion, body: Stmt) -> Stmt:
     )
     body = substitute(_BufferReplacer({declared: view}).visit(body), symbols)
     return DeclBuffer(view, body)
+
+
+def _check_match_shape(match: MatchBufferRegion) -> None:
+    """The view must cover its region exactly: the leading dimensions it drops have extent 1,
+    and each of its constant extents equals the region's extent there (a symbolic extent is
+    bound to the region's, see `_symbolic_bindings`)."""
+    declared, region = match.buffer, match.source.region
+    dropped = len(region) - len(declared.shape)
+    for axis, rng in enumerate(region[:dropped]):
+        extent = constant_extent(rng.extent)
+        if extent is not None and extent != 1:
+            problem = f"drops dimension {axis} of the region, whose extent is {extent}, not 1"
+            _raise_match_shape(match, problem)
+    for axis, (want, rng) in enumerate(zip(declared.shape, region[dropped:], strict=True)):
+        extent = constant_extent(rng.extent)
+        if isinstance(want, IntImm) and extent is not None and want.value != extent:
+            problem = (
+                f"has extent {want.value} in dimension {axis}, but the region's extent there "
+                f"is {extent}"
+            )
+            _raise_match_shape(match, problem)
+
+
+def _raise_match_shape(match: MatchBufferRegion, problem: str) -> NoReturn:
+    shape = ", ".join(str(e) for e in match.buffer.shape)
+    extents = ", ".join(_extent_text(r.extent) for r in match.source.region)
+    raise LoweringError(
+        f"match_buffer `{match.buffer.name}` (shape [{shape}]) {problem}; the region of "
+        f"`{match.source.buffer.name}` has extents [{extents}]",
+        rule="lower_blocks.match-buffer-shape",
+        hint="give the matched buffer the region's shape (leading extent-1 dimensions may be "
+        "left out)",
+    )
+
+
+def _extent_text(extent: PrimExpr) -> str:
+    value = constant_extent(extent)
+    return str(extent) if value is None else str(value)
 
 
 def _symbolic_bindings(

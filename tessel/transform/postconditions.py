@@ -7,7 +7,7 @@ from collections.abc import Callable
 from tessel.ir.functor import post_order
 from tessel.ir.module import IRModule
 from tessel.support.errors import InternalError
-from tessel.tir.block import Block, BlockRealize
+from tessel.tir.analysis.blocks import first_block
 from tessel.tir.buffer import BufferLoad
 from tessel.tir.function import PrimFunc
 from tessel.tir.stmt import BufferStore
@@ -15,10 +15,8 @@ from tessel.tir.verify import VerifyError, verify_well_formed
 
 
 def _no_blocks(func: PrimFunc) -> str | None:
-    for node in post_order(func.body):
-        if isinstance(node, Block | BlockRealize):
-            return "a block remains"
-    return None
+    block = first_block(func.body)
+    return None if block is None else f"block `{block.name_hint}` remains"
 
 
 def _flat_accesses(func: PrimFunc) -> str | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from tessel.testing.ir_programs import TRUE, block, loops, prim_func, root, seq, store
@@ -11,7 +13,8 @@ from tessel.ir import builders as B
 from tessel.ir.expr import Let, StringImm, Var
 from tessel.ir.module import IRModule
 from tessel.ir.type import PointerType
-from tessel.tir import builtin
+from tessel.runtime import RuntimeCallError
+from tessel.tir import builtin, interpreter
 from tessel.tir.block import MatchBufferRegion
 from tessel.tir.buffer import BufferRegion, decl_buffer
 from tessel.tir.stmt import (
@@ -19,6 +22,8 @@ from tessel.tir.stmt import (
     AllocateConst,
     AssertStmt,
     DeclBuffer,
+    For,
+    ForKind,
     IfThenElse,
     LetStmt,
     While,
@@ -63,11 +68,12 @@ def test_while_if_let_compute_like_python():
     np.testing.assert_array_equal(odd, np.where(a % 2 == 0, 6 * a, (a + 1) ** 2))
 
 
-def test_failed_assert_raises_runtime_error_with_its_message():
+def test_failed_assert_raises_runtime_call_error_with_its_message():
     module = build(_halvings_program())
     a, out, odd = np.ones(16, "int32"), np.zeros(16, "int32"), np.zeros(16, "int32")
-    with pytest.raises(RuntimeError, match="n must be positive"):
+    with pytest.raises(RuntimeCallError, match="n must be positive") as err:
         module(0, a, out, odd)
+    assert err.value.function == "halvings" and err.value.c_message == "n must be positive"
 
 
 def test_symbolic_size_is_bound_from_the_argument_shapes():
@@ -192,3 +198,45 @@ def test_pointer_typed_allocation_of_bool_buffer_works():
     a, result = RNG.integers(-5, 5, 8).astype("int32"), np.zeros(8, "int32")
     build(prim_func("relu_mask", (a_buf, out), body))(a, result)
     np.testing.assert_array_equal(result, np.maximum(a, 0))
+
+
+def test_loop_bound_is_read_once_even_if_the_body_changes_it():
+    count, out = decl_buffer((1,), "int32", "count"), decl_buffer((8,), "int32", "out")
+    i = Var("i")
+    body = seq(store(out, (i,), i), store(count, (0,), count[0] - 1))
+    func = prim_func("countdown", (count, out), For(i, B.const(0), count[0], ForKind.SERIAL, body))
+    for run in (lambda *args: interpreter.run(func, *args), lambda *args: build(func)(*args)):
+        count_arg, out_arg = np.array([8], "int32"), np.full(8, -1, "int32")
+        run(count_arg, out_arg)
+        np.testing.assert_array_equal(out_arg, np.arange(8))
+        assert count_arg[0] == 0
+
+
+def test_loop_with_a_symbolic_start_runs_from_start_to_start_plus_extent():
+    start, out = Var("start"), decl_buffer((8,), "int32", "out")
+    i = Var("i")
+    func = prim_func("tail", (start, out), For(i, start, 8 - start, ForKind.SERIAL, store(out, (i,), i * 10)))
+    for run in (lambda *args: interpreter.run(func, *args), lambda *args: build(func)(*args)):
+        result = np.zeros(8, "int32")
+        run(3, result)
+        np.testing.assert_array_equal(result, [0, 0, 0, 30, 40, 50, 60, 70])
+
+
+def test_float_scalar_parameter_is_no_size_symbol_and_takes_nan_and_inf():
+    x, a_buf = Var("x", "float32"), decl_buffer((4,), "float32", "A")
+    module = build(prim_func("fill", (x, a_buf), loops((4,), lambda i: store(a_buf, (i,), x))))
+    assert [p.symbol for p in module["fill"].signature.params] == [None, None]
+    for value in (1.5, math.nan, math.inf, -math.inf):
+        a = np.zeros(4, "float32")
+        module(value, a)
+        np.testing.assert_array_equal(a, np.float32(value))
+
+
+def test_integer_scalar_parameter_is_a_size_symbol_only_if_a_shape_uses_it():
+    n, k = Var("n"), Var("k")
+    a_buf = decl_buffer((n,), "int32", "A")
+    module = build(prim_func("shift", (n, k, a_buf), loops((n,), lambda i: store(a_buf, (i,), i + k))))
+    assert [p.symbol for p in module["shift"].signature.params] == ["n", None, None]
+    a = np.zeros(3, "int32")
+    module(3, 100, a)  # k = 100 is no size: the shape (3,) is only checked against n
+    np.testing.assert_array_equal(a, [100, 101, 102])

@@ -3,18 +3,26 @@
 from __future__ import annotations
 
 import re
+import subprocess
 
 import numpy as np
 import pytest
 from tessel.testing.ir_programs import block, loops, prim_func, root, store
 
 from tessel.codegen import CodegenError, generate
+from tessel.codegen.c_names import RESERVED_NAMES, NameScope
+from tessel.codegen.c_prelude import PRELUDE
 from tessel.driver import build
 from tessel.ir import builders as B
-from tessel.ir.expr import Broadcast, Ramp, Var
+from tessel.ir.expr import Broadcast, Call, Ramp, StringImm, Var
 from tessel.ir.module import IRModule
-from tessel.runtime import BuildError
+from tessel.runtime import BuildError, find_compiler
+from tessel.support.dtype import DataType
+from tessel.support.errors import InternalError
+from tessel.support.names import c_identifier
+from tessel.tir import builtin
 from tessel.tir.buffer import decl_buffer
+from tessel.tir.stmt import Evaluate, For, ForKind
 from tessel.transform import lower
 
 AWKWARD = ["int", "for", "my-buf", "A.B", "A_B", "2x", "double", "main", "expf", "__x"]
@@ -70,3 +78,56 @@ def test_unlowered_blocks_are_rejected_by_codegen():
     with pytest.raises(CodegenError, match="block `root` reached code generation") as err:
         generate(IRModule.from_func(func))
     assert err.value.rule == "codegen.block"
+
+
+_MACRO_NAMES = ["INT32_MAX", "EXIT_FAILURE", "SIZE_MAX", "HUGE_VALF", "FP_NAN", "RAND_MAX", "NAN",
+                "INFINITY", "errno", "M_PI", "linux", "_LP64", "_OPENMP", "UINT8_MAX"]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", _MACRO_NAMES)
+def test_variables_named_like_header_macros_compile_and_run(name):
+    a_buf = decl_buffer((4,), "int32", name)
+    i = Var(name)
+    func = prim_func("f", (a_buf,), For(i, B.const(0), B.const(4), ForKind.SERIAL, store(a_buf, (i,), i * 2)))
+    a = np.zeros(4, "int32")
+    build(func)(a)
+    np.testing.assert_array_equal(a, [0, 2, 4, 6])
+
+
+def _prelude_macros(*flags):
+    """Every macro defined after the prelude: its headers', the compiler's and its own."""
+    result = subprocess.run([*find_compiler(), *flags, "-dM", "-E", "-x", "c", "-"], input=PRELUDE,
+                            capture_output=True, text=True, check=True)  # fmt: skip
+    return {line.split()[1].split("(")[0] for line in result.stdout.splitlines() if line.startswith("#define")}
+
+
+@pytest.mark.parametrize("flags", [("-std=c11",), ("-std=gnu11",)])
+def test_every_macro_defined_by_the_prelude_or_its_headers_is_reserved(flags):
+    try:
+        macros = _prelude_macros(*flags)
+    except (OSError, subprocess.CalledProcessError, BuildError) as err:
+        pytest.skip(f"no usable C compiler: {err}")
+    user_visible = {m for m in macros if c_identifier(m) == m}  # `__x` and `_X` get prefixed
+    assert user_visible - RESERVED_NAMES == set()
+
+
+def test_a_handle_parameter_aliases_its_buffer_pointer():
+    scope = NameScope(set())
+    data, handle = Var("A", "handle"), Var("A_handle", "handle")
+    name = scope.bind(data)
+    scope.alias(handle, name)
+    assert scope.name_of(handle) == scope.name_of(data) == name
+    with pytest.raises(InternalError):
+        scope.alias(Var("x"), "unbound_name")
+
+
+@pytest.mark.parametrize("name", ["return", "é", "a b"])
+def test_call_extern_of_an_invalid_name_is_a_codegen_error(name):
+    a_buf = decl_buffer((4,), "float32", "A")
+    call = Call(DataType.of("int32"), builtin.call_extern_op, (StringImm(name), a_buf[0]))
+    func = prim_func("f", (a_buf,), Evaluate(call))
+    with pytest.raises(CodegenError, match="call_extern needs the name of a C function") as err:
+        generate(lower(func))
+    assert err.value.rule == "codegen.call-extern"
+    with pytest.raises(BuildError, match="call_extern needs the name"):
+        build(func)

@@ -2,7 +2,7 @@
 
 from tessel.ir import builders
 from tessel.ir.expr import Add, IntImm, PrimExpr, Var
-from tessel.ir.functor import Mutator, Visitor, post_order
+from tessel.ir.functor import Mutator, Visitor, method_name, post_order
 from tessel.ir.node import child_items
 from tessel.ir.substitute import substitute
 from tessel.support.dtype import handle, int32
@@ -144,3 +144,17 @@ def test_visitor_dispatch_follows_the_class_hierarchy():
     counter = CountBinary()
     counter.visit(builders.mul(Var("x") + Var("y"), Var("z")))
     assert counter.count == 2
+
+
+def test_method_name_dispatches_along_the_mro_with_a_prefix():
+    class Printer:
+        def expr_PrimExpr(self, node):  # noqa: N802  (dispatch on class names)
+            return "any expression"
+
+        def expr_Var(self, node):  # noqa: N802
+            return "a variable"
+
+    assert method_name(Printer, Var, "expr_") == "expr_Var"
+    assert method_name(Printer, Add, "expr_") == "expr_PrimExpr"
+    assert method_name(Printer, For, "expr_") is None
+    assert method_name(Printer, Var, "stmt_") is None

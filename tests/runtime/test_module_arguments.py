@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
-from tessel.runtime import FunctionSignature, Module, ParamSpec, compile_source
+from tessel.runtime import FunctionSignature, Module, ParamSpec, RuntimeCallError, compile_source
+from tessel.support.errors import UserError
 
 # What generated code looks like: data pointers, scalars, trailing int64 sizes, int32 status.
 SOURCE = r"""
@@ -63,10 +66,13 @@ def test_bad_arguments_raise_value_error_naming_the_parameter(scaled_add, args, 
         scaled_add(*args)
 
 
-def test_nonzero_status_raises_runtime_error_with_the_c_message(scaled_add):
+def test_nonzero_status_raises_runtime_call_error_with_the_c_message(scaled_add):
     a, b = np.zeros((2, 3), "float32"), np.zeros((2, 3), "float32")
-    with pytest.raises(RuntimeError, match="`scaled_add` failed: k must not be negative"):
+    with pytest.raises(RuntimeCallError, match="`scaled_add` failed: k must not be negative") as err:
         scaled_add(a, b, -1)
+    assert isinstance(err.value, UserError) and isinstance(err.value, RuntimeError)
+    assert err.value.function == "scaled_add" and err.value.c_message == "k must not be negative"
+    assert err.value.rule == "runtime.call-failed"
 
 
 class _DLPackOnly:
@@ -91,3 +97,19 @@ def test_dlpack_objects_are_accepted_without_copying(scaled_add):
 def test_unknown_function_name_lists_the_available_ones(scaled_add):
     with pytest.raises(KeyError, match=r"no function `nope`.*\['scaled_add'\]"):
         scaled_add["nope"]
+
+
+def test_float_scalar_without_a_size_symbol_passes_nan_and_inf_through():
+    source = r"""
+#include <stdint.h>
+const char* tessel_get_last_error(void) { return ""; }
+int32_t fill(double x, double* out) { out[0] = x; return 0; }
+"""
+    signature = FunctionSignature(
+        "fill", "fill", (ParamSpec("x", "scalar", "float64"), ParamSpec("out", "buffer", "float64", (1,)))
+    )
+    fill = Module(compile_source(source), [signature])
+    for value in (math.nan, math.inf, -math.inf, 2.5):
+        out = np.zeros(1)
+        fill(value, out)
+        np.testing.assert_array_equal(out, [value])

@@ -2,8 +2,12 @@
 
 import pytest
 
+from tessel.ir.expr import Add
+from tessel.ir.functor import post_order
 from tessel.script import parse
 from tessel.script.errors import ParseError
+from tessel.script.parser import operators
+from tessel.support.errors import InternalError
 from tessel.testing.parse_errors import expect_parse_error
 
 
@@ -395,3 +399,104 @@ def test_build_errors_keep_their_cause():
         parse('@T.prim_func\ndef f(A: T.Buffer((4,), "float32")):\n    A[0] = 1 + A[0, 1]\n')
     assert info.value.__cause__ is not None
     assert info.value.span.column == 16
+
+
+def test_global_symbol_that_is_not_a_string():
+    err = expect_parse_error('''
+        @T.prim_func
+        def f(A: T.Buffer((4,), "float32")):
+            T.func_attr({"global_symbol": 3})  # error: `global_symbol` must be a string
+            A[0] = T.float32(0)
+    ''')
+    assert "got 3" in err.message
+
+
+@pytest.mark.parametrize("name", ['"return"', '"é"', "3", '"a b"', '"1f"'])
+def test_call_extern_name_must_be_a_c_identifier(name):
+    err = expect_parse_error(f'''
+        @T.prim_func
+        def f(A: T.Buffer((4,), "float32")):
+            T.evaluate(T.call_extern("int32", {name}, A[0]))  # error: needs the name of a C function
+    ''')
+    assert _column(err) == 39  # at the name argument
+
+
+def test_assert_message_must_be_a_string():
+    err = expect_parse_error('''
+        @T.prim_func
+        def f(A: T.Buffer((4,), "int32")):
+            assert A[0] == 1, 3  # error: an assert message must be a string
+    ''')
+    assert _column(err) == 23
+
+
+def test_unsupported_operator_is_a_parse_error():
+    expect_parse_error('''
+        @T.prim_func
+        def f(A: T.Buffer((4,), "int32")):
+            A[0] = A[1] @ A[2]  # error: the operator `MatMult` is not supported
+    ''')
+
+
+def test_subscript_of_a_python_value_out_of_range():
+    expect_parse_error('''
+        @T.prim_func
+        def f(A: T.Buffer((4,), "int32")):
+            A[0] = A.shape[5]  # error: `A.shape[5]` fails: tuple index out of range
+    ''')
+
+
+def _long_sum(terms: int, term: str = "A[1]") -> str:
+    return "+".join([term] * terms)
+
+
+def test_long_sum_parses_without_recursion():
+    func = parse(f'@T.prim_func\ndef f(A: T.Buffer((4,), "int32")):\n    A[0] = {_long_sum(2000)}\n')
+    adds = [n for n in post_order(func.body) if isinstance(n, Add)]
+    assert len(adds) == 1999
+
+
+def test_error_deep_in_a_long_sum_is_reported_at_its_operator():
+    terms = _long_sum(700) + ' + "x" + ' + _long_sum(700)
+    err = expect_parse_error(f'''
+        @T.prim_func
+        def f(A: T.Buffer((4,), "int32")):
+            A[0] = {terms}  # error: x
+    ''')
+    assert _column(err) == 12
+    assert err.span.end_column == 12 + len(_long_sum(700) + ' + "x"')  # the link adding "x"
+
+
+def test_expression_too_deep_for_the_evaluator_is_a_parse_error_at_the_statement():
+    nested = "-" * 2000 + "A[1]"
+    err = expect_parse_error(f'''
+        @T.prim_func
+        def f(A: T.Buffer((4,), "int32")):
+            A[2] = A[1]
+            A[0] = {nested}  # error: nested too deeply
+    ''')
+    assert _column(err) == 5
+    assert err.message.startswith("this statement is nested too deeply")
+    assert isinstance(err.__cause__, RecursionError)
+    assert err.hint is not None and "split" in err.hint
+
+
+def test_expression_too_deep_for_python_s_parser_is_a_parse_error_on_its_line():
+    err = expect_parse_error(f'''
+        @T.prim_func
+        def f(A: T.Buffer((4,), "int32")):
+            A[2] = A[1]
+            A[0] = {_long_sum(20000)}  # error: nested too deeply
+    ''')
+    assert _column(err) == 5
+    assert "for Python's parser" in err.message
+
+
+@pytest.mark.parametrize("bug", [AttributeError, KeyError, IndexError])
+def test_internal_errors_are_not_disguised_as_parse_errors(monkeypatch, bug):
+    def broken(op, value):
+        raise bug("a bug")
+
+    monkeypatch.setattr(operators, "apply_unary", broken)
+    with pytest.raises(InternalError, match=rf"<string>:3:12: {bug.__name__} while parsing `-A\[1\]`"):
+        parse('@T.prim_func\ndef f(A: T.Buffer((4,), "int32")):\n    A[0] = -A[1]\n')

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tessel.support.names import C_KEYWORDS, c_identifier, unique_name
+from tessel.support.names import C_KEYWORDS, c_identifier, is_c_identifier, unique_name
 
 _C_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -31,6 +31,9 @@ def test_keywords_are_prefixed(keyword):
         ("tessel_buf", "v_tessel_buf"),
         ("matmul", "matmul"),
         ("_private", "_private"),
+        ("_LP64", "v__LP64"),
+        ("_Exit", "v__Exit"),
+        ("_", "_"),
     ],
 )
 def test_invalid_characters_leading_digits_and_reserved_prefixes(name, expected):
@@ -43,6 +46,7 @@ def test_any_name_becomes_a_valid_unreserved_identifier(name):
     assert _C_IDENTIFIER.match(result)
     assert result not in C_KEYWORDS
     assert not result.startswith(("__", "tessel_"))
+    assert not re.match(r"_[A-Z]", result)  # reserved to the C implementation
 
 
 @given(name=st.text(max_size=20))
@@ -69,3 +73,13 @@ def test_unique_names_never_collide(bases):
     taken: set[str] = set()
     names = [unique_name(base, taken) for base in bases]
     assert len(set(names)) == len(names)
+
+
+@pytest.mark.parametrize("name", ["abs", "my_fn2", "_helper", "expf"])
+def test_is_c_identifier_accepts_ascii_identifiers(name):
+    assert is_c_identifier(name)
+
+
+@pytest.mark.parametrize("name", ["return", "int", "é", "a-b", "2x", "", " f", 3, None, b"abs"])
+def test_is_c_identifier_rejects_keywords_non_ascii_and_non_strings(name):
+    assert not is_c_identifier(name)

@@ -96,9 +96,44 @@ def test_div_and_mod_on_integers_truncate_like_c():
     np.testing.assert_array_equal(_run_binary(Mod, a, b), np.fmod(a, b))
 
 
-def test_int_min_divided_by_minus_one_wraps():
-    a, b = _NUMERATORS[-1:], _DENOMINATORS[-1:]
-    np.testing.assert_array_equal(_run_binary(Div, a, b), a)
+@pytest.mark.parametrize("node_cls", [Div, Mod, FloorDiv, FloorMod])
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64"])
+def test_int_min_divided_by_minus_one_is_refused_like_division_by_zero(node_cls, dtype):
+    # C leaves the overflow undefined and x86 traps on it; the C backend refuses it too.
+    low = np.iinfo(dtype).min
+    a, b = np.array([7, low], dtype), np.array([-1, -1], dtype)
+    with pytest.raises(InterpreterError, match=f"overflow: {low} divided by -1") as err:
+        _run_binary(node_cls, a, b)
+    assert err.value.rule == "interpreter.division-overflow"
+
+
+def _python_results(node_cls, xs, ys):
+    """Exact integer results of Div/Mod (truncating) and FloorDiv/FloorMod, computed in Python."""
+    ops = {Div: lambda x, y: int(x / y), Mod: lambda x, y: int(math.fmod(x, y)),
+           FloorDiv: lambda x, y: x // y, FloorMod: lambda x, y: x % y}  # fmt: skip
+    return [ops[node_cls](x, y) for x, y in zip(xs, ys, strict=True)]
+
+
+@pytest.mark.parametrize("node_cls", [Div, Mod, FloorDiv, FloorMod])
+def test_other_divisions_by_minus_one_and_of_int_min_are_exact(node_cls):
+    a = np.array([7, -7, -(2**31) + 1, -(2**31)], np.int32)
+    b = np.array([-1, -1, -1, 2], np.int32)
+    expected = _python_results(node_cls, a.tolist(), b.tolist())
+    np.testing.assert_array_equal(_run_binary(node_cls, a, b), expected)
+
+
+@pytest.mark.parametrize("node_cls", [Div, Mod, FloorDiv, FloorMod])
+def test_vector_int_min_divided_by_minus_one_is_refused(node_cls):
+    a, b, c = (buffer(x, (4,), "int32") for x in "ABC")
+    lanes = Ramp(const(0), const(1), 4)
+    func = prim_func([a, b, c], store(c, (lanes,), node_cls(a[lanes], b[lanes])))
+    numerators = np.array([1, 2, -(2**31), 4], np.int32)
+    with pytest.raises(InterpreterError, match="overflow") as err:
+        run(func, numerators, np.array([1, 1, -1, 1], np.int32), np.zeros(4, np.int32))
+    assert err.value.rule == "interpreter.division-overflow"
+    out = np.zeros(4, np.int32)
+    run(func, numerators, np.array([1, 1, 1, -1], np.int32), out)
+    np.testing.assert_array_equal(out[[0, 1, 3]], _python_results(node_cls, [1, 2, 4], [1, 1, -1]))
 
 
 @pytest.mark.parametrize("node_cls", [Div, Mod, FloorDiv, FloorMod])
@@ -166,10 +201,25 @@ def _unary_math(name, values):
     return out
 
 
-def test_round_goes_half_away_from_zero_like_c():
-    values = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.49999997, -3.7], np.float32)
-    expected = np.array([-3, -2, -1, 1, 2, 3, 0, -4], np.float32)
-    np.testing.assert_array_equal(_unary_math("round", values), expected)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_round_goes_half_to_even_like_numpy_and_c_nearbyint(dtype):
+    values = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.49999997, -3.7], dtype)
+    expected = np.array([-2, -2, -0.0, 0, 2, 2, 0, -4], dtype)
+    result = _unary_math("round", values)
+    np.testing.assert_array_equal(result, expected)
+    np.testing.assert_array_equal(result, np.round(values))
+    np.testing.assert_array_equal(np.signbit(result), np.signbit(expected))
+
+
+@pytest.mark.parametrize("node_cls", [builders.min_value, builders.max_value])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_float_min_max_follow_numpy_for_signed_zeros_and_nan(node_cls, dtype):
+    a = np.array([-0.0, 0.0, np.nan, 1.0, np.nan, -np.inf], dtype)
+    b = np.array([0.0, -0.0, 1.0, np.nan, np.nan, 2.0], dtype)
+    expected = (np.minimum if node_cls is builders.min_value else np.maximum)(a, b)
+    result = _run_binary(node_cls, a, b)
+    np.testing.assert_array_equal(result, expected)  # NaN positions equal too
+    np.testing.assert_array_equal(np.signbit(result), np.signbit(expected))
 
 
 def test_nearbyint_rounds_half_to_even():

@@ -6,11 +6,13 @@ import numpy as np
 import pytest
 from tessel.testing.ir_programs import TRUE, block, loops, matmul, prim_func, root, seq, store
 
-from tessel.driver import build
+from tessel.driver import build, generate_c_source
 from tessel.ir import builders as B
+from tessel.ir.expr import Var
 from tessel.ir.functor import post_order
 from tessel.ir.module import IRModule
 from tessel.ir.structural import structural_equal
+from tessel.support.dtype import int32, int64
 from tessel.tir import interpreter
 from tessel.tir.buffer import BufferLoad, decl_buffer
 from tessel.tir.stmt import Allocate, BufferStore, DeclBuffer, For
@@ -100,3 +102,60 @@ def test_axis_separators_are_rejected_for_flat_c_memory():
     with pytest.raises(LoweringError, match="axis separators") as err:
         _flatten(prim_func("sep", (a_buf,), body))
     assert err.value.rule == "flatten_buffer.axis-separators"
+
+
+def test_function_with_blocks_is_rejected_naming_the_block():
+    with pytest.raises(LoweringError, match="block `C` remains"):
+        FlattenBuffer()(IRModule.from_func(matmul(4)))
+
+
+def _fill_program(shape, dtype="int8"):
+    a_buf = decl_buffer(shape, dtype, "A")
+    return prim_func("fill", (a_buf,), loops(shape, lambda *idx: store(a_buf, idx, 1)))
+
+
+def test_buffer_larger_than_int32_max_elements_gets_int64_flat_indices():
+    # 65536 * 32769 elements overflow int32 (the C code used to write far out of bounds); the
+    # IR is checked instead of allocating 2 GiB.
+    after = _flatten(_fill_program((65536, 32769)))
+    (access,) = _accesses(after)
+    assert access.indices[0].dtype == int64
+    i, j = (loop.loop_var for loop in [n for n in post_order(after.body) if isinstance(n, For)][::-1])
+    assert structural_equal(access.indices[0], B.cast(i, int64) * B.const(32769, int64) + B.cast(j, int64))
+    assert "(int64_t)" in generate_c_source(_fill_program((65536, 32769)))
+
+
+def test_small_buffer_keeps_int32_flat_indices():
+    after = _flatten(_fill_program((64, 32)))
+    (access,) = _accesses(after)
+    assert access.indices[0].dtype == int32
+
+
+def test_symbolic_shape_whose_product_may_exceed_int32_gets_int64_indices_and_runs():
+    n, m = Var("n"), Var("m")
+    a_buf, out = decl_buffer((n, m), "float32", "A"), decl_buffer((n, m), "float32", "out")
+    before = prim_func("scale", (a_buf, out), loops((n, m), lambda i, j: store(out, (i, j), a_buf[i, j] * 2.0)))
+    after = _flatten(before)
+    assert all(a.indices[0].dtype == int64 for a in _accesses(after))
+    a = RNG.standard_normal((3, 5)).astype("float32")
+    _check_same(before, after, lambda: (a, np.zeros((3, 5), "float32")),
+                lambda _a, result: np.testing.assert_array_equal(result, a * 2))  # fmt: skip
+
+
+def test_one_dimensional_int32_symbolic_shape_keeps_int32_indices():
+    # an int32 extent cannot exceed INT32_MAX, so neither can the index
+    n = Var("n")
+    a_buf = decl_buffer((n,), "float32", "A")
+    after = _flatten(prim_func("fill", (a_buf,), loops((n,), lambda i: store(a_buf, (i,), 1.0))))
+    (access,) = _accesses(after)
+    assert access.indices[0].dtype == int32
+
+
+def test_large_allocation_gets_an_int64_size():
+    a_buf = decl_buffer((4,), "int8", "A")
+    big = decl_buffer((65536, 32769), "int8", "big")
+    body = Allocate(big.data, big.dtype, big.shape, TRUE, DeclBuffer(big, store(a_buf, (0,), big[0, 0])))
+    after = _flatten(prim_func("big", (a_buf,), body))
+    assert isinstance(after.body, Allocate)
+    (size,) = after.body.extents
+    assert size.dtype == int64 and B.is_const_int(size, 65536 * 32769)

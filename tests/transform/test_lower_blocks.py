@@ -13,6 +13,7 @@ from tessel.ir.functor import post_order
 from tessel.ir.module import IRModule
 from tessel.ir.structural import structural_equal
 from tessel.tir import interpreter
+from tessel.tir.interpreter import InterpreterError
 from tessel.tir.block import Block, BlockRealize, MatchBufferRegion
 from tessel.tir.buffer import BufferRegion, decl_buffer
 from tessel.tir.stmt import Allocate, DeclBuffer, For, IfThenElse
@@ -123,3 +124,59 @@ def test_block_with_iterators_but_no_realize_is_a_lowering_error():
     with pytest.raises(LoweringError, match="`lonely` has iterators") as err:
         _lower(func)
     assert err.value.rule == "lower_blocks.unbound-iterators"
+
+
+def test_alloc_buffer_allocation_covers_its_elem_offset():
+    a_buf, out = decl_buffer((4,), "float32", "A"), decl_buffer((4,), "float32", "out")
+    temp = decl_buffer((4,), "float32", "temp", elem_offset=1000)
+    body = seq(
+        loops((4,), lambda i: block("t", "S", (i,), (4,), lambda v: store(temp, (v,), a_buf[v] * 2.0))),
+        loops((4,), lambda i: block("o", "S", (i,), (4,), lambda v: store(out, (v,), temp[v] + 1.0))),
+    )
+    before = prim_func("offset", (a_buf, out), root(body, (temp,)))
+    after = _lower(before)
+    assert isinstance(after.body, Allocate)
+    (size,) = after.body.extents
+    assert B.is_const_int(size, 1004)  # the view reaches elements 1000..1003
+    a = RNG.standard_normal(4).astype("float32")
+    for _, result in _run_all(before, after, lambda: (a, np.zeros(4, "float32"))):
+        np.testing.assert_array_equal(result, a * 2 + 1)
+
+
+def _tile_program(shape, region):
+    """A block matching `region(vi)` of a 4x4 buffer as a buffer of `shape`, filling it with 1."""
+    a_buf = decl_buffer((4, 4), "float32", "A")
+    tile = decl_buffer(shape, "float32", "S")
+    fill = loops(shape, lambda *idx: store(tile, idx, 1.0), names="kl")
+    return prim_func("tiles", (a_buf,), root(loops((2,), lambda i: block(
+        "b", "S", (i,), (2,), lambda vi: fill,
+        match_buffers=lambda vi: [MatchBufferRegion(tile, BufferRegion.from_indices(a_buf, region(vi)))]))))  # fmt: skip
+
+
+def test_match_buffer_dropping_a_dimension_whose_extent_is_not_one_is_rejected():
+    func = _tile_program((4,), lambda vi: (slice(vi * 2, vi * 2 + 2), slice(0, 2)))
+    with pytest.raises(LoweringError, match=r"`S` \(shape \[4\]\) drops dimension 0 .* extent is 2") as err:
+        _lower(func)
+    assert err.value.rule == "lower_blocks.match-buffer-shape"
+    with pytest.raises(InterpreterError, match="cannot match"):
+        interpreter.run(func, np.zeros((4, 4), "float32"))
+
+
+def test_match_buffer_with_a_constant_shape_other_than_the_region_is_rejected():
+    func = _tile_program((2, 3), lambda vi: (slice(vi * 2, vi * 2 + 2), slice(0, 2)))
+    with pytest.raises(LoweringError, match="extent 3 in dimension 1, but the region's extent there is 2") as err:
+        build(func)
+    assert err.value.rule == "lower_blocks.match-buffer-shape"
+
+
+def test_match_buffer_of_the_region_shape_or_dropping_unit_dimensions_lowers_and_runs():
+    full = _tile_program((2, 2), lambda vi: (slice(vi * 2, vi * 2 + 2), slice(0, 2)))
+    row = _tile_program((2,), lambda vi: (vi * 2, slice(1, 3)))
+    expected_full = np.zeros((4, 4), "float32")
+    expected_full[:, :2] = 1
+    expected_row = np.zeros((4, 4), "float32")
+    expected_row[[0, 2], 1:3] = 1
+    for func, expected in ((full, expected_full), (row, expected_row)):
+        after = _lower(func)
+        for (result,) in _run_all(func, after, lambda: (np.zeros((4, 4), "float32"),)):
+            np.testing.assert_array_equal(result, expected)

@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import numpy as np
-from tessel.testing.ir_programs import TRUE, loops, matmul, prim_func, seq, store
+import pytest
 
 from tessel.driver import build
 from tessel.ir import builders as B
+from tessel.ir.expr import Cast
 from tessel.ir.functor import post_order
 from tessel.ir.module import IRModule
 from tessel.ir.transform import PassTimingInstrument
+from tessel.support.dtype import float32, int64
+from tessel.support.errors import InternalError
+from tessel.testing.ir_programs import TRUE, loops, matmul, prim_func, seq, store
 from tessel.tir import builtin, interpreter
 from tessel.tir.block import Block
 from tessel.tir.buffer import BufferLoad, decl_buffer
-from tessel.tir.stmt import Allocate, DeclBuffer, Evaluate
+from tessel.tir.stmt import Allocate, BufferStore, DeclBuffer, Evaluate
 from tessel.transform import RemoveAssume, RemoveUndefStores, lower
+from tessel.transform.postconditions import check_postcondition
 
 
 def test_lower_runs_the_passes_in_order_and_reports_each_to_instruments():
@@ -50,3 +55,21 @@ def test_assumptions_and_undef_stores_are_removed_without_changing_results():
         result = np.zeros(8, "int32")
         run(a, result)
         np.testing.assert_array_equal(result, a + 1)
+
+
+def test_stores_of_a_cast_undef_are_removed_too():
+    # The parser writes `T.Cast("float32", T.undef())` where an untyped undef meets a float.
+    a_buf = decl_buffer((4,), "float32", "A")
+    undef = Cast(float32, Cast(int64, builtin.undef("int32")))
+    func = prim_func("pad", (a_buf,), loops((4,), lambda i: store(a_buf, (i,), undef)))
+    after = RemoveUndefStores()(IRModule.from_func(func))["pad"]
+    assert not [n for n in post_order(after.body) if isinstance(n, BufferStore)]
+    for run in (lambda *args: interpreter.run(func, *args), lambda *args: build(func)(*args)):
+        a = np.ones(4, "float32")
+        run(a)
+        np.testing.assert_array_equal(a, 1)  # a store of undef is a no-op
+
+
+def test_lower_blocks_postcondition_names_a_block_that_remains():
+    with pytest.raises(InternalError, match="lower_blocks.*block `C` remains"):
+        check_postcondition(IRModule.from_func(matmul(4)), "lower_blocks")

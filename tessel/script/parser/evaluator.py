@@ -2,7 +2,9 @@
 
 Each AST node is evaluated by `_eval_<NodeClass>`. Any error raised while building a node
 (`IRTypeError`, a `T.*` helper's `UserError`, a Python `TypeError` ...) is re-raised as a
-ParseError pointing at that node, and an `ArgumentError` at the argument it names.
+ParseError pointing at that node, and an `ArgumentError` at the argument it names. An
+`AttributeError`, `KeyError` or `IndexError` is a Tessel bug (a script's own subscripts are
+checked where they are evaluated): it becomes an InternalError naming the location.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import inspect
 from typing import Any
 
 from tessel.ir import builders
-from tessel.ir.expr import PrimExpr
+from tessel.ir.expr import Call, PrimExpr
 from tessel.script.errors import ArgumentError, ParseError
 from tessel.script.parser import intents, operators
 from tessel.script.parser.context import Scopes
@@ -25,8 +27,9 @@ from tessel.tir.buffer import Buffer, BufferLoad
 from tessel.tir.stmt import BufferStore, ForKind
 
 # Python exceptions a malformed script can provoke while building a node.
-BUILD_ERRORS = (UserError, TypeError, ValueError, KeyError, IndexError, AttributeError,
-                ArithmeticError)
+BUILD_ERRORS = (UserError, TypeError, ValueError, ArithmeticError)
+# Exceptions that only a bug in the parser or the IR raises (reported as InternalError).
+BUG_ERRORS = (AttributeError, KeyError, IndexError)
 
 
 def range_loop(start: Any, stop: Any = None, step: Any = None) -> intents.LoopIntent:
@@ -54,7 +57,7 @@ def index_lanes(indices: tuple[PrimExpr, ...]) -> int:
 def value_for_store(buffer: Buffer, value: Any, lanes: int = 1) -> PrimExpr:
     """A stored value: Python numbers become constants of the buffer's dtype (as does T.undef())."""
     dtype = buffer.dtype.element.with_lanes(lanes * buffer.dtype.lanes)
-    if builtin.is_undef(value) and not value.args:
+    if isinstance(value, Call) and value.op is builtin.undef_op:
         return builtin.undef(dtype)
     if isinstance(value, PrimExpr):
         return value
@@ -97,6 +100,11 @@ def error_message(err: Exception) -> str:
     return str(err)
 
 
+def too_deep(what: str) -> str:
+    """The message for a RecursionError while parsing `what`."""
+    return f"{what} is nested too deeply for the parser (Python's recursion limit was reached)"
+
+
 class ExprEvaluator:
     """Evaluates Python expressions of a script to Python values and IR."""
 
@@ -114,6 +122,8 @@ class ExprEvaluator:
             raise
         except BUILD_ERRORS as err:
             raise self.source.error(node, error_message(err), getattr(err, "hint", None)) from err
+        except BUG_ERRORS as err:
+            raise self.source.internal_error(node, err) from err
 
     def eval_args(self, nodes: list[ast.expr]) -> list[Any]:
         """Evaluate positional arguments (with `*args` spread)."""
@@ -158,7 +168,11 @@ class ExprEvaluator:
             if any(isinstance(i, slice) for i in indices):
                 return base[indices]
             return BufferLoad(base, _converted(indices), span=self.source.span(node))
-        return base[index]
+        try:
+            return base[index]
+        except (KeyError, IndexError) as err:  # the script's own subscript of a Python value
+            what = ast.unparse(node)
+            raise self.source.error(node, f"`{what}` fails: {error_message(err)}") from err
 
     def _eval_Slice(self, node: ast.Slice) -> slice:  # noqa: N802
         parts = (node.lower, node.upper, node.step)
@@ -180,8 +194,25 @@ class ExprEvaluator:
         return result
 
     def _eval_BinOp(self, node: ast.BinOp) -> Any:  # noqa: N802
-        left, right = self.eval_expr(node.left), self.eval_expr(node.right)
-        return operators.apply_binary(node.op, left, right)
+        # `a + b + c + ...` nests to the left: walk the chain iteratively, so a long sum does
+        # not exhaust Python's recursion limit.
+        chain = [node]
+        while isinstance(chain[-1].left, ast.BinOp):
+            chain.append(chain[-1].left)  # type: ignore[arg-type]  # checked: a BinOp
+        value = self.eval_expr(chain[-1].left)
+        for link in reversed(chain):
+            right = self.eval_expr(link.right)
+            value = self._apply_binary(link, value, right)
+        return value
+
+    def _apply_binary(self, node: ast.BinOp, left: Any, right: Any) -> Any:
+        """`left <op> right`; an error raised building it is reported at `node`."""
+        try:
+            return operators.apply_binary(node.op, left, right)
+        except ParseError:
+            raise
+        except BUILD_ERRORS as err:
+            raise self.source.error(node, error_message(err), getattr(err, "hint", None)) from err
 
     def _eval_UnaryOp(self, node: ast.UnaryOp) -> Any:  # noqa: N802
         return operators.apply_unary(node.op, self.eval_expr(node.operand))

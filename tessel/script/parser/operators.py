@@ -78,6 +78,8 @@ def is_expr(value: Any) -> bool:
 
 def apply_binary(op: ast.operator, a: Any, b: Any) -> Any:
     """`a op b`: Python arithmetic unless an operand is an expression."""
+    if type(op) not in BINARY:
+        raise TypeError(f"the operator `{type(op).__name__}` is not supported in TVMScript")
     python_op, ir_op = BINARY[type(op)]
     return ir_op(a, b) if is_expr(a) or is_expr(b) else python_op(a, b)
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tessel.script.errors import ParseError
+from tessel.support.errors import InternalError
 from tessel.support.span import Span
 
 
@@ -36,6 +37,14 @@ class ScriptSource:
         """A ParseError pointing at `node`."""
         return ParseError(message, self.span(node), self.text, hint)
 
+    def internal_error(self, node: ast.AST, err: Exception) -> InternalError:
+        """An InternalError for a bug that `err` revealed while parsing `node`."""
+        span = self.span(node)
+        where = f"{span.file}:{span.line}:{span.column}"
+        return InternalError(
+            f"{where}: {type(err).__name__} while parsing `{ast.unparse(node)[:80]}`: {err}"
+        )
+
 
 def parse_python(code: str, source: ScriptSource) -> list[ast.stmt]:
     """The top-level statements of `code`; indented code (a method's source) parses as is.
@@ -52,9 +61,23 @@ def parse_python(code: str, source: ScriptSource) -> list[ast.stmt]:
         column = err.offset or 1
         span = Span(source.filename, line, column, line, column + 1)
         raise ParseError(f"invalid Python syntax: {err.msg}", span, source.text) from err
+    except RecursionError as err:  # Python's own parser gave up on a deeply nested expression
+        raise _too_deep(text, source) from err
     if wrapped:
         return module.body[0].body  # type: ignore[attr-defined]  # the `if True:` wrapper
     return module.body
+
+
+def _too_deep(text: str, source: ScriptSource) -> ParseError:
+    """Python's parser reports no location when it gives up: point at the longest line."""
+    lines = text.splitlines() or [""]
+    index = max(range(len(lines)), key=lambda i: len(lines[i]))
+    line = index + 1 + source.line_offset
+    indent = len(lines[index]) - len(lines[index].lstrip())
+    span = Span(source.filename, line, indent + 1, line, len(lines[index]) + 1)
+    message = "an expression is nested too deeply for Python's parser (probably on this line)"
+    hint = "split it into several statements (e.g. with let bindings)"
+    return ParseError(message, span, source.text, hint)
 
 
 def source_of(obj: Any) -> tuple[str, ScriptSource]:

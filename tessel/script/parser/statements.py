@@ -12,7 +12,13 @@ from tessel.ir.expr import IntImm, PrimExpr, StringImm
 from tessel.script.errors import ParseError
 from tessel.script.parser import intents
 from tessel.script.parser.context import BlockFrame, BodyFrame, Frame, FunctionFrame, Scopes
-from tessel.script.parser.evaluator import BUILD_ERRORS, ExprEvaluator, error_message
+from tessel.script.parser.evaluator import (
+    BUG_ERRORS,
+    BUILD_ERRORS,
+    ExprEvaluator,
+    error_message,
+    too_deep,
+)
 from tessel.support.dtype import int32
 from tessel.tir.stmt import AssertStmt, Evaluate, IfThenElse, SeqStmt, Stmt, While
 
@@ -84,6 +90,11 @@ class StatementParser(ExprEvaluator):
             raise
         except BUILD_ERRORS as err:
             raise self.source.error(node, error_message(err), getattr(err, "hint", None)) from err
+        except BUG_ERRORS as err:
+            raise self.source.internal_error(node, err) from err
+        except RecursionError as err:
+            hint = "split the expression into several statements (e.g. with let bindings)"
+            raise self.source.error(node, too_deep("this statement"), hint) from err
 
     # ------------------------------------------------------------------ frames
     def block_frame(self, node: ast.AST, what: str) -> BlockFrame:
@@ -180,5 +191,12 @@ class StatementParser(ExprEvaluator):
         message = "" if node.msg is None else self.eval_expr(node.msg)
         if isinstance(message, str):
             message = StringImm(message)
+        if not isinstance(message, StringImm):
+            assert node.msg is not None  # an absent message is the empty string
+            raise self.source.error(
+                node.msg,
+                f"an assert message must be a string, got `{ast.unparse(node.msg)}`",
+                'e.g. `assert n > 0, "n must be positive"`',
+            )
         span = self.source.span(node)
         return Rest(lambda body: AssertStmt(condition, message, body, span=span))

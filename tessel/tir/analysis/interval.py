@@ -131,6 +131,19 @@ def sub_exprs(a: PrimExpr, b: PrimExpr) -> PrimExpr:
     return join_offset(base, off_a - off_b, a)
 
 
+def constant_extent(expr: PrimExpr) -> int | None:
+    """The value of an extent that is constant once like terms cancel (`vi * 2 + 2 - vi * 2`
+    is 2, as a region `A[vi * 2 : vi * 2 + 2]` spells it); None when it is not known."""
+    if isinstance(expr, Sub):
+        base_a, off_a = split_offset(expr.a)
+        base_b, off_b = split_offset(expr.b)
+        if (base_a is None and base_b is None) or expr_equal(base_a, base_b):
+            return off_a - off_b
+        return None
+    base, offset = split_offset(expr)
+    return offset if base is None else None
+
+
 def _mul_const(expr: PrimExpr, factor: int) -> PrimExpr:
     base, offset = split_offset(expr)
     scaled = None if base is None else builders.mul(base, builders.const(factor, base.dtype))

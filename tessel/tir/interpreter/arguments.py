@@ -19,7 +19,8 @@ from tessel.tir.buffer import Buffer
 from tessel.tir.function import PrimFunc
 from tessel.tir.interpreter.errors import InterpreterError, describe, is_poison
 from tessel.tir.interpreter.values import Fn, constant
-from tessel.tir.interpreter.views import compact_strides, make_view, span_of
+from tessel.tir.interpreter.views import make_view, span_of
+from tessel.tir.layout import row_major_strides
 
 if TYPE_CHECKING:
     from tessel.tir.interpreter.compiler import Compiler
@@ -133,7 +134,7 @@ def _compile_buffer_param(c: Compiler, matcher: _FieldMatcher, param: Var, buffe
             for k, (field, actual) in enumerate(zip(buffer.strides, strides)):
                 matcher.match(env, param, field, actual, f"stride {k} of buffer `{buffer.name}`")
         elif array.flags.c_contiguous:
-            strides = compact_strides(array.shape)
+            strides = row_major_strides(array.shape, 1)
         else:
             raise _argument_error(
                 param, "the array must be C-contiguous (the buffer declares no strides)"

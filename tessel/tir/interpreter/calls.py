@@ -34,13 +34,6 @@ def _erf(x: Any) -> Any:
     return values.astype(np.result_type(x))[()]
 
 
-def _round_half_away(x: Any) -> Any:
-    """C's round(): halves go away from zero (x - trunc(x) is exact in floating point)."""
-    truncated = np.trunc(x)
-    away = np.abs(x - truncated) >= 0.5
-    return np.where(away, truncated + np.copysign(np.ones_like(x), x), truncated)[()]
-
-
 def _sigmoid(x: Any) -> Any:
     one = np.ones_like(x)
     return (one / (one + np.exp(-x)))[()]
@@ -54,12 +47,14 @@ def _exp10(x: Any) -> Any:
     return np.power(np.full_like(x, 10), x)[()]
 
 
+# T.round rounds halfway cases to even, as NumPy does and as C's nearbyint does in the default
+# rounding mode (the C backend prints T.round as nearbyint, not round).
 UNARY_MATH: dict[str, Callable[[Any], Any]] = {
     "exp": np.exp, "exp2": np.exp2, "exp10": _exp10, "log": np.log, "log2": np.log2,
     "log10": np.log10, "log1p": np.log1p, "sqrt": np.sqrt, "rsqrt": _rsqrt, "sin": np.sin,
     "cos": np.cos, "tan": np.tan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh,
     "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "erf": _erf, "sigmoid": _sigmoid,
-    "fabs": np.abs, "floor": np.floor, "ceil": np.ceil, "round": _round_half_away,
+    "fabs": np.abs, "floor": np.floor, "ceil": np.ceil, "round": np.rint,
     "trunc": np.trunc, "nearbyint": np.rint,
 }  # fmt: skip
 BINARY_MATH: dict[str, Callable[[Any, Any], Any]] = {

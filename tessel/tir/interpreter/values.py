@@ -93,16 +93,6 @@ _INT_OPS: dict[type, Callable[..., Any]] = {
 }  # fmt: skip
 
 
-def _float_min(x: Any, y: Any) -> Any:
-    """min that propagates NaN (as numpy.minimum does)."""
-    return x if x <= y or x != x else y
-
-
-def _float_max(x: Any, y: Any) -> Any:
-    """max that propagates NaN (as numpy.maximum does)."""
-    return x if x >= y or x != x else y
-
-
 def _float_floordiv(x: Any, y: Any) -> Any:
     return np.floor(x / y)
 
@@ -114,7 +104,9 @@ def _float_floormod(x: Any, y: Any) -> Any:
 _FLOAT_OPS: dict[type, Callable[..., Any]] = {
     Add: operator.add, Sub: operator.sub, Mul: operator.mul, Div: operator.truediv,
     Mod: np.fmod, FloorDiv: _float_floordiv, FloorMod: _float_floormod,
-    Min: _float_min, Max: _float_max,
+    # NumPy's semantics, which the C prelude's helpers copy: a NaN operand propagates, and of
+    # two equal operands (0.0 and -0.0) the result is the second.
+    Min: np.minimum, Max: np.maximum,
 }  # fmt: skip
 
 
@@ -149,20 +141,52 @@ _INT_VECTOR_OPS: dict[type, Callable[..., Any]] = {
     Min: np.minimum, Max: np.maximum,
 }  # fmt: skip
 
-_FLOAT_VECTOR_OPS: dict[type, Callable[..., Any]] = {
-    **_FLOAT_OPS, Min: np.minimum, Max: np.maximum,
-}  # fmt: skip
+
+def _without_overflow(op: Callable[..., Any], dtype: DataType) -> Callable[..., Any]:
+    """`op` (a division or modulo of a signed type) refusing the dtype's minimum divided by -1,
+    which overflows (C leaves it undefined, and x86 traps on it as on division by zero)."""
+    low = dtype.element.min_value()
+
+    def fail() -> InterpreterError:
+        return InterpreterError(
+            f"integer division overflow: {low} divided by -1 does not fit in {dtype.element}",
+            rule="interpreter.division-overflow",
+        )
+
+    if dtype.is_vector:
+
+        def vector_op(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+            if np.any((y == -1) & (x == low)):
+                raise fail()
+            return op(x, y)
+
+        return vector_op
+
+    def scalar_op(x: int, y: int) -> int:
+        if y == -1 and x == low:
+            raise fail()
+        return op(x, y)
+
+    return scalar_op
 
 
 def binary_function(node_cls: type, dtype: DataType) -> Callable[..., Any]:
     """The function computing `node_cls` (Add, FloorDiv, ...) on two values of `dtype`."""
-    if dtype.is_vector:
-        table = _FLOAT_VECTOR_OPS if dtype.is_float else _INT_VECTOR_OPS
-        return table[node_cls]
     if dtype.is_float:
         return _FLOAT_OPS[node_cls]
-    op = _INT_OPS[node_cls]
-    if node_cls in (Min, Max) or dtype.is_bool:
-        return op
-    wrap = int_wrapper(dtype)
+    if dtype.is_vector:
+        op = _INT_VECTOR_OPS[node_cls]
+    else:
+        op = _INT_OPS[node_cls]
+        if node_cls not in (Min, Max) and not dtype.is_bool:
+            wrap = int_wrapper(dtype)
+            op = _wrapped(op, wrap)
+    if node_cls in (Div, Mod, FloorDiv, FloorMod) and dtype.is_int:
+        return _without_overflow(op, dtype)
+    return op
+
+
+def _wrapped(
+    op: Callable[[int, int], int], wrap: Callable[[int], int]
+) -> Callable[[int, int], int]:
     return lambda x, y: wrap(op(x, y))

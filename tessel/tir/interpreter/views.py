@@ -21,6 +21,7 @@ from tessel.support.dtype import DataType
 from tessel.tir.buffer import Buffer
 from tessel.tir.interpreter.errors import InterpreterError, is_poison
 from tessel.tir.interpreter.values import Fn, garbage
+from tessel.tir.layout import row_major_strides
 
 CONSTANTS_SLOT = 0  # the env slot of the `constants` sequence given to run
 
@@ -34,15 +35,6 @@ class Layout(NamedTuple):
 
 
 BoundBuffer = tuple[np.ndarray, tuple[int, ...], Layout]
-
-
-def compact_strides(shape: Sequence[int]) -> tuple[int, ...]:
-    """Row-major strides (in elements) of a dense array of `shape`."""
-    strides, step = [], 1
-    for extent in reversed(shape):
-        strides.append(step)
-        step *= extent
-    return tuple(reversed(strides))
 
 
 def span_of(shape: Sequence[int], strides: Sequence[int], elem_offset: int) -> tuple[int, int]:
@@ -120,7 +112,7 @@ def compile_buffer_binder(c: Any, buffer: Buffer) -> Fn:
 
     def bind(env: list) -> None:
         shape = tuple(f(env) for f in shape_fns)
-        strides = tuple(f(env) for f in stride_fns) if stride_fns else compact_strides(shape)
+        strides = tuple(f(env) for f in stride_fns) if stride_fns else row_major_strides(shape, 1)
         env[slot] = make_view(buffer, env[storage_slot], shape, strides, offset_fn(env))
 
     return bind
@@ -136,7 +128,7 @@ def compile_buffer_allocator(c: Any, buffer: Buffer) -> Fn:
 
     def allocate(env: list) -> None:
         shape = tuple(f(env) for f in shape_fns)
-        strides = tuple(f(env) for f in stride_fns) if stride_fns else compact_strides(shape)
+        strides = tuple(f(env) for f in stride_fns) if stride_fns else row_major_strides(shape, 1)
         count = 0 if 0 in shape else span_of(shape, strides, offset_fn(env))[1] + 1
         env[storage_slot] = allocate_storage(buffer.dtype, count, buffer.name)
         bind(env)
