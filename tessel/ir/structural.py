@@ -28,7 +28,8 @@ def _binding_kind(node: Node) -> str | None:
 
 
 class _EqualChecker:
-    def __init__(self) -> None:
+    def __init__(self, map_free_vars: bool = True) -> None:
+        self.map_free_vars = map_free_vars
         self.lhs_to_rhs: dict[int, Any] = {}
         self.rhs_to_lhs: dict[int, Any] = {}
         self.mismatch_path: list[str] = []
@@ -71,6 +72,8 @@ class _EqualChecker:
         kind = _binding_kind(a)
         if kind is None:
             return self._fields(a, b, path, skip=frozenset())
+        if not self.map_free_vars:
+            return a is b
         if id(a) in self.lhs_to_rhs:
             return self.lhs_to_rhs[id(a)] is b
         if id(b) in self.rhs_to_lhs:
@@ -94,9 +97,14 @@ def _arrays_equal(a: Any, b: Any) -> bool:
     return a.dtype == b.dtype and a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))
 
 
-def structural_equal(a: Any, b: Any) -> bool:
-    """True if `a` and `b` are the same program up to renaming of variables and buffers."""
-    return _EqualChecker().equal(a, b)
+def structural_equal(a: Any, b: Any, *, map_free_vars: bool = True) -> bool:
+    """True if `a` and `b` are the same program up to renaming of variables and buffers.
+
+    With `map_free_vars=False` variables and buffers are compared by identity: the question
+    "is this the same expression of the same variables" that arithmetic asks (`i // 4` is not
+    `j // 4`).
+    """
+    return _EqualChecker(map_free_vars).equal(a, b)
 
 
 def assert_structural_equal(actual: Any, expected: Any) -> None:
@@ -114,8 +122,10 @@ def assert_structural_equal(actual: Any, expected: Any) -> None:
 
 
 class _Hasher:
-    def __init__(self) -> None:
+    def __init__(self, map_free_vars: bool = True, memo: dict[int, tuple[Any, int]] | None = None):
+        self.map_free_vars = map_free_vars
         self.numbering: dict[int, int] = {}
+        self.memo = memo
 
     def hash(self, value: Any) -> int:
         if isinstance(value, Node):
@@ -131,7 +141,19 @@ class _Hasher:
         return hash(value)
 
     def _node(self, node: Node) -> int:
+        if self.memo is not None:
+            cached = self.memo.get(id(node))
+            if cached is not None and cached[0] is node:
+                return cached[1]
+            result = self._node_uncached(node)
+            self.memo[id(node)] = (node, result)
+            return result
+        return self._node_uncached(node)
+
+    def _node_uncached(self, node: Node) -> int:
         kind = _binding_kind(node)
+        if kind is not None and not self.map_free_vars:
+            return hash(("identity", id(node)))
         if kind is not None and id(node) in self.numbering:
             return hash(("bound", self.numbering[id(node)]))
         skip = _HINT_FIELDS if kind is not None else frozenset()
@@ -143,6 +165,17 @@ class _Hasher:
         return hash((type(node).__name__, *parts))
 
 
-def structural_hash(value: Any) -> int:
-    """A hash consistent with `structural_equal`: renaming variables does not change it."""
-    return _Hasher().hash(value)
+def structural_hash(value: Any, *, map_free_vars: bool = True) -> int:
+    """A hash consistent with `structural_equal` (with the same `map_free_vars`)."""
+    return _Hasher(map_free_vars).hash(value)
+
+
+def expr_hash(value: Any, memo: dict[int, tuple[Any, int]]) -> int:
+    """A hash consistent with `same_expr`; `memo` (node id -> (node, hash)) carries sub-results
+    across calls, so hashing many nested expressions costs each node once."""
+    return _Hasher(map_free_vars=False, memo=memo).hash(value)
+
+
+def same_expr(a: Any, b: Any) -> bool:
+    """`a` and `b` are the same expression over the same variables and buffers (no renaming)."""
+    return a is b or _EqualChecker(map_free_vars=False).equal(a, b)
