@@ -223,6 +223,8 @@ class StmtPrinter(ExprPrinter):
             self.emit("#pragma omp parallel for")
         elif node.kind is S.ForKind.UNROLLED and isinstance(node.extent, IntImm):
             self.emit(f"#pragma GCC unroll {min(max(node.extent.value, 1), _MAX_UNROLL)}")
+        elif node.kind is S.ForKind.VECTORIZED:  # until the vectorize pass (issue 6) makes lanes
+            self.emit("#pragma omp simd")
         var = self.names.bind(node.loop_var)
         self.emit(f"for ({c_type(node.loop_var.dtype)} {var} = {start}; {var} < {end}; ++{var}) {{")
         guarded = parallel and any(is_checked_division(n) for n in post_order(node.body))

@@ -1,0 +1,27 @@
+"""Handles to blocks and loops that stay valid across primitives (BlockRV / LoopRV)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tessel.ir.expr import Var
+
+
+@dataclass(frozen=True, eq=False)
+class BlockRV:
+    """A block, by name (block names are unique within a function)."""
+
+    name: str
+
+    def __repr__(self) -> str:
+        return f"BlockRV({self.name!r})"
+
+
+@dataclass(frozen=True, eq=False)
+class LoopRV:
+    """A loop, by its loop variable (every rebuild of the loop keeps the variable)."""
+
+    loop_var: Var
+
+    def __repr__(self) -> str:
+        return f"LoopRV({self.loop_var.name!r})"

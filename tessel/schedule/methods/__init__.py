@@ -1,0 +1,1 @@
+"""Schedule methods by family, mixed into `Schedule` (each records itself in the trace)."""
