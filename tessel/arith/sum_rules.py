@@ -29,6 +29,8 @@ SUM_LAWS = RuleSet("sum", [
          when=lambda m: m.c1 > 0 and m.c2 > 0),
     Rule("floormod-join", ((x // c1) % c2) * c1 + x % c1, x % (c1 * c2),
          when=lambda m: m.c1 > 0 and m.c2 > 0),
+    Rule("floormod-from-floordiv", x - (x // c1) * c1, x % c1, when=lambda m: m.c1 > 0),
+    Rule("floordiv-from-floormod", x - x % c1, (x // c1) * c1, when=lambda m: m.c1 > 0),
     Rule("floordiv-split-multiple", (x * c1 + y) // c1, x + y // c1, when=lambda m: m.c1 != 0),
     # A value whose bounds lie in one period [x*c1, (x+1)*c1): the code reads x off the bounds.
     Rule("floordiv-by-bound", (x * c1 + y) // c1, x, when=lambda m: m.below(m.y, m.c1)),
@@ -150,9 +152,34 @@ def join_div_mod(total: Sum, rewriter: Rewriter) -> Sum:
     while changed:
         changed = False
         for monomial, coeff in list(total.items()):
-            if monomial in total.terms and _try_join(total, monomial, coeff, rewriter):
+            if monomial not in total.terms:
+                continue
+            if _try_join(total, monomial, coeff, rewriter) or _try_complement(total, monomial, coeff, rewriter):
                 changed = True
     return total
+
+
+def _try_complement(total: Sum, monomial: tuple[int, ...], coeff: int, rewriter: Rewriter) -> bool:
+    """`k*x - k*c*(x // c)` -> `k*(x % c)`, and `k*x - k*(x % c)` -> `k*c*(x // c)`, for an atom x."""
+    atom = _single(monomial, rewriter)
+    if not (isinstance(atom, FloorDiv | FloorMod) and isinstance(atom.b, IntImm) and atom.b.value > 0):
+        return False
+    c = atom.b.value
+    x_id = rewriter.table.intern(atom.a)
+    k = total.terms.get((x_id,))
+    if k is None:
+        return False
+    is_div = isinstance(atom, FloorDiv)
+    if coeff != (-k * c if is_div else -k):
+        return False
+    before = from_sum(total, rewriter.table, atom.dtype)
+    del total.terms[monomial]
+    del total.terms[(x_id,)]
+    other = builders.floormod(atom.a, c) if is_div else builders.floordiv(atom.a, c)
+    total.add_term((rewriter.table.intern(other),), k if is_div else k * c)
+    name = "floormod-from-floordiv" if is_div else "floordiv-from-floormod"
+    rewriter.fired(name, before, from_sum(total, rewriter.table, atom.dtype))
+    return True
 
 
 def _single(monomial: tuple[int, ...], rewriter: Rewriter) -> PrimExpr | None:
@@ -207,7 +234,7 @@ def _const(expr: PrimExpr) -> int:
 def _compare(node: CmpOp, rewriter: Rewriter) -> PrimExpr:
     table = rewriter.table
     a, b = (to_sum(side, table, rewriter.visit) for side in (node.a, node.b))
-    diff = a.copy().add(b, -1)  # the comparison is about a - b
+    diff = join_div_mod(a.copy().add(b, -1), rewriter)  # the comparison is about a - b
     if not sum_fits(diff, node.a.dtype):
         return node
     decided = rewriter.analyzer.decide_comparison(type(node), diff)

@@ -8,6 +8,8 @@ from typing import Any, TypeVar
 
 from tessel.schedule.errors import ScheduleError
 from tessel.schedule.trace import Instruction
+from tessel.support.errors import InternalError
+from tessel.tir.verify import VerifyError, verify_well_formed
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -23,6 +25,8 @@ def recorded(method: F) -> F:
         except ScheduleError:
             self._func = before
             raise
+        if self.verify and self._func is not before:
+            _check_still_well_formed(method.__name__, self._func)
         if isinstance(result, list | tuple):
             outputs = tuple(result)
         else:
@@ -31,3 +35,11 @@ def recorded(method: F) -> F:
         return result
 
     return run  # type: ignore[return-value]  (same signature as `method`)
+
+
+def _check_still_well_formed(primitive: str, func: Any) -> None:
+    """A primitive that produces ill-formed IR is our bug, not the user's (TVM's debug_mask)."""
+    try:
+        verify_well_formed(func)
+    except VerifyError as err:
+        raise InternalError(f"schedule primitive `{primitive}` produced ill-formed IR: {err}") from err

@@ -23,10 +23,15 @@ from tessel.tir.stmt import For
 class Schedule(ComputeMethods, CacheMethods, ReductionMethods):
     """Schedules one PrimFunc (of a module, by name): `Schedule(func)`, then primitives."""
 
-    def __init__(self, func_or_mod: PrimFunc | IRModule, func_name: str | None = None) -> None:
+    def __init__(self, func_or_mod: PrimFunc | IRModule, func_name: str | None = None, *,
+                 verify: bool = True) -> None:  # fmt: skip
+        """`verify` checks the IR after every primitive (TVM's debug_mask)."""
+        self.verify = verify
         if isinstance(func_or_mod, IRModule):
             names = func_or_mod.names()
             self._name = func_name or (names[0] if len(names) == 1 else "main")
+            if self._name not in names:
+                raise ValueError(f"the module has functions {names}; pass func_name= to pick one")
             self._module: IRModule | None = func_or_mod
             func = func_or_mod[self._name]
         else:

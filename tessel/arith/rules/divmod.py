@@ -1,7 +1,8 @@
 """Floor division and modulo of divisions and modulos (sums are handled in sum_rules)."""
 
-from tessel.arith.pattern import PConst, PVar
+from tessel.arith.pattern import PConst, PNode, PVar
 from tessel.arith.rule import Rule, RuleSet
+from tessel.ir.expr import Div, Mod
 
 x, y = PVar("x"), PVar("y")
 c1, c2 = PConst("c1"), PConst("c2")
@@ -23,4 +24,9 @@ DIVMOD_RULES = RuleSet("divmod", [
     Rule("floormod-of-multiple", (x * c1) % c2, 0, when=lambda m: m.c2 != 0 and m.c1 % m.c2 == 0),
     Rule("floordiv-exact-multiple", (x * c1) // c2, x * (c1 // c2),
          when=lambda m: m.c2 != 0 and m.c1 % m.c2 == 0),
+    # C-style division equals floor division when the dividend is nonnegative.
+    Rule("truncdiv-nonnegative", PNode(Div, (x, c1)), x // c1,
+         when=lambda m: m.c1 > 0 and m.nonnegative(m.x)),
+    Rule("truncmod-nonnegative", PNode(Mod, (x, c1)), x % c1,
+         when=lambda m: m.c1 > 0 and m.nonnegative(m.x)),
 ])  # fmt: skip
