@@ -32,6 +32,12 @@ class Trace:
         """Record one more instruction."""
         self.instructions.append(instruction)
 
+    def set_decision(self, decision: Any) -> None:
+        """Record the decision of the last (sampling) instruction, so replay reuses it."""
+        last = self.instructions[-1]
+        kwargs = (*((k, v) for k, v in last.kwargs if k != "decision"), ("decision", decision))
+        self.instructions[-1] = Instruction(last.kind, last.args, kwargs, last.outputs)
+
     def apply_to_schedule(self, sch: Schedule) -> None:
         """Replay every instruction on `sch` (a fresh schedule of the same function)."""
         mapping: dict[int, Any] = {}
@@ -56,7 +62,10 @@ class Trace:
         return len(self.instructions)
 
 
-_LIST_RESULTS = frozenset({"get_loops", "split", "get_child_blocks", "get_producers", "get_consumers"})
+_LIST_RESULTS = frozenset(
+    {"get_loops", "split", "get_child_blocks", "get_producers", "get_consumers"}
+    | {"sample_perfect_tile"}
+)
 
 
 def _assignment(inst: Instruction, names: dict[int, str]) -> str:
@@ -85,6 +94,9 @@ def _translate(value: Any, mapping: dict[int, Any]) -> Any:
 
 
 def _name_of(handle: Any, names: dict[int, str]) -> str:
+    if not isinstance(handle, BlockRV | LoopRV):  # a sampled value: printed as a literal where used
+        names[-1 - len(names)] = name = f"v{len(names)}"  # a fresh key: equal ints share an id
+        return name
     if id(handle) not in names:
         prefix = "b" if isinstance(handle, BlockRV) else "l"
         names[id(handle)] = f"{prefix}{len(names)}"

@@ -1,0 +1,152 @@
+"""blockize: the loops at and under a loop, with their one block, become a new outer block.
+
+The block's bindings are divided (arith.subspace_divide) into a part over the loops outside and a
+part over the loops inside: the outer block `<name>_o` iterates over the outer parts and holds
+the inner loops; the inner block iterates over the inner parts, and each original iterator
+becomes `outer * inner_extent + inner`. Iterators of extent 1 on a side are left out there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from tessel.arith import Analyzer, normalize_iter_map_to_expr, subspace_divide
+from tessel.ir import builders
+from tessel.ir.expr import IntImm, PrimExpr, Range, Var
+from tessel.ir.node import with_changes
+from tessel.ir.substitute import substitute
+from tessel.schedule.errors import ScheduleError
+from tessel.schedule.handles import LoopRV
+from tessel.schedule.state import find_block_realize, replace_stmt, walk_with_ancestors
+from tessel.tir.analysis.access_region import infer_access_regions
+from tessel.tir.block import Block, BlockRealize, IterVar, IterVarType
+from tessel.tir.function import PrimFunc
+from tessel.tir.stmt import For, Stmt
+
+if TYPE_CHECKING:
+    from tessel.schedule.schedule import Schedule
+
+
+@dataclass
+class _Side:
+    """The iterators, bindings and predicate of one side (outer or inner) of the division."""
+
+    iter_vars: list[IterVar]
+    values: list[PrimExpr]
+    predicate: PrimExpr
+
+
+def blockize(sch: Schedule, loop_rv: LoopRV) -> tuple[PrimFunc, str]:
+    """The function with `loop_rv`'s subtree blockized; the new outer block's name."""
+    loop = sch.loop(loop_rv, "blockize")
+    realize = _single_block(sch, loop)
+    block = realize.block
+    located = find_block_realize(sch.func, block.name_hint)
+    assert located is not None
+    loops = located.enclosing_loops()
+    inner_loops = loops[next(k for k, outer in enumerate(loops) if outer is loop) :]
+    analyzer = Analyzer()
+    division = subspace_divide(
+        realize.iter_values,
+        {outer.loop_var: Range(outer.min, outer.extent) for outer in loops},
+        [inner.loop_var for inner in inner_loops],
+        realize.predicate,
+        analyzer=analyzer,
+    )
+    if not division:
+        raise ScheduleError(
+            "blockize",
+            "subspace-divide",
+            f"the bindings of block `{block.name_hint}` cannot be divided into a part "
+            f"over the loops outside `{loop.loop_var.name}` and a part over the loops "
+            "inside it",
+            func=sch.func,
+            culprits=(loop, block),
+        )
+    outer, inner, var_map = _divide(block, division, analyzer)
+    if block.init is not None and any(
+        iv.iter_type is IterVarType.COMM_REDUCE for iv in outer.iter_vars
+    ):
+        raise ScheduleError(
+            "blockize",
+            "reduction-init",
+            f"block `{block.name_hint}` has an init and reduction loops outside "
+            f"`{loop.loop_var.name}`",
+            func=sch.func,
+            culprits=(loop, block),
+            hint="run decompose_reduction first",
+        )
+    inner_block = _finish(
+        with_changes(
+            block,
+            iter_vars=tuple(inner.iter_vars),
+            body=substitute(block.body, var_map),
+            init=None if block.init is None else substitute(block.init, var_map),
+        )
+    )
+    inner_realize = BlockRealize(tuple(inner.values), inner.predicate, inner_block)
+    nest = _replace_in(loop, realize, inner_realize)
+    outer_block = _finish(Block(tuple(outer.iter_vars), (), (), f"{block.name_hint}_o", nest))
+    outer_realize = BlockRealize(tuple(outer.values), outer.predicate, outer_block)
+    return replace_stmt(sch.func, loop, outer_realize), outer_block.name_hint
+
+
+def _single_block(sch: Schedule, loop: For) -> BlockRealize:
+    """The one block under `loop`, reached through loops only."""
+    for node, ancestors in walk_with_ancestors(loop):
+        if isinstance(node, BlockRealize) and all(isinstance(a, For) for a in ancestors):
+            return node
+        if not isinstance(node, For):
+            break
+    raise ScheduleError(
+        "blockize",
+        "single-block",
+        f"loop `{loop.loop_var.name}` must hold a nest of loops around exactly one block",
+        func=sch.func,
+        culprits=(loop,),
+    )
+
+
+def _divide(
+    block: Block, division: list, analyzer: Analyzer
+) -> tuple[_Side, _Side, dict[Var, PrimExpr]]:
+    """Both sides' iterators and bindings, and each original iterator in terms of them."""
+    outer_pred, inner_pred = division[-1][0].extent, division[-1][1].extent
+    outer, inner = _Side([], [], outer_pred), _Side([], [], inner_pred)
+    var_map: dict[Var, PrimExpr] = {}
+    for iv, (outer_mark, inner_mark) in zip(block.iter_vars, division[:-1], strict=True):
+        outer_value = analyzer.simplify(normalize_iter_map_to_expr(outer_mark.source))
+        inner_value = analyzer.simplify(normalize_iter_map_to_expr(inner_mark.source))
+        both = not _is_trivial(outer_mark.extent, outer_value) and not _is_trivial(
+            inner_mark.extent, inner_value
+        )
+        outer_part = _side_var(outer, iv, outer_mark.extent, outer_value, "_o" if both else "")
+        inner_part = _side_var(inner, iv, inner_mark.extent, inner_value, "_i" if both else "")
+        var_map[iv.var] = builders.add(builders.mul(outer_part, inner_mark.extent), inner_part)
+    return outer, inner, var_map
+
+
+def _is_trivial(extent: PrimExpr, value: PrimExpr) -> bool:
+    return builders.is_const_int(extent, 1) and isinstance(value, IntImm)
+
+
+def _side_var(side: _Side, iv: IterVar, extent: PrimExpr, value: PrimExpr, suffix: str) -> PrimExpr:
+    """A new iterator for one side's part of `iv`, or the part itself when it is a constant."""
+    if _is_trivial(extent, value):
+        return value
+    var = Var(iv.var.name + suffix, iv.var.dtype)
+    side.iter_vars.append(
+        IterVar(Range(builders.const(0, extent.dtype), extent), var, iv.iter_type)
+    )
+    side.values.append(value)
+    return var
+
+
+def _finish(block: Block) -> Block:
+    reads, writes = infer_access_regions(block)
+    return with_changes(block, reads=reads, writes=writes)
+
+
+def _replace_in(root: Stmt, old: Stmt, new: Stmt) -> Stmt:
+    return replace_stmt(PrimFunc((), root), old, new).body

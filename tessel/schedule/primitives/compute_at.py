@@ -1,0 +1,303 @@
+"""compute_at and reverse_compute_at: move a block under a loop of the blocks it feeds (or is fed
+by), with new loops that cover exactly the region one iteration of that loop needs.
+
+As in TVM: the region the dependent blocks under the loop need (consumers' reads for compute_at,
+producers' writes for reverse_compute_at) is relaxed over the loops inside the loop, with the
+loop and its ancestors kept symbolic; each block iterator whose store (or load) index is
+`iterator + offset` gets that region as its domain; the other iterators keep their full domain.
+New loops `ax0, ax1, ...` run over those domains, and a predicate guards what the analyzer cannot
+prove stays within the iterators' original domains.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from tessel.arith import Analyzer, IntSet
+from tessel.ir import builders
+from tessel.ir.expr import IntImm, PrimExpr, Range, Var
+from tessel.ir.functor import post_order
+from tessel.ir.node import Node, with_changes
+from tessel.ir.substitute import substitute
+from tessel.schedule.errors import ScheduleError
+from tessel.schedule.handles import BlockRV, LoopRV
+from tessel.schedule.primitives.block_scope import (
+    Scope,
+    body_items,
+    is_complete,
+    is_output_buffer,
+    is_reduction,
+    removable_subtree,
+    remove_stmt,
+    scope_of,
+)
+from tessel.schedule.state import (
+    Located,
+    find_block_realize,
+    find_loop,
+    replace_stmt,
+    walk_with_ancestors,
+)
+from tessel.tir.block import Block, BlockRealize, IterVar
+from tessel.tir.buffer import Buffer
+from tessel.tir.function import PrimFunc
+from tessel.tir.stmt import For, ForKind, SeqStmt, Stmt
+
+if TYPE_CHECKING:
+    from tessel.schedule.schedule import Schedule
+
+
+def compute_at(
+    sch: Schedule, block: BlockRV, loop: LoopRV, preserve_unit_loops: bool, index: int
+) -> PrimFunc:
+    """The function with producer `block` moved under `loop`, before its first consumer there."""
+    return _Move(sch, "compute_at", block, loop).apply(preserve_unit_loops, index)
+
+
+def reverse_compute_at(
+    sch: Schedule, block: BlockRV, loop: LoopRV, preserve_unit_loops: bool, index: int
+) -> PrimFunc:
+    """The function with consumer `block` moved under `loop`, after its last producer there."""
+    return _Move(sch, "reverse_compute_at", block, loop).apply(preserve_unit_loops, index)
+
+
+@dataclass
+class _Domain:
+    """A block iterator's new domain [lo, hi], and the original one if it must be checked."""
+
+    lo: PrimExpr
+    hi: PrimExpr
+    bound: tuple[PrimExpr, PrimExpr] | None = None
+
+
+class _Move:
+    """One compute_at / reverse_compute_at: the checks, then the rebuilt function."""
+
+    def __init__(self, sch: Schedule, primitive: str, block_rv: BlockRV, loop_rv: LoopRV) -> None:
+        self.sch, self.primitive = sch, primitive
+        self.forward = primitive == "compute_at"
+        sch.block(block_rv, primitive)  # stale handles raise here
+        self.loop = sch.loop(loop_rv, primitive)
+        self.located: Located = find_block_realize(sch.func, block_rv.name)  # type: ignore[assignment]  # exists
+        self.realize: BlockRealize = self.located.node  # type: ignore[assignment]  # a realize
+        self.block = self.realize.block
+        self.loop_located: Located = find_loop(sch.func, self.loop.loop_var)  # type: ignore[assignment]  # exists
+        self.scope: Scope = scope_of(sch.func, self.located)
+
+    def fail(self, rule: str, message: str, *culprits: Node) -> ScheduleError:
+        return ScheduleError(self.primitive, rule, message, func=self.sch.func,
+                             culprits=culprits or (self.block, self.loop))  # fmt: skip
+
+    # -------------------------------------------------------------------- checks
+    def _check(self) -> list[BlockRealize]:
+        """Every precondition; returns the dependent blocks (consumers or producers)."""
+        name, loop_name = self.block.name_hint, self.loop.loop_var.name
+        if any(a is self.loop for a in self.located.ancestors):
+            raise self.fail(
+                "loop-is-ancestor", f"loop `{loop_name}` already encloses block `{name}`"
+            )
+        if self.loop_located.parent_block() is not self.located.parent_block():
+            raise self.fail(
+                "different-scope", f"loop `{loop_name}` and block `{name}` are in different blocks"
+            )
+        if not (is_complete(self.realize, self.scope) or is_reduction(self.realize, self.scope)):
+            raise self.fail("not-complete-or-reduction",
+                            f"block `{name}` must be the only writer of its outputs and either "
+                            "data-parallel without reading them, or a reduction with an init")  # fmt: skip
+        outputs = [
+            w.buffer.name for w in self.block.writes if is_output_buffer(self.sch.func, w.buffer)
+        ]
+        if self.forward and outputs:
+            raise self.fail("output-block", f"block `{name}` writes the function's output {outputs}; "
+                            "moving it under a consumer's loop would leave parts of it unwritten")  # fmt: skip
+        deps = (
+            self.scope.consumers(self.realize)
+            if self.forward
+            else self.scope.producers(self.realize)
+        )
+        if not deps:
+            kind = (
+                ("not-a-producer", "no block reads")
+                if self.forward
+                else ("not-a-consumer", "no block writes")
+            )
+            raise self.fail(kind[0], f"{kind[1]} what block `{name}` "
+                            f"{'writes' if self.forward else 'reads'}")  # fmt: skip
+        return deps
+
+    def _insertion_point(self, deps: list[BlockRealize], index: int) -> int:
+        """Where in the loop's body the block goes: after every producer of it, before every
+        consumer of it; all dependent blocks must be under the loop."""
+        items = body_items(self.loop.body)
+        held = [
+            {id(n) for n, _ in walk_with_ancestors(item) if isinstance(n, BlockRealize)}
+            for item in items
+        ]
+        under = set().union(*held)
+        missing = [d.block.name_hint for d in deps if id(d) not in under]
+        if missing:
+            rule = "consumers-outside-loop" if self.forward else "producers-outside-loop"
+            raise self.fail(rule, f"blocks {missing} {'read' if self.forward else 'write'} what block "
+                            f"`{self.block.name_hint}` needs, but are not under loop "
+                            f"`{self.loop.loop_var.name}`")  # fmt: skip
+        producers = {id(b) for b in self.scope.producers(self.realize)}
+        consumers = {id(b) for b in self.scope.consumers(self.realize)}
+        last_producer = max((k for k, ids in enumerate(held) if ids & producers), default=-1)
+        first_consumer = min(
+            (k for k, ids in enumerate(held) if ids & consumers), default=len(items)
+        )
+        if last_producer >= first_consumer:
+            raise self.fail("insertion-point", f"under loop `{self.loop.loop_var.name}`, a consumer of "
+                            f"block `{self.block.name_hint}` runs before one of its producers")  # fmt: skip
+        if index == -1:
+            return first_consumer
+        if index == -2:
+            return last_producer + 1
+        if not last_producer < index <= first_consumer:
+            raise self.fail("index", f"index {index} is outside the valid positions "
+                            f"{last_producer + 1}..{first_consumer}")  # fmt: skip
+        return index
+
+    # -------------------------------------------------------------------- regions
+    def _analyzer(self) -> Analyzer:
+        analyzer = Analyzer()
+        for node in (*self.loop_located.ancestors, self.loop):
+            if isinstance(node, For):
+                analyzer.bind(node.loop_var, Range(node.min, node.extent))
+        return analyzer
+
+    def _required(self, analyzer: Analyzer) -> dict[Buffer, list[IntSet]]:
+        """Per buffer, the hull of what the dependent blocks under the loop need per iteration."""
+        mine = self.block.writes if self.forward else self.block.reads
+        buffers = {id(r.buffer) for r in mine}
+        required: dict[Buffer, list[IntSet]] = {}
+        for node, ancestors in walk_with_ancestors(self.loop.body):
+            if not isinstance(node, BlockRealize) or any(isinstance(a, Block) for a in ancestors):
+                continue
+            inner = {a.loop_var: Range(a.min, a.extent) for a in ancestors if isinstance(a, For)}
+            binding = dict(
+                zip((iv.var for iv in node.block.iter_vars), node.iter_values, strict=True)
+            )
+            theirs = node.block.reads if self.forward else node.block.writes
+            for region in theirs:
+                if id(region.buffer) not in buffers:
+                    continue
+                hull = [_relax(analyzer, substitute(r, binding), inner) for r in region.region]
+                old = required.get(region.buffer)
+                required[region.buffer] = hull if old is None else [
+                    a.union(b, analyzer.simplify) for a, b in zip(old, hull, strict=True)
+                ]  # fmt: skip
+        return required
+
+    def _domains(self, analyzer: Analyzer, required: dict[Buffer, list[IntSet]]) -> list[_Domain]:
+        """Each block iterator's new domain (TVM's CalculateBlockVarDomain, dimension-wise)."""
+        iter_vars = {iv.var: iv for iv in self.block.iter_vars}
+        demanded: dict[Var, IntSet] = {}
+        provided = self.block.writes if self.forward else self.block.reads
+        for region in provided:
+            for rng, need in zip(region.region, required.get(region.buffer, ()), strict=False):
+                found = _solve(analyzer, rng, need, iter_vars, self.forward)
+                if found is not None:
+                    var, dom = found
+                    old = demanded.get(var)
+                    demanded[var] = dom if old is None else old.union(dom, analyzer.simplify)
+        return [_domain_of(analyzer, iv, demanded.get(iv.var)) for iv in self.block.iter_vars]
+
+    # -------------------------------------------------------------------- rebuild
+    def apply(self, preserve_unit_loops: bool, index: int) -> PrimFunc:
+        deps = self._check()
+        position = self._insertion_point(deps, index)
+        target = removable_subtree(self.primitive, self.sch.func, self.located)
+        analyzer = self._analyzer()
+        domains = self._domains(analyzer, self._required(analyzer))
+        subtree = _make_loops(analyzer, self.realize, domains, preserve_unit_loops)
+        items: list[Stmt] = body_items(self.loop.body)
+        body = SeqStmt.flatten([*items[:position], subtree, *items[position:]])
+        func = replace_stmt(self.sch.func, self.loop, with_changes(self.loop, body=body))
+        return remove_stmt(func, target)
+
+
+def _relax(analyzer: Analyzer, rng: Range, inner: dict[Var, Range]) -> IntSet:
+    """The values of a region dimension as the loops inside the target loop run."""
+    last = builders.sub(builders.add(rng.min, rng.extent), 1)
+    lo = analyzer.int_set(rng.min, inner).min_value
+    hi = analyzer.int_set(last, inner).max_value
+    return IntSet(lo, hi)
+
+
+def _solve(
+    analyzer: Analyzer, rng: Range, need: IntSet, iter_vars: dict[Var, IterVar], cover: bool
+) -> tuple[Var, IntSet] | None:
+    """For a dimension `[a * v + c, a * v + c + e)` (a > 0 and e constant), the values of v whose
+    accesses cover `need` (compute_at) or lie within it (reverse_compute_at)."""
+    used = {id(n): n for n in post_order(rng.min) if isinstance(n, Var) and n in iter_vars}
+    if len(used) != 1 or not isinstance(rng.extent, IntImm):
+        return None
+    var = next(iter(used.values()))
+    offset = analyzer.simplify(substitute(rng.min, {var: builders.const(0, var.dtype)}))
+    scale = analyzer.simplify(
+        builders.sub(substitute(rng.min, {var: builders.const(1, var.dtype)}), offset)
+    )
+    if not isinstance(scale, IntImm) or scale.value <= 0 or _mentions(offset, iter_vars):
+        return None
+    if not analyzer.can_prove_equal(rng.min, builders.add(builders.mul(var, scale), offset)):
+        return None
+    if need.min_value is None or need.max_value is None:
+        return var, IntSet.everything()
+    slack = rng.extent.value - 1
+    lo = builders.sub(need.min_value, offset)
+    hi = builders.sub(need.max_value, offset)
+    lo, hi = (builders.sub(lo, slack), hi) if cover else (lo, builders.sub(hi, slack))
+    first = builders.floordiv(builders.add(lo, scale.value - 1), scale.value)  # ceil(lo / a)
+    return var, IntSet(
+        analyzer.simplify(first), analyzer.simplify(builders.floordiv(hi, scale.value))
+    )
+
+
+def _mentions(expr: PrimExpr, variables: dict[Var, IterVar]) -> bool:
+    return any(isinstance(n, Var) and n in variables for n in post_order(expr))
+
+
+def _domain_of(analyzer: Analyzer, iv: IterVar, demanded: IntSet | None) -> _Domain:
+    """The demanded domain within the iterator's own, or with a bound check where neither
+    contains the other (TVM's BlockVarDomainInfo::Simplify)."""
+    bl = iv.dom.min
+    bh = analyzer.simplify(builders.sub(builders.add(iv.dom.min, iv.dom.extent), 1))
+    if demanded is None or demanded.min_value is None or demanded.max_value is None:
+        return _Domain(bl, bh)
+    dl, dh = demanded.min_value, demanded.max_value
+    if analyzer.can_prove(builders.logical_and(builders.ge(dl, bl), builders.le(dh, bh))):
+        return _Domain(dl, dh)
+    if analyzer.can_prove(builders.logical_and(builders.ge(bl, dl), builders.le(bh, dh))):
+        return _Domain(bl, bh)
+    return _Domain(dl, dh, (bl, bh))
+
+
+def _make_loops(
+    analyzer: Analyzer, realize: BlockRealize, domains: list[_Domain], preserve: bool
+) -> Stmt:
+    """Loops `ax0, ax1, ...` over the domains of extent other than one, and the block under them."""
+    loops: list[tuple[Var, PrimExpr]] = []
+    values: list[PrimExpr] = []
+    predicate: PrimExpr = builders.const(True)
+    for iv, dom in zip(realize.block.iter_vars, domains, strict=True):
+        extent = analyzer.simplify(builders.add(builders.sub(dom.hi, dom.lo), 1))
+        value = dom.lo
+        if preserve or not builders.is_const_int(extent, 1):
+            var = Var(f"ax{len(loops)}", iv.var.dtype)
+            analyzer.bind(var, Range(builders.const(0, iv.var.dtype), extent))
+            loops.append((var, extent))
+            value = builders.add(dom.lo, var)
+        values.append(value)
+        if dom.bound is not None:
+            for condition in (
+                builders.ge(value, dom.bound[0]),
+                builders.lt(value, builders.add(dom.bound[1], 1)),
+            ):
+                if not analyzer.can_prove(condition):
+                    predicate = builders.logical_and(predicate, condition)
+    body: Stmt = BlockRealize(tuple(values), analyzer.simplify(predicate), realize.block)
+    for var, extent in reversed(loops):
+        body = For(var, builders.const(0, var.dtype), extent, ForKind.SERIAL, body)
+    return body

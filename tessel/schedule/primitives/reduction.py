@@ -1,0 +1,159 @@
+"""decompose_reduction (a reduction's init into its own block) and add_unit_loop."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tessel.ir import builders
+from tessel.ir.expr import And, PrimExpr, Var
+from tessel.ir.node import with_changes
+from tessel.ir.substitute import substitute
+from tessel.schedule.errors import ScheduleError
+from tessel.schedule.handles import BlockRV, LoopRV
+from tessel.schedule.primitives.block_queries import mentions_var
+from tessel.schedule.state import find_block_realize, find_loop, replace_stmt
+from tessel.support.dtype import DataType
+from tessel.tir.analysis.access_region import infer_access_regions
+from tessel.tir.block import Block, BlockRealize, IterVar, IterVarType
+from tessel.tir.function import PrimFunc
+from tessel.tir.stmt import For, ForKind, SeqStmt, Stmt
+
+if TYPE_CHECKING:
+    from tessel.schedule.schedule import Schedule
+
+
+def decompose_reduction(sch: Schedule, block_rv: BlockRV, loop_rv: LoopRV) -> tuple[PrimFunc, str]:
+    """The function with the init of `block_rv` moved to a new block before `loop_rv`.
+
+    The new `<name>_init` block has a copy of the block's data-parallel iterators and sits in
+    copies of the loops at or below `loop_rv` that its bindings use (TVM's semantics).
+    """
+    realize = sch.block(block_rv, "decompose_reduction")
+    loop = sch.loop(loop_rv, "decompose_reduction")
+    block = realize.block
+    located = find_block_realize(sch.func, block.name_hint)
+    assert located is not None
+    loops = located.enclosing_loops()
+    _check_decompose(sch, realize, loop, loops)
+    init_block, init_values = _init_block(block, realize)
+    chosen: list[For] = []
+    discarded: list[Var] = []
+    for outer in reversed(loops[loops.index(loop) :]):
+        if any(mentions_var(value, outer.loop_var) for value in init_values):
+            chosen.append(outer)
+        else:
+            discarded.append(outer.loop_var)
+    predicate = _drop_conjuncts(realize.predicate, discarded)
+    body: Stmt = BlockRealize(init_values, predicate, init_block)
+    renamed: dict[Var, PrimExpr] = {}
+    for old in chosen:  # innermost first
+        new_var = Var(f"{old.loop_var.name}_init", old.loop_var.dtype)
+        renamed[old.loop_var] = new_var
+        body = For(
+            new_var, old.min, old.extent, old.kind, body, old.thread_binding, old.annotations
+        )
+    body = substitute(body, renamed)
+    without_init = with_changes(realize, block=with_changes(block, init=None))
+    func = replace_stmt(sch.func, realize, without_init)
+    new_loop = _refind(func, loop)
+    return replace_stmt(func, new_loop, SeqStmt((body, new_loop))), init_block.name_hint
+
+
+def _refind(func: PrimFunc, loop: For) -> For:
+    located = find_loop(func, loop.loop_var)
+    assert located is not None
+    assert isinstance(located.node, For)
+    return located.node
+
+
+def _check_decompose(sch: Schedule, realize: BlockRealize, loop: For, loops: list[For]) -> None:
+    block = realize.block
+
+    def fail(rule: str, message: str) -> ScheduleError:
+        return ScheduleError(
+            "decompose_reduction", rule, message, func=sch.func, culprits=(loop, block)
+        )
+
+    if not any(loop is outer for outer in loops):
+        raise fail(
+            "loop-position",
+            f"loop `{loop.loop_var.name}` is not around block `{block.name_hint}` within its scope",
+        )
+    if block.init is None or not any(
+        iv.iter_type is IterVarType.COMM_REDUCE for iv in block.iter_vars
+    ):
+        raise fail(
+            "not-reduction", f"block `{block.name_hint}` is not a reduction block with an init"
+        )
+    above = loops[: loops.index(loop)]
+    for iv, value in zip(block.iter_vars, realize.iter_values, strict=True):
+        if iv.iter_type is IterVarType.DATA_PAR:
+            continue
+        for outer in above:
+            if mentions_var(value, outer.loop_var):
+                raise fail(
+                    "loop-height",
+                    f"loop `{outer.loop_var.name}`, above `{loop.loop_var.name}`, is bound to "
+                    f"the reduction iterator `{iv.var.name}`; the init must go above every "
+                    "reduction loop",
+                )
+
+
+def _init_block(block: Block, realize: BlockRealize) -> tuple[Block, tuple[PrimExpr, ...]]:
+    """The init block over copies of the data-parallel iterators, and its bindings."""
+    iter_vars: list[IterVar] = []
+    values: list[PrimExpr] = []
+    mapping: dict[Var, PrimExpr] = {}
+    for iv, value in zip(block.iter_vars, realize.iter_values, strict=True):
+        if iv.iter_type is not IterVarType.DATA_PAR:
+            continue
+        new_var = Var(f"{iv.var.name}_init", iv.var.dtype)
+        iter_vars.append(IterVar(iv.dom, new_var, iv.iter_type))
+        values.append(value)
+        mapping[iv.var] = new_var
+    assert block.init is not None
+    init = Block(
+        tuple(iter_vars),
+        (),
+        (),
+        f"{block.name_hint}_init",
+        substitute(block.init, mapping),
+        annotations=block.annotations,
+    )
+    reads, writes = infer_access_regions(init)
+    return with_changes(init, reads=reads, writes=writes), tuple(values)
+
+
+def _drop_conjuncts(predicate: PrimExpr, discarded: list[Var]) -> PrimExpr:
+    """`predicate` without the conjuncts that mention a discarded loop variable."""
+    kept: PrimExpr = builders.const(True)
+    for term in _conjuncts(predicate):
+        if not any(mentions_var(term, var) for var in discarded):
+            kept = builders.logical_and(kept, term)
+    return kept
+
+
+def _conjuncts(predicate: PrimExpr) -> list[PrimExpr]:
+    if isinstance(predicate, And):
+        return _conjuncts(predicate.a) + _conjuncts(predicate.b)
+    return [predicate]
+
+
+def add_unit_loop(sch: Schedule, target: BlockRV | LoopRV) -> tuple[PrimFunc, Var]:
+    """The function with a loop of extent 1 around a loop, or around a block's realize."""
+    if isinstance(target, LoopRV):
+        stmt: Stmt = sch.loop(target, "add_unit_loop")
+    else:
+        stmt = sch.block(target, "add_unit_loop")
+        located = find_block_realize(sch.func, target.name)
+        if located is None or located.parent_block() is None:
+            raise ScheduleError(
+                "add_unit_loop",
+                "root-block",
+                "the root block cannot be put in a loop",
+                func=sch.func,
+                culprits=(stmt.block,),
+            )
+    var = Var("u", DataType.of("int32"))
+    unit = For(var, builders.const(0, "int32"), builders.const(1, "int32"), ForKind.SERIAL, stmt)
+    return replace_stmt(sch.func, stmt, unit), var
