@@ -13,6 +13,7 @@ from tessel.schedule.state import block_names, find_block_realize, find_loop
 from tessel.schedule.methods.cache import CacheMethods
 from tessel.schedule.methods.compute import ComputeMethods
 from tessel.schedule.methods.reduction import ReductionMethods
+from tessel.schedule.methods.tensorize import TensorizeMethods
 from tessel.schedule.recording import recorded
 from tessel.schedule.trace import Trace
 from tessel.tir.block import BlockRealize
@@ -20,7 +21,7 @@ from tessel.tir.function import PrimFunc
 from tessel.tir.stmt import For
 
 
-class Schedule(ComputeMethods, CacheMethods, ReductionMethods):
+class Schedule(ComputeMethods, CacheMethods, ReductionMethods, TensorizeMethods):
     """Schedules one PrimFunc (of a module, by name): `Schedule(func)`, then primitives."""
 
     def __init__(self, func_or_mod: PrimFunc | IRModule, func_name: str | None = None, *,
