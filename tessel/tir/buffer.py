@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from tessel.arith.analyzer import Analyzer
 from tessel.ir import builders
 from tessel.ir.expr import IntImm, PrimExpr, Ramp, Range, Var
 from tessel.ir.node import Node
@@ -182,10 +183,19 @@ class BufferRegion(Node):
                 stop = index.stop
                 if stop is None:
                     raise IRTypeError(f"region of `{buffer.name}` needs an explicit end")
-                ranges.append(Range(start, builders.sub(stop, start)))
+                ranges.append(Range(start, _region_extent(start, builders.convert(stop))))
             else:
                 ranges.append(Range(builders.convert(index), builders.const(1, _dtype_of(index))))
         return BufferRegion(buffer, tuple(ranges))
+
+
+def _region_extent(start: PrimExpr, stop: PrimExpr) -> PrimExpr:
+    """stop - start, simplified: `A[x:x + 4]` covers 4 elements, as primitives that build
+    regions write it, so a printed region parses back to the same IR."""
+    extent = builders.sub(stop, start)
+    if isinstance(extent, IntImm) or not (stop.dtype.is_integer and start.dtype.is_integer):
+        return extent
+    return Analyzer().simplify(extent)
 
 
 def _zero_like(e: PrimExpr) -> PrimExpr:
