@@ -38,6 +38,7 @@ from tessel.ir.expr import (
 )
 from tessel.ir.node import child_items, with_changes
 from tessel.ir.structural import same_expr
+from tessel.support.dtype import DataType
 from tessel.support.errors import InternalError
 
 if TYPE_CHECKING:
@@ -108,11 +109,13 @@ class Rewriter:
             return self._apply_rules(self._visit_logical(expr))
         if is_if_then_else(expr):
             return self._apply_rules(self._visit_if_then_else(expr))
-        if not (expr.dtype.is_integer or expr.dtype.is_bool):  # floats: folding only, no laws
+        if not _obeys_laws(expr.dtype):  # floats, unsigned and narrow ints: folding only
             return self._rebuild(expr)
         if isinstance(expr, Add | Sub | Mul):
             return self._visit_sum(expr)
         rebuilt = self._rebuild(expr)
+        if isinstance(rebuilt, CmpOp) and not _obeys_laws(rebuilt.a.dtype):
+            return rebuilt
         if isinstance(rebuilt, FloorDiv | FloorMod | CmpOp) and rebuilt.a.dtype.is_integer:
             better = sum_rules.simplify_with_sums(rebuilt, self)
             if better is not rebuilt:
@@ -217,3 +220,9 @@ def _fold(expr: PrimExpr) -> PrimExpr:
     if all(isinstance(o, IntImm | FloatImm) for o in operands):
         return builder(*operands)
     return expr
+
+
+def _obeys_laws(dtype: DataType) -> bool:
+    """The integer laws hold (as TVM assumes, no overflow) for int32 and int64 arithmetic, and
+    trivially for bool; unsigned and narrow types wrap around in practice, so they only fold."""
+    return dtype.is_bool or (dtype.is_int and dtype.bits >= 32)

@@ -119,3 +119,11 @@ def test_simplify_returns_the_same_object_when_nothing_changes():
     x = Var("x")
     expr = x // 3
     assert Analyzer().simplify(expr) is expr
+
+
+@pytest.mark.parametrize("dtype", ["uint32", "int8", "int16"])
+def test_types_that_wrap_around_are_only_folded(dtype):
+    x = Var("x", dtype)
+    analyzer = Analyzer()
+    for expr in (x - 1 < x, (x + 1) - 1, builders.min_value(x + 1, x)):
+        assert analyzer.simplify(expr) is expr, f"{expr} must not be rewritten for {dtype}"
