@@ -286,7 +286,9 @@ def _same(expr: PrimExpr) -> PrimExpr:
 
 
 def _is_scalar_int(expr: PrimExpr) -> bool:
-    return expr.dtype.is_integer and not expr.dtype.is_vector
+    """A scalar of a type whose arithmetic obeys the integer laws (int32/int64: no overflow)."""
+    dtype = expr.dtype
+    return dtype.is_int and dtype.bits >= 32 and not dtype.is_vector
 
 
 def _is_affine_candidate(fact: PrimExpr) -> bool:

@@ -294,12 +294,22 @@ class _BoundAnalysis:
             return ConstIntBound.everything()
         rule = _rule_for(type(node))
         result = rule(self, node) if rule is not None else _dtype_bound(dtype)
-        result = result.intersect(_dtype_bound(dtype))
+        full = _dtype_bound(dtype)
+        overflowed = not (full.contains(result.min_value) and full.contains(result.max_value))
+        if overflowed and _wraps(dtype) and isinstance(node, Add | Sub | Mul):
+            result = full  # the value wrapped around: anywhere in the type
+        result = result.intersect(full)
         if self.atom_bound is not None:
             fact = self.atom_bound(node)
             if fact is not None:
                 result = result.intersect(fact)
         return result
+
+
+def _wraps(dtype: DataType) -> bool:
+    """Arithmetic of this type is taken to wrap around: unsigned and narrow signed integers.
+    int32/int64 index arithmetic is assumed not to overflow (as TVM assumes), so it is clamped."""
+    return dtype.is_integer and not (dtype.is_int and dtype.bits >= 32)
 
 
 def _operands(node: PrimExpr) -> tuple[PrimExpr, ...]:

@@ -92,7 +92,7 @@ def _absorb(fact: PrimExpr, derived: DerivedFacts, table: AtomTable, queue: list
     elif isinstance(fact, CmpOp) and not fact.a.dtype.is_vector:
         if isinstance(fact, EQ):
             _record_value(fact, derived, table)
-        if fact.a.dtype.is_integer:
+        if fact.a.dtype.is_int and fact.a.dtype.bits >= 32:  # types that obey the laws
             derived.linear.extend(as_le_zero(fact, table))
 
 

@@ -144,6 +144,9 @@ class Rewriter:
             return result
         true_value = self.in_scope(condition, expr.true_value)
         false_value = self.in_scope(builders.logical_not(condition), expr.false_value)
+        parts, old = (condition, true_value, false_value), (expr.condition, expr.true_value, expr.false_value)
+        if all(new is was for new, was in zip(parts, old, strict=True)):
+            return expr  # unchanged means identical
         return builders.select(condition, true_value, false_value)
 
     def _visit_if_then_else(self, expr: Call) -> PrimExpr:

@@ -127,3 +127,14 @@ def test_types_that_wrap_around_are_only_folded(dtype):
     analyzer = Analyzer()
     for expr in (x - 1 < x, (x + 1) - 1, builders.min_value(x + 1, x)):
         assert analyzer.simplify(expr) is expr, f"{expr} must not be rewritten for {dtype}"
+
+
+def test_bounds_of_wrapping_arithmetic_cover_the_whole_type():
+    analyzer = Analyzer()
+    y, z = Var("y", "uint8"), Var("z", "uint8")
+    analyzer.bind(y, Range.from_min_extent(17, 16))
+    analyzer.bind(z, Range.from_min_extent(10, 20))
+    bound = analyzer.const_int_bound(y * z)  # 17*10 .. 32*29 wraps around in uint8
+    assert (bound.min_value, bound.max_value) == (0, 255)
+    select = builders.select(builders.const(1, "uint8") < y * z, y + builders.const(1, "uint8"), y)
+    assert analyzer.simplify(select) is select
