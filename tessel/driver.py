@@ -23,20 +23,30 @@ def build(
     cache_dir: str | Path | None = None,
 ) -> Module:
     """Compile a PrimFunc or IRModule to native code and load it as a runtime Module."""
-    c_source = _lower_and_generate(func_or_mod, Target.of(target))
+    lowered, c_source = _lower_and_generate(func_or_mod, Target.of(target))
     library = compile_source(c_source.source, cache_dir=cache_dir)
-    return Module(library, list(c_source.entries), c_source.source)
+    # Without link_params the library holds no constant data: the Module is handed it here.
+    constants = lowered.attrs.get("constants", ()) if c_source.constants else ()
+    return Module(
+        library,
+        list(c_source.entries),
+        c_source.source,
+        constants=constants,
+        constant_specs=c_source.constants,
+    )
 
 
 def generate_c_source(func_or_mod: PrimFunc | IRModule, target: Target | str = "c") -> str:
     """The C source that `build` compiles for a PrimFunc or IRModule (lowered first)."""
-    return _lower_and_generate(func_or_mod, Target.of(target)).source
+    return _lower_and_generate(func_or_mod, Target.of(target))[1].source
 
 
-def _lower_and_generate(func_or_mod: PrimFunc | IRModule, target: Target) -> CSource:
+def _lower_and_generate(
+    func_or_mod: PrimFunc | IRModule, target: Target
+) -> tuple[IRModule, CSource]:
     """Lower, then generate C; a code generation failure becomes a BuildError."""
     lowered = lower(func_or_mod, target)
     try:
-        return generate(lowered, target)
+        return lowered, generate(lowered, target)
     except CodegenError as err:
         raise BuildError(err.message, rule=err.rule, hint=err.hint) from err

@@ -3,26 +3,38 @@
 Every entry function returns `int32_t`: 0 on success, -1 after recording a message that
 `tessel_get_last_error()` returns. Buffer parameters arrive as data pointers (the runtime checks
 shapes, dtypes and contiguity before calling); symbolic sizes arrive as trailing int64 values.
+
+Module constants (the IRModule attribute "constants", seed 001): with `Target.link_params` each
+is embedded once, as a file-scope `static const` array that every AllocateConst referring to it
+points at. Without, the C file holds no constant data: a function that uses constants takes the
+module's constant table as its last argument, which the runtime Module fills from the arrays it
+is handed at load (`CSource.constants` says which). Passing the table, rather than storing it in
+the library, keeps two Modules loaded from one cached library independent.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from tessel.codegen.c_expr import STATUS
 from tessel.codegen.c_names import RESERVED_NAMES, NameScope
 from tessel.codegen.c_prelude import PRELUDE
 from tessel.codegen.c_stmt import StmtPrinter
-from tessel.codegen.c_types import c_type
+from tessel.codegen.c_types import c_type, float_literal, int_literal
 from tessel.codegen.errors import CodegenError
-from tessel.support.abi import ParamSpec, FunctionSignature
 from tessel.ir.expr import IntImm, Var
+from tessel.ir.functor import post_order
 from tessel.ir.module import IRModule
 from tessel.ir.target import Target
+from tessel.support.abi import ConstantSpec, FunctionSignature, ParamSpec
+from tessel.support.dtype import DataType
 from tessel.support.names import c_identifier, unique_name
 from tessel.tir.buffer import Buffer
 from tessel.tir.function import PrimFunc
 from tessel.tir.layout import row_major_strides
+from tessel.tir.stmt import AllocateConst
 
 
 @dataclass(frozen=True)
@@ -31,6 +43,7 @@ class CSource:
 
     source: str
     entries: tuple[FunctionSignature, ...]
+    constants: tuple[ConstantSpec, ...] = ()  # what the runtime must be handed at load
 
 
 def generate(mod: IRModule, target: Target | str = "c") -> CSource:
@@ -38,17 +51,42 @@ def generate(mod: IRModule, target: Target | str = "c") -> CSource:
     target = Target.of(target)
     taken = set(RESERVED_NAMES)
     symbols = {name: unique_name(c_identifier(name), taken) for name in mod.names()}
-    constants = tuple(mod.attrs.get("constants", ()))
+    constants = tuple(np.asarray(c) for c in mod.attrs.get("constants", ()))
     parts, entries = [PRELUDE], []
+    linked: tuple[str, ...] = ()
+    if target.link_params:
+        linked = tuple(unique_name(f"tessel_constant_{i}", taken) for i in range(len(constants)))
+        parts.extend(
+            _linked_constant(name, array) for name, array in zip(linked, constants, strict=True)
+        )
     for gv, func in mod.items():
         if not isinstance(func, PrimFunc):
             raise CodegenError(f"`{gv.name_hint}` is not a PrimFunc", rule="codegen.not-prim-func")
         text, entry = _FunctionWriter(func, gv.name_hint, symbols[gv.name_hint], taken).write(
-            target, constants
+            target, constants, linked
         )
         parts.append(text)
         entries.append(entry)
-    return CSource("\n".join(parts), tuple(entries))
+    specs: tuple[ConstantSpec, ...] = ()
+    if any(entry.constants for entry in entries):
+        specs = tuple(
+            ConstantSpec(i, str(a.dtype), tuple(int(n) for n in a.shape))
+            for i, a in enumerate(constants)
+        )
+    return CSource("\n".join(parts), tuple(entries), specs)
+
+
+def _linked_constant(name: str, array: np.ndarray) -> str:
+    """A module constant as a file-scope array (link_params), 8 values a line."""
+    dtype = DataType.of(array.dtype)
+    literal = float_literal if dtype.is_float else int_literal
+    values = [literal(v.item(), dtype) for v in array.reshape(-1)] or ["0"]
+    lines = [", ".join(values[i : i + 8]) for i in range(0, len(values), 8)]
+    body = ",\n  ".join(lines)
+    return (
+        f"static const {c_type(dtype)} {name}[{len(values)}] __attribute__((aligned(64))) = {{\n"
+        f"  {body}\n}};\n"
+    )
 
 
 class _FunctionWriter:
@@ -62,7 +100,9 @@ class _FunctionWriter:
         self.size_args: list[tuple[Var, str]] = []  # shape variables passed as trailing int64s
         self.symbol_names: set[str] = set()
 
-    def write(self, target: Target, constants: tuple) -> tuple[str, FunctionSignature]:
+    def write(
+        self, target: Target, constants: tuple[np.ndarray, ...], linked: tuple[str, ...]
+    ) -> tuple[str, FunctionSignature]:
         """The function's C text and its entry signature."""
         shape_vars = {
             extent
@@ -76,7 +116,10 @@ class _FunctionWriter:
             if var not in self.func.buffer_map and var in shape_vars and var.dtype.is_integer:
                 self.size_symbols[var] = unique_name(var.name, self.symbol_names)
         params = tuple(self._param(p) for p in self.func.params)
-        printer = StmtPrinter(self.names, target, constants)
+        table = None
+        if not target.link_params and _uses_module_constants(self.func):
+            table = self.names.fresh("constants")
+        printer = StmtPrinter(self.names, target, constants, linked=linked, table=table)
         for var, arg_name in self.size_args:
             cast = f"({c_type(var.dtype)}){arg_name}"
             printer.emit(f"{c_type(var.dtype)} {self.names.name_of(var)} = {cast};")
@@ -85,11 +128,13 @@ class _FunctionWriter:
         if printer.checked_divisions:  # their status (c_prelude.py), first in the function
             printer.lines.insert(0, f"  int32_t {STATUS} = 0;")
         size_params = [f"int64_t {arg}" for _, arg in self.size_args]
+        if table is not None:
+            size_params.append(f"const void* const* {table}")
         c_params = ", ".join(self.c_params + size_params) or "void"
         header = f"TESSEL_EXPORT int32_t {self.symbol}({c_params})"
         text = "\n".join([f"{header} {{", *printer.lines, "}", ""])
         sizes = tuple(self.size_symbols[var] for var, _ in self.size_args)
-        return text, FunctionSignature(self.name, self.symbol, params, sizes)
+        return text, FunctionSignature(self.name, self.symbol, params, sizes, table is not None)
 
     def _param(self, param: Var) -> ParamSpec:
         buffer = self.func.buffer_map.get(param)
@@ -129,6 +174,14 @@ class _FunctionWriter:
             self.names.bind(extent)
             self.size_args.append((extent, self.names.fresh(f"{extent.name}_size")))
         return self.size_symbols[extent]
+
+
+def _uses_module_constants(func: PrimFunc) -> bool:
+    """True if an AllocateConst of `func` refers to the module's "constants"."""
+    return any(
+        isinstance(node, AllocateConst) and node.irmod_storage_idx is not None
+        for node in post_order(func.body)
+    )
 
 
 def _check_param_layout(buffer: Buffer) -> None:

@@ -40,10 +40,20 @@ _MAX_UNROLL = 1024
 class StmtPrinter(ExprPrinter):
     """C lines for the statements of one function body."""
 
-    def __init__(self, names: NameScope, target: Target, constants: Sequence[Any] = ()) -> None:
+    def __init__(
+        self,
+        names: NameScope,
+        target: Target,
+        constants: Sequence[Any] = (),
+        *,
+        linked: Sequence[str] = (),
+        table: str | None = None,
+    ) -> None:
         super().__init__(names)
         self.target = target
-        self.constants = constants
+        self.constants = constants  # the module's "constants"
+        self.linked = linked  # with link_params: the file-scope array of each constant
+        self.table = table  # without: the name of the constant table parameter
         self.lines: list[str] = []
         self.depth = 1
         self.parallel_depth = 0
@@ -326,16 +336,26 @@ class StmtPrinter(ExprPrinter):
         self.emit("}")
 
     def stmt_AllocateConst(self, node: S.AllocateConst) -> None:
-        data = node.data if node.data is not None else self._module_constant(node)
-        values = np.asarray(data).reshape(-1)
+        element = c_type(node.dtype)
+        if node.data is None:  # a module constant: embedded once per file, or passed in
+            index = self._module_constant(node)
+            name = self.names.bind(node.buffer_var)
+            if self.table is None:
+                self.emit(f"const {element}* {name} = {self.linked[index]};")
+            else:
+                self.emit(f"const {element}* {name} = (const {element}*){self.table}[{index}];")
+            self.stmt(node.body)
+            return
+        # Data in the IR (ExtractConstants did not run): a constant array local to the function.
+        values = np.asarray(node.data).reshape(-1)
         literal = float_literal if node.dtype.is_float else int_literal
         items = ", ".join(literal(v.item(), node.dtype) for v in values) or "0"
         name = self.names.bind(node.buffer_var)
-        element = c_type(node.dtype)
         self.emit(f"static const {element} {name}[{max(values.size, 1)}] = {{{items}}};")
         self.stmt(node.body)
 
-    def _module_constant(self, node: S.AllocateConst) -> Any:
+    def _module_constant(self, node: S.AllocateConst) -> int:
+        """The index of the module constant `node` refers to, checked against its type."""
         index = node.irmod_storage_idx
         if index is None or not 0 <= index < len(self.constants):
             raise CodegenError(
@@ -343,7 +363,20 @@ class StmtPrinter(ExprPrinter):
                 f"module has {len(self.constants)}",
                 rule="codegen.constant-index",
             )
-        return self.constants[index]
+        array = np.asarray(self.constants[index])
+        count = extent_product(node.extents)
+        if (
+            array.dtype != node.dtype.element.numpy
+            or not isinstance(count, IntImm)
+            or array.size != count.value * node.dtype.lanes
+        ):
+            raise CodegenError(
+                f"constant `{node.buffer_var.name}` expects {[str(e) for e in node.extents]} "
+                f"of {node.dtype}, but module constant {index} is {list(array.shape)} of "
+                f"{array.dtype}",
+                rule="codegen.constant-type",
+            )
+        return index
 
     def stmt_Block(self, node: Block) -> None:
         raise CodegenError(

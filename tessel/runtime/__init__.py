@@ -6,10 +6,11 @@ Needs only tessel.support and NumPy, so deployed code needs nothing of the compi
 from tessel.runtime.compiler import compile_source, default_cache_dir, find_compiler
 from tessel.runtime.errors import BuildError, RuntimeCallError
 from tessel.runtime.module import Function, Module
-from tessel.support.abi import FunctionSignature, ParamSpec
+from tessel.support.abi import ConstantSpec, FunctionSignature, ParamSpec
 
 __all__ = [
     "BuildError",
+    "ConstantSpec",
     "Function",
     "FunctionSignature",
     "Module",

@@ -27,7 +27,8 @@ CTYPES: dict[str, type] = {
 def argument_types(signature: FunctionSignature) -> list[type]:
     """The ctypes of the C function's arguments, in order."""
     types = [ctypes.c_void_p if p.kind == "buffer" else CTYPES[p.dtype] for p in signature.params]
-    return types + [ctypes.c_int64] * len(signature.size_args)
+    table = [ctypes.c_void_p] if signature.constants else []
+    return types + [ctypes.c_int64] * len(signature.size_args) + table
 
 
 def c_arguments(signature: FunctionSignature, args: Sequence[Any]) -> list[Any]:

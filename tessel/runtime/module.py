@@ -1,4 +1,9 @@
-"""A loaded shared object: each exported entry function as a checked Python callable."""
+"""A loaded shared object: each exported entry function as a checked Python callable.
+
+A library built without linked parameters holds no constant data: the Module is handed the
+module's constants when it loads, checks them against the library's `ConstantSpec`s, keeps them
+alive, and passes their table to each function that reads them (seed 001).
+"""
 
 from __future__ import annotations
 
@@ -7,16 +12,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from tessel.runtime.arguments import argument_types, c_arguments
 from tessel.runtime.errors import BuildError, RuntimeCallError
-from tessel.support.abi import FunctionSignature
+from tessel.support.abi import ConstantSpec, FunctionSignature
 
 
 class Function:
     """One compiled function: `f(*args)` checks the arguments, calls C, and raises on failure."""
 
-    def __init__(self, library: ctypes.CDLL, signature: FunctionSignature) -> None:
+    def __init__(
+        self, library: ctypes.CDLL, signature: FunctionSignature, constant_table: Any = None
+    ) -> None:
         self.signature = signature
+        self._extra = [constant_table] if signature.constants else []
         try:
             self._c_function = getattr(library, signature.c_symbol)
         except AttributeError as err:
@@ -34,7 +44,7 @@ class Function:
         return self.signature.name
 
     def __call__(self, *args: Any) -> None:
-        status = self._c_function(*c_arguments(self.signature, args))
+        status = self._c_function(*c_arguments(self.signature, args), *self._extra)
         if status != 0:
             message = (self._last_error() or b"").decode("utf-8", "replace")
             raise RuntimeCallError(self.name, message)
@@ -52,6 +62,9 @@ class Module:
         library_path: str | Path,
         signatures: Sequence[FunctionSignature],
         source: str | None = None,
+        *,
+        constants: Sequence[Any] = (),
+        constant_specs: Sequence[ConstantSpec] = (),
     ) -> None:
         self.library_path = Path(library_path)
         self.source = source  # the C text, kept for inspection and debugging
@@ -59,7 +72,15 @@ class Module:
             self._library = ctypes.CDLL(str(self.library_path))
         except OSError as err:
             raise BuildError(f"cannot load {self.library_path}: {err}", rule="build.load") from err
-        self._functions = {sig.name: Function(self._library, sig) for sig in signatures}
+        if any(sig.constants for sig in signatures) and not constant_specs:
+            raise BuildError(
+                "the library's functions read module constants, but no constant specs were given",
+                rule="build.constants",
+            )
+        self._constants = _checked_constants(constants, constant_specs)  # kept alive here
+        table = (ctypes.c_void_p * len(self._constants))(*(a.ctypes.data for a in self._constants))
+        self._constant_table = table
+        self._functions = {sig.name: Function(self._library, sig, table) for sig in signatures}
 
     def names(self) -> list[str]:
         """The names of the functions, in module order."""
@@ -80,3 +101,26 @@ class Module:
                 'call one by name: mod["name"](...)'
             )
         next(iter(self._functions.values()))(*args)
+
+
+def _checked_constants(
+    constants: Sequence[Any], specs: Sequence[ConstantSpec]
+) -> tuple[np.ndarray, ...]:
+    """Read-only, C-contiguous copies of `constants`, which must match `specs` one for one."""
+    if len(constants) != len(specs):
+        raise BuildError(
+            f"the library takes {len(specs)} module constants, but {len(constants)} were given",
+            rule="build.constants",
+        )
+    arrays = []
+    for spec, value in zip(specs, constants, strict=True):
+        array = np.array(value, copy=True, order="C")  # the caller may change theirs later
+        if array.dtype != np.dtype(spec.dtype) or array.shape != tuple(spec.shape):
+            raise BuildError(
+                f"module constant {spec.index} should be {list(spec.shape)} of {spec.dtype}, "
+                f"got {list(array.shape)} of {array.dtype}",
+                rule="build.constants",
+            )
+        array.setflags(write=False)
+        arrays.append(array)
+    return tuple(arrays)

@@ -30,11 +30,27 @@ class FunctionSignature:
     """How to call one generated C function.
 
     The C arguments are, in order: one per parameter (a data pointer or a scalar), then one
-    int64 per name in `size_args` (symbolic sizes bound from the arrays' shapes). The C
-    function returns 0, or nonzero after recording a message for `tessel_get_last_error`.
+    int64 per name in `size_args` (symbolic sizes bound from the arrays' shapes), then, when
+    `constants` is set, the module's constant table (`const void* const*`, one data pointer per
+    `ConstantSpec`, in order). The C function returns 0, or nonzero after recording a message
+    for `tessel_get_last_error`.
     """
 
     name: str
     c_symbol: str
     params: tuple[ParamSpec, ...]
     size_args: tuple[str, ...] = ()
+    constants: bool = False
+
+
+@dataclass(frozen=True)
+class ConstantSpec:
+    """One module constant a build without linked parameters takes when it is loaded (seed 001).
+
+    The runtime checks the array it is handed against `dtype` and `shape`, keeps it alive, and
+    passes its data pointer at position `index` of the constant table.
+    """
+
+    index: int
+    dtype: str
+    shape: tuple[int, ...]

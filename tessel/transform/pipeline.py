@@ -8,8 +8,11 @@ from tessel.ir.module import IRModule
 from tessel.ir.target import Target
 from tessel.ir.transform import Pass, PassContext, PassInstrument
 from tessel.tir.function import PrimFunc
+from tessel.transform.compact_buffer_allocation import CompactBufferAllocation
+from tessel.transform.extract_constants import ExtractConstants
 from tessel.transform.flatten_buffer import FlattenBuffer
 from tessel.transform.lower_blocks import LowerBlocks
+from tessel.transform.plan_buffer_allocation import PlanBufferAllocation
 from tessel.transform.postconditions import check_postcondition
 from tessel.transform.remove_assume import RemoveAssume
 from tessel.transform.remove_undef_stores import RemoveUndefStores
@@ -19,14 +22,20 @@ def default_passes(target: Target) -> tuple[Pass, ...]:
     """The passes `lower` runs for `target`, in order (DESIGN.md section 6 is the full plan)."""
     del target  # every pass so far is target-independent
     return (
-        # First: every later pass, and codegen, works on loops and buffers, not blocks.
+        # Blocks still show each buffer's uses: move its allocation to the scope covering them.
+        PlanBufferAllocation(),
+        # After planning (a scope-local buffer touches a tile), while blocks show the regions.
+        CompactBufferAllocation(),
+        # Then: every later pass, and codegen, works on loops and buffers, not blocks.
         LowerBlocks(),
         # Assumptions are facts for a simplifier (none runs yet); they have no run-time code.
         RemoveAssume(),
         # Before flattening, so no index arithmetic is built for stores that will vanish.
         RemoveUndefStores(),
-        # Last: needs block-free IR, and gives codegen the flat indices C arrays take.
+        # Needs block-free IR, and gives codegen the flat indices C arrays take.
         FlattenBuffer(),
+        # After flattening (constants are flat arrays by then): one deduplicated copy per module.
+        ExtractConstants(),
     )
 
 

@@ -26,7 +26,8 @@ def test_lower_runs_the_passes_in_order_and_reports_each_to_instruments():
     timing = PassTimingInstrument()
     lowered = lower(matmul(8), instruments=[timing], verify=True)
     assert [name for name, _ in timing.timings] == [
-        "lower_blocks", "remove_assume", "remove_undef_stores", "flatten_buffer"]  # fmt: skip
+        "plan_buffer_allocation", "compact_buffer_allocation", "lower_blocks",
+        "remove_assume", "remove_undef_stores", "flatten_buffer", "extract_constants"]  # fmt: skip
     func = lowered["matmul"]
     nodes = list(post_order(func.body))
     assert not any(isinstance(n, Block) for n in nodes)

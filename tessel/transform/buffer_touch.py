@@ -1,0 +1,179 @@
+"""Where, and over which index ranges, a block-level body touches the buffers it allocates.
+
+Shared by PlanBufferAllocation (where to allocate) and CompactBufferAllocation (how much).
+Each access is recorded with the For / BlockRealize nodes around it and its index bounds with
+block iterators replaced by their bindings, so a caller can relax it over the loops below any
+scope on its path (TVM's BufferAccessRegionCollector, in a simpler form).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tessel.arith.analyzer import Analyzer
+from tessel.ir import builders
+from tessel.ir.expr import Let, PrimExpr, Range, Var
+from tessel.ir.functor import Visitor, post_order
+from tessel.ir.substitute import substitute
+from tessel.tir.block import Block, BlockRealize
+from tessel.tir.buffer import Buffer, BufferLoad, BufferRegion
+from tessel.tir.stmt import BufferStore, For, LetStmt, Stmt
+
+# Per dimension, the inclusive (min, max) of the indices, still over the loops of the path.
+Bounds = tuple[tuple[PrimExpr, PrimExpr], ...]
+Region = tuple[tuple[PrimExpr, PrimExpr], ...]
+
+
+@dataclass(frozen=True)
+class Access:
+    """One access (or declared region) of a buffer and the scopes (For, BlockRealize) around
+    it, outermost first."""
+
+    bounds: Bounds
+    path: tuple[Stmt, ...]
+
+
+@dataclass
+class BufferUses:
+    """The accesses of the tracked buffers; `opaque` buffers are used in ways that cannot be
+    rewritten (through a match_buffer, or their data pointer directly)."""
+
+    accesses: dict[Buffer, list[Access]] = field(default_factory=dict)
+    opaque: set[Buffer] = field(default_factory=set)
+    let_vars: set[Var] = field(default_factory=set)  # bounds do not see through their values
+
+
+def collect_uses(
+    body: Stmt, buffers: tuple[Buffer, ...], path: tuple[Stmt, ...] = ()
+) -> BufferUses:
+    """The uses of `buffers` in `body`; `path` is the scope list `body` sits in."""
+    collector = _UseCollector(buffers, path)
+    collector.visit(body)
+    return collector.uses
+
+
+class _UseCollector(Visitor):
+    def __init__(self, buffers: tuple[Buffer, ...], path: tuple[Stmt, ...]) -> None:
+        self.uses = BufferUses({b: [] for b in buffers})
+        self.by_data = {b.data: b for b in buffers}
+        self.path = list(path)
+        self.bindings: dict[Var, PrimExpr] = {}
+
+    def _record(self, buffer: Buffer, bounds: Bounds, path: list[Stmt]) -> None:
+        if buffer in self.uses.accesses:
+            bound = tuple((substitute(lo, self.bindings), substitute(hi, self.bindings))
+                          for lo, hi in bounds)  # fmt: skip
+            self.uses.accesses[buffer].append(Access(bound, tuple(path)))
+
+    def visit_Var(self, var: Var) -> None:
+        buffer = self.by_data.get(var)
+        if buffer is not None:
+            self.uses.opaque.add(buffer)
+
+    def visit_Buffer(self, buffer: Buffer) -> None:
+        """A buffer node is a reference, not a use of its data pointer."""
+
+    def visit_BufferLoad(self, node: BufferLoad) -> None:
+        self.generic_visit(node)
+        self._record(node.buffer, tuple((i, i) for i in node.indices), self.path)
+
+    def visit_BufferStore(self, node: BufferStore) -> None:
+        self.generic_visit(node)
+        self._record(node.buffer, tuple((i, i) for i in node.indices), self.path)
+
+    def visit_For(self, node: For) -> None:
+        self.visit(node.min)
+        self.visit(node.extent)
+        self.path.append(node)
+        self.visit(node.body)
+        self.path.pop()
+
+    def visit_BlockRealize(self, node: BlockRealize) -> None:
+        for value in (*node.iter_values, node.predicate):
+            self.visit(value)
+        block = node.block
+        for iv, value in zip(block.iter_vars, node.iter_values, strict=True):
+            self.bindings[iv.var] = substitute(value, self.bindings)
+        for match in block.match_buffers:
+            if match.source.buffer in self.uses.accesses:
+                self.uses.opaque.add(match.source.buffer)
+            self.visit(match.source)
+        self.path.append(node)
+        # Declared regions lie in the block's scope (where its own alloc_buffers are visible).
+        for region in (*block.reads, *block.writes):
+            self._record(region.buffer, _region_bounds(region), self.path)
+        if block.init is not None:
+            self.visit(block.init)
+        self.visit(block.body)
+        self.path.pop()
+
+    def visit_Block(self, node: Block) -> None:
+        """A bare block (the root): only its body holds uses."""
+        if node.init is not None:
+            self.visit(node.init)
+        self.visit(node.body)
+
+    def visit_LetStmt(self, node: LetStmt) -> None:
+        self.uses.let_vars.add(node.var)
+        self.generic_visit(node)
+
+    def visit_Let(self, node: Let) -> None:
+        self.uses.let_vars.add(node.var)
+        self.generic_visit(node)
+
+    def visit_BufferRegion(self, node: BufferRegion) -> None:
+        for rng in node.region:
+            self.visit(rng)
+
+
+def _region_bounds(region: BufferRegion) -> Bounds:
+    return tuple((r.min, r.min + r.extent - 1) for r in region.region)
+
+
+def relaxed_region(
+    uses: BufferUses, buffer: Buffer, scope: Stmt | None, analyzer: Analyzer
+) -> Region | None:
+    """The union of `accesses`, each relaxed over the loops on its path below `scope` (all of
+    its loops when `scope` is None), as inclusive bounds free of any variable defined below
+    `scope`; None when no such bounds exist."""
+    union: list[tuple[PrimExpr, PrimExpr]] | None = None
+    for access in uses.accesses[buffer]:
+        inner = access.path if scope is None else access.path[_index(access.path, scope) + 1 :]
+        loops = [s for s in inner if isinstance(s, For)]
+        dom = {loop.loop_var: Range(loop.min, loop.extent) for loop in loops}
+        bounds = []
+        for lo, hi in access.bounds:
+            lo_set, hi_set = analyzer.int_set(lo, dom), analyzer.int_set(hi, dom)
+            if lo_set.min_value is None or hi_set.max_value is None:
+                return None
+            bounds.append((lo_set.min_value, hi_set.max_value))
+        if any(_uses_inner_vars(e, inner, uses.let_vars) for pair in bounds for e in pair):
+            return None
+        if union is None:
+            union = bounds
+        else:
+            union = [_hull(a, b, analyzer) for a, b in zip(union, bounds, strict=True)]
+    return None if union is None else tuple(union)
+
+
+def _index(path: tuple[Stmt, ...], scope: Stmt) -> int:
+    for position, node in enumerate(path):
+        if node is scope:
+            return position
+    raise ValueError("scope is not on the access's path")
+
+
+def _hull(
+    a: tuple[PrimExpr, PrimExpr], b: tuple[PrimExpr, PrimExpr], analyzer: Analyzer
+) -> tuple[PrimExpr, PrimExpr]:
+    return (
+        analyzer.simplify(builders.min_value(a[0], b[0])),
+        analyzer.simplify(builders.max_value(a[1], b[1])),
+    )
+
+
+def _uses_inner_vars(expr: PrimExpr, inner: tuple[Stmt, ...], let_vars: set[Var]) -> bool:
+    """True if `expr` mentions a variable bound below the scope (a loop variable) or a let
+    variable (whose value is not tracked), so the bound is not valid at the scope."""
+    defined = {s.loop_var for s in inner if isinstance(s, For)} | let_vars
+    return any(isinstance(n, Var) and n in defined or isinstance(n, Let) for n in post_order(expr))
