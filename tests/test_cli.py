@@ -89,5 +89,5 @@ def test_build_goes_through_the_driver(tmp_path, capsys, monkeypatch):
 VECTOR = '''
 @T.prim_func
 def vector(A: T.Buffer((8,), "float32")):
-    A[T.Ramp(0, 1, 4)] = T.Broadcast(T.float32(1), 4)
+    A[T.Ramp(0, 1, 3)] = T.Broadcast(T.float32(1), 3)
 '''

@@ -3,16 +3,25 @@
 Narrow integer results are cast back to their type (C promotes int8/int16 arithmetic to int),
 floor division/modulo and min/max go through prelude helpers, and every subexpression is
 parenthesised so C precedence never matters.
+
+Vectors (c_types.py) use GCC vector arithmetic where its semantics are the IR's (`+ - * /`,
+truncating division by a safe constant, comparisons as 0/1 masks, `& |` on masks); every other
+vector operation is a per-lane loop in a statement expression (`({ ... })`) over the scalar
+C of the operation, so it has exactly the scalar semantics. Contiguous loads (`Ramp(b, 1, n)`
+without a predicate) copy memory with `__builtin_memcpy` (unaligned); other loads, and
+predicated ones, read per lane, skipping disabled lanes.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
 from tessel.codegen.c_names import NameScope
 from tessel.codegen.c_types import c_type, float_literal, int_literal, reject_vector, type_suffix
 from tessel.codegen.errors import CodegenError
+from tessel.ir import builders
 from tessel.ir import expr as E
 from tessel.ir.expr import PrimExpr
 from tessel.ir.functor import method_name
@@ -32,6 +41,7 @@ _BITWISE = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^",
 # NumPy rounds halfway cases to even; C's round() rounds them away from zero.
 _LIBM_NAMES = {"round": "nearbyint"}
 _PRELUDE_MATH = ("sigmoid", "rsqrt", "exp10")
+_SIMPLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\(?-?[0-9][0-9A-Za-z.+]*\)?")
 
 
 def c_string(text: str) -> str:
@@ -91,9 +101,13 @@ class ExprPrinter:
         return c_string(node.value)
 
     def expr_Cast(self, node: E.Cast) -> str:
+        if node.dtype.is_vector:
+            return self.per_lane(node, (node.value,))
         return f"(({c_type(node.dtype)})({self.expr(node.value)}))"
 
     def expr_BinaryOp(self, node: E.BinaryOp) -> str:
+        if node.dtype.is_vector:
+            return self._vector_binary(node)
         a, b = self.expr(node.a), self.expr(node.b)
         if is_checked_division(node):
             self.checked_divisions += 1
@@ -106,22 +120,130 @@ class ExprPrinter:
         return _wrap_narrow(f"({a} {_INFIX[type(node)]} {b})", node.dtype)
 
     def expr_CmpOp(self, node: E.CmpOp) -> str:
-        c_type(node.a.dtype)  # rejects vector comparisons clearly
-        return f"({self.expr(node.a)} {node.symbol} {self.expr(node.b)})"
+        text = f"({self.expr(node.a)} {node.symbol} {self.expr(node.b)})"
+        if node.dtype.is_vector:  # GCC gives 0/-1 lanes of the operands' width: make a mask
+            return f"(-__builtin_convertvector({text}, {c_type(node.dtype)}))"
+        return text
 
     def expr_And(self, node: E.And) -> str:
-        return f"({self.expr(node.a)} && {self.expr(node.b)})"
+        symbol = "&" if node.dtype.is_vector else "&&"
+        return f"({self.expr(node.a)} {symbol} {self.expr(node.b)})"
 
     def expr_Or(self, node: E.Or) -> str:
-        return f"({self.expr(node.a)} || {self.expr(node.b)})"
+        symbol = "|" if node.dtype.is_vector else "||"
+        return f"({self.expr(node.a)} {symbol} {self.expr(node.b)})"
 
     def expr_Not(self, node: E.Not) -> str:
+        if node.dtype.is_vector:
+            return f"({self.expr(node.a)} ^ 1)"
         return f"(!{self.expr(node.a)})"
 
     def expr_Select(self, node: E.Select) -> str:
+        if node.condition.dtype.is_vector:
+            return self.per_lane(node, (node.condition, node.true_value, node.false_value))
         c_type(node.dtype)
         condition = self.expr(node.condition)
         return f"({condition} ? {self.expr(node.true_value)} : {self.expr(node.false_value)})"
+
+    # ------------------------------------------------------------------ vectors
+    def vector_of(self, dtype: DataType, items: list[str]) -> str:
+        """A vector literal of `dtype` with one C expression a lane."""
+        return f"(({c_type(dtype)}){{{', '.join(items)}}})"
+
+    def expr_Ramp(self, node: E.Ramp) -> str:
+        element, lanes = node.dtype.element, node.lanes
+        base = self.expr(node.base)
+        if isinstance(node.stride, E.IntImm):
+            steps = [int_literal(k * node.stride.value, element) for k in range(lanes)]
+            steps_text = self.vector_of(node.dtype, steps)
+            return f"({self.broadcast_text(node.dtype, base)} + {steps_text})"
+        iota = self.vector_of(node.dtype, [int_literal(k, element) for k in range(lanes)])
+        stride = self.broadcast_text(node.dtype, self.expr(node.stride))
+        return f"({self.broadcast_text(node.dtype, base)} + {iota} * {stride})"
+
+    def expr_Broadcast(self, node: E.Broadcast) -> str:
+        return self.broadcast_text(node.dtype, self.expr(node.value))
+
+    def broadcast_text(self, dtype: DataType, value: str) -> str:
+        """`value` (C of the element type, evaluated once) in every lane of `dtype`."""
+        if dtype.is_bool:
+            value = f"(int8_t)({value})"
+        element = "int8_t" if dtype.is_bool else c_type(dtype.element)
+        if _SIMPLE.fullmatch(value):  # a name or a literal: repeat it
+            return self.vector_of(dtype, [value] * dtype.lanes)
+        items = ["tessel_b"] * dtype.lanes
+        return f"({{ {element} tessel_b = {value}; {self.vector_of(dtype, items)}; }})"
+
+    def _vector_binary(self, node: E.BinaryOp) -> str:
+        native = type(node) in (E.Add, E.Sub, E.Mul) or (
+            type(node) is E.Div and node.dtype.is_float
+        )
+        if type(node) in (E.Div, E.Mod) and node.dtype.is_integer:
+            native = not is_checked_division(node)
+        if not native:
+            return self.per_lane(node, (node.a, node.b))
+        return f"({self.expr(node.a)} {_INFIX[type(node)]} {self.expr(node.b)})"
+
+    def per_lane(self, node: PrimExpr, operands: tuple[PrimExpr, ...]) -> str:
+        """`node` computed lane by lane: each vector operand is evaluated once into a local,
+        then a loop applies the scalar operation (printed as for scalars) to each lane."""
+        decls, scalars = [], []
+        for k, operand in enumerate(operands):
+            if not operand.dtype.is_vector:
+                scalars.append(operand)
+                continue
+            name = f"tessel_p{k}"
+            decls.append(f"{c_type(operand.dtype)} {name} = {self.expr(operand)};")
+            var = E.Var(name, operand.dtype.element)
+            self.names.element_of(var, f"{name}[tessel_l]")
+            scalars.append(var)
+        scalar = _scalar_version(node, tuple(scalars))
+        lane = self.expr(scalar)
+        vector = c_type(node.dtype)
+        return (
+            f"({{ {' '.join(decls)} {vector} tessel_r; "
+            f"for (int32_t tessel_l = 0; tessel_l < {node.dtype.lanes}; ++tessel_l) "
+            f"tessel_r[tessel_l] = {lane}; tessel_r; }})"
+        )
+
+    def vector_access(
+        self, buffer: Any, indices: tuple[PrimExpr, ...], lanes: int
+    ) -> tuple[str, str | None]:
+        """For a vector access: (pointer to the first element, None) when it is contiguous,
+        else (the pointer, the C of the vector of indices)."""
+        pointer = self.buffer_pointer(buffer)
+        self.flat_index(buffer, indices)  # checks flatness
+        index = indices[0]
+        affine = _affine(index)
+        if affine is not None and builders.is_const_int(affine[1], 1):
+            return f"({pointer} + {self.expr(affine[0])})", None
+        if not index.dtype.is_vector:
+            index = E.Broadcast(index, lanes)
+        return pointer, self.expr(index)
+
+    def _vector_load(self, node: BufferLoad) -> str:
+        vector, lanes = c_type(node.dtype), node.dtype.lanes
+        pointer, indices = self.vector_access(node.buffer, node.indices, lanes)
+        if indices is None and node.predicate is None:
+            return (
+                f"({{ {vector} tessel_v; __builtin_memcpy(&tessel_v, {pointer}, "
+                f"sizeof(tessel_v)); tessel_v; }})"
+            )
+        lines = [f"{vector} tessel_v = {{0}};"]
+        element = "tessel_l"  # contiguous but masked: lane l is pointer[l]
+        if indices is not None:
+            index_type = c_type(node.indices[0].dtype.with_lanes(lanes))
+            lines.append(f"{index_type} tessel_i = {indices};")
+            element = "tessel_i[tessel_l]"
+        test = ""
+        if node.predicate is not None:
+            lines.append(f"{c_type(node.predicate.dtype)} tessel_m = {self.expr(node.predicate)};")
+            test = "if (tessel_m[tessel_l]) "
+        lines.append(
+            f"for (int32_t tessel_l = 0; tessel_l < {lanes}; ++tessel_l) "
+            f"{test}tessel_v[tessel_l] = {pointer}[{element}];"
+        )
+        return f"({{ {' '.join(lines)} tessel_v; }})"
 
     def expr_Let(self, node: E.Let) -> str:
         # A GCC/Clang statement expression: C has no let expression.
@@ -129,16 +251,9 @@ class ExprPrinter:
         name = self.names.bind(node.var)
         return f"({{ {c_type(node.var.dtype)} {name} = {value}; {self.expr(node.body)}; }})"
 
-    def expr_Ramp(self, node: E.Ramp) -> str:
-        return c_type(node.dtype)  # raises the vector error
-
-    def expr_Broadcast(self, node: E.Broadcast) -> str:
-        return c_type(node.dtype)  # raises the vector error
-
     def expr_BufferLoad(self, node: BufferLoad) -> str:
-        if node.predicate is not None:
-            reject_vector(f"a predicated load from `{node.buffer.name}`")
-        c_type(node.dtype)  # rejects a vector load
+        if node.predicate is not None or any(i.dtype.is_vector for i in node.indices):
+            return self._vector_load(node)
         return f"{self.buffer_pointer(node.buffer)}[{self.flat_index(node.buffer, node.indices)}]"
 
     def buffer_pointer(self, buffer: Any) -> str:
@@ -167,6 +282,10 @@ class ExprPrinter:
                 rule="codegen.call-global",
             )
         short = node.op.name.removeprefix("tir.")
+        if node.dtype.is_vector and short in (*builtin.MATH_UNARY, *builtin.MATH_BINARY):
+            return self.per_lane(node, node.args)
+        if any(a.dtype.is_vector for a in node.args) or node.dtype.is_vector:
+            reject_vector(f"a vector call of `{node.op.name}`")
         printer = _CALL_PRINTERS.get(short)
         if printer is not None:
             return printer(self, node)
@@ -224,9 +343,44 @@ class ExprPrinter:
         )
 
 
+def _affine(index: PrimExpr) -> tuple[PrimExpr, PrimExpr] | None:
+    """(base, stride) when the vector `index` is base + lane * stride (FlattenBuffer writes
+    `Broadcast(offset) + Ramp(...) * Broadcast(stride)` for a vector index)."""
+    if isinstance(index, E.Ramp):
+        return index.base, index.stride
+    if isinstance(index, E.Broadcast):
+        return index.value, builders.const(0, index.value.dtype)
+    if isinstance(index, E.Add | E.Mul):
+        a, b = _affine(index.a), _affine(index.b)
+        if a is None or b is None:
+            return None
+        if isinstance(index, E.Add):
+            return a[0] + b[0], a[1] + b[1]
+        if builders.is_const_int(b[1], 0):
+            return a[0] * b[0], a[1] * b[0]
+        if builders.is_const_int(a[1], 0):
+            return a[0] * b[0], a[0] * b[1]
+    return None
+
+
+def _scalar_version(node: PrimExpr, operands: tuple[PrimExpr, ...]) -> PrimExpr:
+    """The one-lane version of the vector `node` over scalar `operands`."""
+    if isinstance(node, E.BinaryOp | E.CmpOp):
+        return type(node)(*operands)
+    if isinstance(node, E.Select):
+        return E.Select(*operands)
+    if isinstance(node, E.Cast):
+        return E.Cast(node.dtype.element, operands[0])
+    if isinstance(node, E.Call):
+        return E.Call(node.dtype.element, node.op, operands)
+    raise CodegenError(f"no per-lane form of `{type(node).__name__}`", rule="codegen.vector")
+
+
 def _wrap_narrow(text: str, dtype: DataType) -> str:
     """Cast an int8/int16 (or uint8/uint16) result back: C computes it in `int`."""
     c_type(dtype)
+    if dtype.is_vector:  # GCC vector arithmetic is done in the element type
+        return text
     if (dtype.is_integer and dtype.bits < 32) or dtype.is_bool:
         return f"(({c_type(dtype)}){text})"
     return text

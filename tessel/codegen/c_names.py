@@ -103,6 +103,11 @@ class NameScope:
             raise InternalError(f"codegen aliased `{var.name}` to `{name}`, which is not bound")
         self.names[var] = name
 
+    def element_of(self, var: Var, text: str) -> None:
+        """Let `var` stand for `text`, one lane of a vector (`tessel_p0[tessel_l]`) in the
+        per-lane loops that vector code generation writes."""
+        self.names[var] = text
+
     def fresh(self, hint: str) -> str:
         """A new C name for a helper variable the generated code introduces."""
         return unique_name(c_identifier(hint), self.taken)

@@ -22,7 +22,7 @@ from tessel.codegen.c_expr import STATUS
 from tessel.codegen.c_names import RESERVED_NAMES, NameScope
 from tessel.codegen.c_prelude import PRELUDE
 from tessel.codegen.c_stmt import StmtPrinter
-from tessel.codegen.c_types import c_type, float_literal, int_literal
+from tessel.codegen.c_types import c_type, float_literal, int_literal, vector_typedefs
 from tessel.codegen.errors import CodegenError
 from tessel.ir.expr import IntImm, Var
 from tessel.ir.functor import post_order
@@ -67,6 +67,9 @@ def generate(mod: IRModule, target: Target | str = "c") -> CSource:
         )
         parts.append(text)
         entries.append(entry)
+    typedefs = vector_typedefs("\n".join(parts[1:]))
+    if typedefs:
+        parts.insert(1, typedefs)
     specs: tuple[ConstantSpec, ...] = ()
     if any(entry.constants for entry in entries):
         specs = tuple(

@@ -20,7 +20,7 @@ import numpy as np
 
 from tessel.codegen.c_expr import STATUS, ExprPrinter, c_string, is_checked_division
 from tessel.codegen.c_names import NameScope
-from tessel.codegen.c_types import c_type, float_literal, int_literal, reject_vector
+from tessel.codegen.c_types import c_type, float_literal, int_literal
 from tessel.codegen.errors import CodegenError
 from tessel.ir import builders
 from tessel.ir.expr import Call, IntImm, PrimExpr, StringImm, Var
@@ -122,9 +122,9 @@ class StmtPrinter(ExprPrinter):
 
     # ------------------------------------------------------------------ statements
     def stmt_BufferStore(self, node: S.BufferStore) -> None:
-        if node.predicate is not None:
-            reject_vector(f"a predicated store to `{node.buffer.name}`")
-        c_type(node.value.dtype)  # rejects a vector store
+        if node.predicate is not None or any(i.dtype.is_vector for i in node.indices):
+            self._vector_store(node)
+            return
         pointer = self.buffer_pointer(node.buffer)
         mark = self.checked_divisions
         index, value = self.flat_index(node.buffer, node.indices), self.expr(node.value)
@@ -133,6 +133,39 @@ class StmtPrinter(ExprPrinter):
             value = self.local("value", node.value.dtype, value)
             self.emit_division_check(f"the store to `{node.buffer.name}`")
         self.effect(f"{pointer}[{index}] = {value};")
+
+    def _vector_store(self, node: S.BufferStore) -> None:
+        """A vector store: one unaligned copy when contiguous and unmasked, else a per-lane
+        loop that skips the lanes the predicate disables."""
+        lanes = node.value.dtype.lanes
+        mark = self.checked_divisions
+        pointer, indices = self.vector_access(node.buffer, node.indices, lanes)
+        value = self.expr(node.value)
+        if not node.value.dtype.is_vector:
+            value = self.broadcast_text(node.value.dtype.with_lanes(lanes), value)
+        predicate = None if node.predicate is None else self.expr(node.predicate)
+        self.emit("{")
+        self.depth += 1
+        self.emit(f"{c_type(node.value.dtype.with_lanes(lanes))} tessel_v = {value};")
+        if indices is not None:
+            index_type = c_type(node.indices[0].dtype.with_lanes(lanes))
+            self.emit(f"{index_type} tessel_i = {indices};")
+        if predicate is not None:
+            self.emit(f"{c_type(node.predicate.dtype)} tessel_m = {predicate};")
+        if self.checked_divisions != mark:
+            self.emit_division_check(f"the store to `{node.buffer.name}`")
+        if indices is None and predicate is None:
+            self.effect(f"__builtin_memcpy({pointer}, &tessel_v, sizeof(tessel_v));")
+        else:
+            element = "tessel_i[tessel_l]" if indices is not None else "tessel_l"
+            test = "if (tessel_m[tessel_l]) " if predicate is not None else ""
+            guard = f"if (tessel_division_ok(&{STATUS})) " if self.guard_effects else ""
+            self.emit("#pragma omp simd")
+            self.emit(f"for (int32_t tessel_l = 0; tessel_l < {lanes}; ++tessel_l) {{")
+            self.emit(f"  {guard}{test}{pointer}[{element}] = tessel_v[tessel_l];")
+            self.emit("}")
+        self.depth -= 1
+        self.emit("}")
 
     def stmt_Evaluate(self, node: S.Evaluate) -> None:
         value = node.value
@@ -233,7 +266,7 @@ class StmtPrinter(ExprPrinter):
             self.emit("#pragma omp parallel for")
         elif node.kind is S.ForKind.UNROLLED and isinstance(node.extent, IntImm):
             self.emit(f"#pragma GCC unroll {min(max(node.extent.value, 1), _MAX_UNROLL)}")
-        elif node.kind is S.ForKind.VECTORIZED:  # until the vectorize pass (issue 6) makes lanes
+        elif node.kind is S.ForKind.VECTORIZED:  # not lowered by VectorizeLoop (unlowered IR)
             self.emit("#pragma omp simd")
         var = self.names.bind(node.loop_var)
         self.emit(f"for ({c_type(node.loop_var.dtype)} {var} = {start}; {var} < {end}; ++{var}) {{")

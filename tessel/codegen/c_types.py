@@ -1,8 +1,14 @@
-"""C spellings of data types and constants; constants are printed exactly."""
+"""C spellings of data types and constants; constants are printed exactly.
+
+Vector types are GCC/Clang vector extension types named `tessel_<dtype>` (`tessel_float32x8`);
+`vector_typedefs` declares the ones a generated file uses. A bool vector (a mask) is a vector
+of `int8_t` holding 0 or 1 per lane, so it has a bool's layout in memory.
+"""
 
 from __future__ import annotations
 
 import math
+import re
 
 from tessel.codegen.errors import CodegenError
 from tessel.support.dtype import DataType
@@ -26,14 +32,21 @@ def reject_vector(what: str) -> None:
     raise CodegenError(
         f"{what} is not supported by the C backend yet",
         rule="codegen.vector",
-        hint="T.vectorized loops are emitted as scalar loops; avoid explicit Ramp/Broadcast",
+        hint="vectors need a power-of-two lane count and a numeric or bool element type",
     )
 
 
+_VECTOR_NAME = re.compile(r"\btessel_((?:u?int|float)(?:8|16|32|64)|bool)x(\d+)\b")
+
+
 def c_type(dtype: DataType) -> str:
-    """The C type of a scalar dtype; vector and 16-bit float types are not supported yet."""
+    """The C type of a dtype: a vector of a power-of-two number of lanes is a vector type;
+    16-bit float types are not supported."""
     if dtype.is_vector:
-        reject_vector(f"vector type {dtype}")
+        element = c_type(dtype.element)  # rejects unsupported element types
+        if dtype.lanes & (dtype.lanes - 1) or element == "void*":
+            reject_vector(f"vector type {dtype} (GCC vectors need a power-of-two lane count)")
+        return f"tessel_{dtype}"
     name = str(dtype)
     if name not in _C_TYPES:
         raise CodegenError(
@@ -73,3 +86,14 @@ def float_literal(value: float, dtype: DataType) -> str:
     text = value.hex()  # exact; a float32 constant is rounded once, as NumPy rounds it
     text = f"{text}f" if dtype.bits == 32 else text
     return f"({text})" if value < 0 else text
+
+
+def vector_typedefs(source: str) -> str:
+    """The typedefs of the vector types `source` names, one a line."""
+    lines = []
+    for element, lanes in sorted(set(_VECTOR_NAME.findall(source))):
+        dtype = DataType.of(f"{element}x{lanes}")
+        ctype = "int8_t" if dtype.is_bool else c_type(dtype.element)
+        size = int(lanes) * (1 if dtype.is_bool else dtype.element.itemsize)
+        lines.append(f"typedef {ctype} tessel_{dtype} __attribute__((vector_size({size})));")
+    return "".join(line + "\n" for line in lines)

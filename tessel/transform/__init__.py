@@ -10,6 +10,7 @@ from tessel.transform.pipeline import default_passes, lower
 from tessel.transform.prim_func_pass import PrimFuncPass
 from tessel.transform.remove_assume import RemoveAssume
 from tessel.transform.remove_undef_stores import RemoveUndefStores
+from tessel.transform.vectorize_loop import VectorizeLoop
 
 __all__ = [
     "CompactBufferAllocation",
@@ -21,6 +22,7 @@ __all__ = [
     "PrimFuncPass",
     "RemoveAssume",
     "RemoveUndefStores",
+    "VectorizeLoop",
     "default_passes",
     "lower",
 ]

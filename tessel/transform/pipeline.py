@@ -16,6 +16,7 @@ from tessel.transform.plan_buffer_allocation import PlanBufferAllocation
 from tessel.transform.postconditions import check_postcondition
 from tessel.transform.remove_assume import RemoveAssume
 from tessel.transform.remove_undef_stores import RemoveUndefStores
+from tessel.transform.vectorize_loop import VectorizeLoop
 
 
 def default_passes(target: Target) -> tuple[Pass, ...]:
@@ -34,6 +35,8 @@ def default_passes(target: Target) -> tuple[Pass, ...]:
         RemoveUndefStores(),
         # Needs block-free IR, and gives codegen the flat indices C arrays take.
         FlattenBuffer(),
+        # After flattening: a vector access is one Ramp over a flat index, which C can load.
+        VectorizeLoop(),
         # After flattening (constants are flat arrays by then): one deduplicated copy per module.
         ExtractConstants(),
     )

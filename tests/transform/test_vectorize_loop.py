@@ -1,0 +1,150 @@
+"""VectorizeLoop: vectorized loops become vector (predicated) accesses, or stay scalar loops."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from tessel.driver import build, generate_c_source
+from tessel.ir.expr import Broadcast, Ramp
+from tessel.ir.functor import post_order
+from tessel.schedule import Schedule
+from tessel.script import tir as T
+from tessel.testing import check_same_results
+from tessel.tir import interpreter
+from tessel.tir.buffer import BufferLoad
+from tessel.tir.stmt import BufferStore, For, ForKind
+from tessel.transform import lower
+
+
+def _scale(n: int, dtype: str):
+    @T.prim_func
+    def scale(A: T.Buffer((n,), dtype), B: T.Buffer((n,), dtype)):
+        for i in range(n):
+            with T.block("B"):
+                vi = T.axis.remap("S", [i])
+                B[vi] = A[vi] * T.Cast(dtype, 3) + T.Cast(dtype, 1)
+
+    return scale
+
+
+def _split_vectorized(func, factor: int = 8):
+    sch = Schedule(func)
+    (i,) = sch.get_loops(sch.get_block("B"))
+    _, inner = sch.split(i, [None, factor])
+    sch.vectorize(inner)
+    return sch.mod
+
+
+def _body(mod):
+    (func,) = [mod[name] for name in mod.names()]
+    return func.body
+
+
+def _stores(mod) -> list[BufferStore]:
+    return [n for n in post_order(_body(mod)) if isinstance(n, BufferStore)]
+
+
+def _loops(mod) -> list[For]:
+    return [n for n in post_order(_body(mod)) if isinstance(n, For)]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+@pytest.mark.parametrize("n", [127, 128])
+def test_split_and_vectorized_loop_becomes_vector_stores_without_a_scalar_tail(n, dtype):
+    func = _scale(n, dtype)
+    scheduled = _split_vectorized(func)
+    lowered = lower(scheduled, verify=True)
+    (outer,) = _loops(lowered)  # the vectorized loop is gone; no tail loop was added
+    assert outer.extent.value == 16 and outer.kind is ForKind.SERIAL
+    (vstore,) = _stores(lowered)
+    assert isinstance(vstore.indices[0], Ramp) and vstore.value.dtype.lanes == 8
+    assert (vstore.predicate is not None) == (n % 8 != 0)
+    source = generate_c_source(scheduled)
+    assert "#pragma omp simd\n" not in source.split("v_main")[0]
+    body = source[source.index("TESSEL_EXPORT int32_t"):]
+    assert len(re.findall(r"for \(int32_t i", body)) == 1  # only the outer loop
+    assert f"tessel_{dtype}x8" in source
+    a = (np.arange(n) - 50).astype(dtype)
+    b = np.zeros(n, dtype)
+    build(scheduled)(a, b)
+    np.testing.assert_array_equal(b, a * 3 + 1)
+    check_same_results(func, scheduled)
+
+
+def test_the_interpreter_runs_the_vectorized_ir_with_predicates():
+    func = _scale(127, "float32")
+    lowered = lower(_split_vectorized(func))
+    a = np.linspace(-1, 1, 127, dtype="float32")
+    b = np.full(127, np.nan, "float32")
+    interpreter.run(lowered["main"], a, b)
+    np.testing.assert_allclose(b, a * 3 + 1, rtol=1e-6)
+
+
+def test_elementwise_chain_with_a_broadcast_scalar_parameter():
+    @T.prim_func
+    def chain(A: T.Buffer((64,), "float32"), C: T.Buffer((64,), "float32"),
+              B: T.Buffer((64,), "float32"), s: T.float32):
+        for i in range(64):
+            with T.block("B"):
+                vi = T.axis.remap("S", [i])
+                B[vi] = T.max((A[vi] - s) * C[vi], T.float32(0)) / (s + T.float32(2))
+
+    sch = Schedule(chain)
+    (i,) = sch.get_loops(sch.get_block("B"))
+    _, inner = sch.split(i, [None, 16])
+    sch.vectorize(inner)
+    lowered = lower(sch.mod, verify=True)
+    (vstore,) = _stores(lowered)
+    assert vstore.value.dtype.lanes == 16 and vstore.predicate is None
+    nodes = post_order(vstore.value)
+    assert any(isinstance(n, Broadcast) and n.value.dtype.is_float for n in nodes)
+    check_same_results(chain, sch.mod, scalars={"s": 0.25})
+
+
+def test_a_loop_carried_dependence_stays_a_scalar_loop_and_still_runs():
+    @T.prim_func
+    def prefix(A: T.Buffer((32,), "int32")):
+        for i in T.vectorized(31):
+            A[i + 1] = A[i + 1] + A[i]
+
+    lowered = lower(prefix, verify=True)
+    (loop,) = _loops(lowered)
+    assert loop.kind is ForKind.SERIAL
+    assert not any(n.dtype.is_vector for n in post_order(loop.body) if isinstance(n, BufferLoad))
+    a = np.arange(32, dtype="int32")
+    build(prefix)(a)
+    np.testing.assert_array_equal(a, np.cumsum(np.arange(32, dtype="int32")))
+
+
+@pytest.mark.parametrize("extent", [6, 8])
+def test_unsupported_bodies_stay_scalar_loops(extent):
+    @T.prim_func
+    def nested(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8,), "float32")):
+        for i in T.vectorized(extent):
+            B[i] = T.float32(0)
+            for k in range(4):
+                B[i] = B[i] + A[i, k]
+
+    lowered = lower(nested, verify=True)
+    assert all(loop.kind is ForKind.SERIAL for loop in _loops(lowered))
+    a = np.random.default_rng(0).uniform(size=(8, 4)).astype("float32")
+    b = np.full(8, 7.0, "float32")
+    build(nested)(a, b)
+    np.testing.assert_allclose(b[:extent], a[:extent].sum(axis=1), rtol=1e-5)
+
+
+def test_a_symbolic_extent_stays_a_scalar_loop():
+    @T.prim_func
+    def fill(a: T.handle, n: T.int32):
+        A = T.match_buffer(a, (n,), "int32")
+        for i in T.vectorized(n):
+            A[i] = i
+
+    lowered = lower(fill, verify=True)
+    assert [loop.kind for loop in _loops(lowered)] == [ForKind.SERIAL]
+    out = np.zeros(10, "int32")
+    build(fill)(out, 10)
+    np.testing.assert_array_equal(out, np.arange(10))
