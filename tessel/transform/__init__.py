@@ -10,6 +10,8 @@ from tessel.transform.pipeline import default_passes, lower
 from tessel.transform.prim_func_pass import PrimFuncPass
 from tessel.transform.remove_assume import RemoveAssume
 from tessel.transform.remove_undef_stores import RemoveUndefStores
+from tessel.transform.simplify import Simplify
+from tessel.transform.unroll_loop import UnrollLoop
 from tessel.transform.vectorize_loop import VectorizeLoop
 
 __all__ = [
@@ -22,6 +24,8 @@ __all__ = [
     "PrimFuncPass",
     "RemoveAssume",
     "RemoveUndefStores",
+    "Simplify",
+    "UnrollLoop",
     "VectorizeLoop",
     "default_passes",
     "lower",

@@ -16,6 +16,8 @@ from tessel.transform.plan_buffer_allocation import PlanBufferAllocation
 from tessel.transform.postconditions import check_postcondition
 from tessel.transform.remove_assume import RemoveAssume
 from tessel.transform.remove_undef_stores import RemoveUndefStores
+from tessel.transform.simplify import Simplify
+from tessel.transform.unroll_loop import UnrollLoop
 from tessel.transform.vectorize_loop import VectorizeLoop
 
 
@@ -29,12 +31,16 @@ def default_passes(target: Target) -> tuple[Pass, ...]:
         CompactBufferAllocation(),
         # Then: every later pass, and codegen, works on loops and buffers, not blocks.
         LowerBlocks(),
-        # Assumptions are facts for a simplifier (none runs yet); they have no run-time code.
+        # On loops (ranges known) while the `T.assume` facts are still there to remove branches.
+        Simplify(),
+        # After Simplify has used them as facts; assumptions have no run-time code.
         RemoveAssume(),
         # Before flattening, so no index arithmetic is built for stores that will vanish.
         RemoveUndefStores(),
         # Needs block-free IR, and gives codegen the flat indices C arrays take.
         FlattenBuffer(),
+        # After Simplify (each copy is simplified alone) and before vectorizing inner loops.
+        UnrollLoop(),
         # After flattening: a vector access is one Ramp over a flat index, which C can load.
         VectorizeLoop(),
         # After flattening (constants are flat arrays by then): one deduplicated copy per module.

@@ -1,0 +1,231 @@
+"""Simplify: simplify every expression under what the statements around it make known (TVM's
+tir.transform.Simplify).
+
+The analyzer learns, while walking down the function: each loop variable's range; each `let`
+whose value is pure arithmetic; an `if`'s condition (or its negation) inside its branches; and
+each `T.assume(cond)` for the statements after it in the same sequence, so buffer constraints
+(DESIGN.md section 5) prove conditions and remove branches by default. A lowered
+buffer-constraint block, a nest of constant loops around one `T.assume`, states the condition for
+every point of its loops: it is instantiated at the innermost loops of a later nest whose ranges
+lie inside its own (`for i in range(16): T.assume(c(i))` gives `c(j)` inside `for j in range(14)`).
+An `if` whose condition is proven true or false is replaced by the branch that runs.
+
+A fact that reads a buffer holds only until that buffer is written: an `if` condition is not
+used inside a branch that writes a buffer it reads, and an assumption stops applying at the
+first later statement of its sequence that writes a buffer it reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager, nullcontext
+from dataclasses import dataclass
+from typing import ClassVar
+
+from tessel.arith import Analyzer
+from tessel.ir import builders
+from tessel.ir import expr as E
+from tessel.ir.functor import post_order
+from tessel.ir.node import Node, with_changes
+from tessel.ir.structural import structural_equal
+from tessel.ir.substitute import substitute
+from tessel.ir.transform import PassContext
+from tessel.tir import builtin
+from tessel.tir import stmt as S
+from tessel.tir.buffer import Buffer, BufferLoad
+from tessel.tir.function import PrimFunc
+from tessel.transform.no_op import NoOpDroppingMutator, is_no_op, no_op
+from tessel.transform.prim_func_pass import PrimFuncPass
+
+
+@dataclass(frozen=True)
+class Simplify(PrimFuncPass):
+    """Simplify expressions and remove decided `if`s, using loop ranges, lets, conditions and
+    `T.assume` facts; the same function comes back when nothing changes."""
+
+    name: ClassVar[str] = "simplify"
+
+    def transform(self, func: PrimFunc, ctx: PassContext) -> PrimFunc:
+        return with_changes(func, body=StmtSimplifier().visit(func.body))
+
+
+def assumed_condition(stmt: S.Stmt) -> E.PrimExpr | None:
+    """The condition of a `T.evaluate(T.assume(cond))` statement, else None."""
+    if isinstance(stmt, S.Evaluate):
+        value = stmt.value
+        if isinstance(value, E.Call) and value.op is builtin.assume_op:
+            return value.args[0]
+    return None
+
+
+@dataclass(frozen=True)
+class _LoopNestAssumption:
+    """`condition` holds for every point of `vars` in `ranges` ([start, end) constants): what a
+    lowered buffer-constraint block (`for i: T.assume(...)`) states."""
+
+    vars: tuple[E.Var, ...]
+    ranges: tuple[tuple[int, int], ...]
+    condition: E.PrimExpr
+
+
+def _constant_range(min_: E.PrimExpr, extent: E.PrimExpr) -> tuple[int, int] | None:
+    if isinstance(min_, E.IntImm) and isinstance(extent, E.IntImm):
+        return (min_.value, min_.value + extent.value)
+    return None
+
+
+def _loop_nest_assumption(stmt: S.Stmt) -> _LoopNestAssumption | None:
+    """The assumption a perfect nest of constant loops around one `T.assume` states, else None."""
+    loop_vars, ranges = [], []
+    while isinstance(stmt, S.For):
+        bounds = _constant_range(stmt.min, stmt.extent)
+        if bounds is None or bounds[1] <= bounds[0]:
+            return None
+        loop_vars.append(stmt.loop_var)
+        ranges.append(bounds)
+        stmt = stmt.body
+    condition = assumed_condition(stmt)
+    if not loop_vars or condition is None:
+        return None
+    return _LoopNestAssumption(tuple(loop_vars), tuple(ranges), condition)
+
+
+def _read_buffers(expr: Node) -> set[E.Var]:
+    return {n.buffer.data for n in post_order(expr) if isinstance(n, BufferLoad)}
+
+
+def _written_buffers(stmt: Node) -> set[E.Var]:
+    return {n.buffer.data for n in post_order(stmt) if isinstance(n, S.BufferStore)}
+
+
+def _is_pure_arithmetic(expr: E.PrimExpr) -> bool:
+    return not any(isinstance(n, BufferLoad | E.Call) for n in post_order(expr))
+
+
+class StmtSimplifier(NoOpDroppingMutator):
+    """Walks statements with an Analyzer that knows the enclosing facts (see the module doc)."""
+
+    def __init__(self, analyzer: Analyzer | None = None) -> None:
+        super().__init__()
+        self.analyzer = analyzer or Analyzer()
+        self._loops: list[tuple[E.Var, tuple[int, int] | None]] = []  # enclosing, outermost first
+        self._universal: list[_LoopNestAssumption] = []  # active loop-nest assumptions
+
+    # ------------------------------------------------------------------ dispatch
+    def visit(self, node: Node) -> Node:
+        if isinstance(node, Buffer | E.Var | E.Range):
+            return node  # definitions, and buffer shapes, are not rewritten under local facts
+        if isinstance(node, E.PrimExpr):
+            return self.simplify(node)
+        return super().visit(node)
+
+    def simplify(self, expr: E.PrimExpr) -> E.PrimExpr:
+        """`expr` simplified under the current facts; the same object if nothing changed."""
+        new = self.analyzer.simplify(expr)
+        if new is expr or structural_equal(new, expr):
+            return expr
+        return new
+
+    @contextmanager
+    def _fact(self, condition: E.PrimExpr | None) -> Iterator[None]:
+        with self.analyzer.constraint_scope(condition) if condition is not None else nullcontext():
+            yield
+
+    # ------------------------------------------------------------------ statements
+    def visit_For(self, loop: S.For) -> Node:
+        min_, extent = self.simplify(loop.min), self.simplify(loop.extent)
+        self.analyzer.bind(loop.loop_var, E.Range(min_, extent), allow_override=True)
+        self._loops.append((loop.loop_var, _constant_range(min_, extent)))
+        try:
+            with ExitStack() as facts:
+                for fact in self._instances():
+                    facts.enter_context(self.analyzer.constraint_scope(fact))
+                body = self.visit(loop.body)
+        finally:
+            self._loops.pop()
+        return with_changes(loop, min=min_, extent=extent, body=body)
+
+    def _instances(self) -> Iterator[E.PrimExpr]:
+        """Each active loop-nest assumption instantiated at the innermost enclosing loops, where
+        their ranges lie inside the assumption's (it holds at every point of its own ranges)."""
+        for fact in self._universal:
+            if len(fact.vars) > len(self._loops):
+                continue
+            loops = self._loops[len(self._loops) - len(fact.vars) :]
+            if all(
+                inner is not None and outer[0] <= inner[0] and inner[1] <= outer[1]
+                for (_, inner), outer in zip(loops, fact.ranges, strict=True)
+            ):
+                yield substitute(
+                    fact.condition, {v: lv for v, (lv, _) in zip(fact.vars, loops, strict=True)}
+                )
+
+    def visit_LetStmt(self, let: S.LetStmt) -> Node:
+        value = self.simplify(let.value)
+        if _is_pure_arithmetic(value) and not value.dtype.is_vector:
+            self.analyzer.bind(let.var, value, allow_override=True)
+        return with_changes(let, value=value, body=self.visit(let.body))
+
+    def visit_IfThenElse(self, node: S.IfThenElse) -> Node:
+        condition = self.simplify(node.condition)
+        if isinstance(condition, E.IntImm):
+            taken = node.then_case if condition.value else node.else_case
+            return no_op() if taken is None else self.visit(taken)
+        reads = _read_buffers(condition)
+        then_fact = condition if not reads & _written_buffers(node.then_case) else None
+        with self._fact(then_fact):
+            then_case = self._visit_stmt(node.then_case)
+        else_case: S.Stmt | None = None
+        if node.else_case is not None:
+            else_fact = None
+            if not reads & _written_buffers(node.else_case):
+                else_fact = builders.logical_not(condition)
+            with self._fact(else_fact):
+                else_case = self._visit_stmt(node.else_case)
+            if is_no_op(else_case):
+                else_case = None
+        if is_no_op(then_case) and else_case is None:
+            return no_op()
+        return with_changes(node, condition=condition, then_case=then_case, else_case=else_case)
+
+    def visit_Evaluate(self, stmt: S.Evaluate) -> Node:
+        if assumed_condition(stmt) is not None:
+            return stmt  # a fact, not simplified by itself (RemoveAssume drops it later)
+        return self.generic_visit(stmt)
+
+    def visit_SeqStmt(self, seq: S.SeqStmt) -> Node:
+        items = self._visit_items(list(seq.seq))
+        if all(new is old for new, old in zip(items, seq.seq, strict=True)):
+            return seq
+        kept = [s for s in items if not is_no_op(s)]
+        return S.SeqStmt.flatten(kept) if kept else no_op()
+
+    def _visit_items(self, items: list[S.Stmt]) -> list[S.Stmt]:
+        """Visit a sequence; an assumption is a fact for the items after it, up to the first one
+        that writes a buffer the assumption reads."""
+        for index, item in enumerate(items):
+            condition = assumed_condition(item)
+            universal = _loop_nest_assumption(item) if condition is None else None
+            if condition is None and universal is None:
+                continue
+            rest = items[index + 1 :]
+            stated = universal.condition if universal is not None else condition
+            assert stated is not None
+            reads = _read_buffers(stated)
+            stop = next((k for k, s in enumerate(rest) if reads & _written_buffers(s)), len(rest))
+            head = [self._visit_stmt(s) for s in items[:index]]
+            if universal is not None:
+                self._universal.append(universal)
+            try:
+                with self._fact(condition):
+                    covered = self._visit_items(rest[:stop])
+            finally:
+                if universal is not None:
+                    self._universal.pop()
+            return [*head, item, *covered, *self._visit_items(rest[stop:])]
+        return [self._visit_stmt(s) for s in items]
+
+    def _visit_stmt(self, stmt: S.Stmt) -> S.Stmt:
+        new = self.visit(stmt)
+        assert isinstance(new, S.Stmt)
+        return new
