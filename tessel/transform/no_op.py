@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from tessel.ir import builders
 from tessel.ir.functor import Mutator
-from tessel.ir.node import Node
-from tessel.tir.stmt import Evaluate, SeqStmt, Stmt
+from tessel.ir.node import Node, with_changes
+from tessel.tir.stmt import Evaluate, For, SeqStmt, Stmt
 
 
 def no_op() -> Stmt:
@@ -27,3 +27,9 @@ class NoOpDroppingMutator(Mutator):
             return seq
         kept = [s for s in items if not is_no_op(s)]
         return SeqStmt.flatten(kept) if kept else no_op()
+
+    def visit_For(self, loop: For) -> Node:
+        body = self.visit(loop.body)
+        if body is not loop.body and is_no_op(body):  # a loop left empty (its bounds are pure)
+            return no_op()
+        return with_changes(loop, body=body)

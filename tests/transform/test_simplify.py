@@ -280,3 +280,15 @@ def test_the_pipeline_uses_buffer_constraints_before_removing_them():
         _run_padded(_constraint_then_consumer), _run_padded(lowered), strict=True
     ):
         np.testing.assert_array_equal(result, reference)
+
+
+def test_a_buffer_constraint_loop_leaves_no_empty_loop_after_lowering():
+    @T.prim_func
+    def constrained(A: T.Buffer((16,), "int32"), B: T.Buffer((16,), "int32")):
+        for i in range(16):
+            T.evaluate(T.assume(i < 14 or A[i] == 0))
+        for i in range(16):
+            B[i] = A[i] + 1
+
+    lowered = lower(constrained)["constrained"]
+    assert [type(n).__name__ for n in post_order(lowered.body)].count("For") == 1
