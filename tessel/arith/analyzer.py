@@ -309,8 +309,3 @@ def _tighten_from_fact(total: Sum, table: AtomTable, bounds: dict[Var, ConstIntB
         bounds[var] = current.intersect(ConstIntBound(-float("inf"), (-k) // coeff))
     else:  # v >= ceil(k / -coeff)
         bounds[var] = current.intersect(ConstIntBound(-((-k) // (-coeff)), float("inf")))
-
-
-def to_canonical_sum(expr: PrimExpr, analyzer: Analyzer) -> Sum:
-    """The canonical sum of `expr` over the analyzer's atoms (for callers like iter-map)."""
-    return to_sum(expr, analyzer.table, lambda e: e)

@@ -203,13 +203,6 @@ def coefficient_gcd(total: Sum) -> int:
     return result
 
 
-def single_atom(total: Sum, table: AtomTable) -> PrimExpr | None:
-    """The atom when the sum is exactly `1 * atom`, else None."""
-    if total.constant or len(total.terms) != 1:
-        return None
-    (monomial, coeff), = total.terms.items()
-    return table.atoms[monomial[0]] if coeff == 1 and len(monomial) == 1 else None
-
 
 def le_zero_form(comparison: type, diff: Sum) -> Sum:
     """The sum s with `diff OP 0` equivalent to `s <= 0` for OP in < <= > >= (integers:

@@ -246,11 +246,6 @@ def _compare(node: CmpOp, rewriter: Rewriter) -> PrimExpr:
     return _fire(rewriter, "cmp-normalize", node, normal)
 
 
-def _as_le_zero(node: CmpOp, diff: Sum) -> Sum:
-    """The sum s with `node` equivalent to `s <= 0` (integers: a < b is a - b + 1 <= 0)."""
-    return le_zero_form(type(node), diff)
-
-
 def _normal_form(node: CmpOp, diff: Sum, rewriter: Rewriter) -> PrimExpr | None:
     """`P OP N + K` with positive terms left, the gcd divided out, like `i < n` or `3 <= x`."""
     dtype, table = node.a.dtype, rewriter.table
@@ -260,7 +255,7 @@ def _normal_form(node: CmpOp, diff: Sum, rewriter: Rewriter) -> PrimExpr | None:
         bound = -diff.constant // g
         make = builders.eq if isinstance(node, EQ) else builders.ne
     else:
-        s = _as_le_zero(node, diff)  # g*T + k <= 0  <=>  T <= floor(-k / g)
+        s = le_zero_form(type(node), diff)  # g*T + k <= 0  <=>  T <= floor(-k / g)
         g = coefficient_gcd(s)
         terms = Sum({m: k // g for m, k in s.items()})
         bound = -s.constant // g

@@ -80,6 +80,11 @@ def replace_stmt(func: PrimFunc, old: Stmt, new: Stmt) -> PrimFunc:
     return with_changes(func, body=_replace(func.body, lambda n: new if n is old else None))
 
 
+def replace_in(root: Stmt, old: Stmt, new: Stmt) -> Stmt:
+    """`root` with the statement `old` (by identity) replaced by `new` (`new` if `old` is root)."""
+    return new if old is root else _replace(root, lambda n: new if n is old else None)
+
+
 def _replace(node: Node, pick: Callable[[Node], Node | None]) -> Node:
     found = pick(node)
     if found is not None:

@@ -18,11 +18,11 @@ from tessel.ir.node import with_changes
 from tessel.ir.substitute import substitute
 from tessel.schedule.errors import ScheduleError
 from tessel.schedule.handles import LoopRV
-from tessel.schedule.state import find_block_realize, replace_stmt, walk_with_ancestors
+from tessel.schedule.state import find_block_realize, replace_in, replace_stmt, walk_with_ancestors
 from tessel.tir.analysis.access_region import infer_access_regions
 from tessel.tir.block import Block, BlockRealize, IterVar, IterVarType
 from tessel.tir.function import PrimFunc
-from tessel.tir.stmt import For, Stmt
+from tessel.tir.stmt import For
 
 if TYPE_CHECKING:
     from tessel.schedule.schedule import Schedule
@@ -86,7 +86,7 @@ def blockize(sch: Schedule, loop_rv: LoopRV) -> tuple[PrimFunc, str]:
         )
     )
     inner_realize = BlockRealize(tuple(inner.values), inner.predicate, inner_block)
-    nest = _replace_in(loop, realize, inner_realize)
+    nest = replace_in(loop, realize, inner_realize)
     outer_block = _finish(Block(tuple(outer.iter_vars), (), (), f"{block.name_hint}_o", nest))
     outer_realize = BlockRealize(tuple(outer.values), outer.predicate, outer_block)
     return replace_stmt(sch.func, loop, outer_realize), outer_block.name_hint
@@ -146,7 +146,3 @@ def _side_var(side: _Side, iv: IterVar, extent: PrimExpr, value: PrimExpr, suffi
 def _finish(block: Block) -> Block:
     reads, writes = infer_access_regions(block)
     return with_changes(block, reads=reads, writes=writes)
-
-
-def _replace_in(root: Stmt, old: Stmt, new: Stmt) -> Stmt:
-    return replace_stmt(PrimFunc((), root), old, new).body

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from tessel.schedule.errors import ScheduleError
 from tessel.schedule.handles import BlockRV
 from tessel.schedule.primitives import cache_stage as S
-from tessel.schedule.state import replace_stmt
+from tessel.schedule.state import replace_in, replace_stmt
 from tessel.tir.block import Block, BlockRealize
 from tessel.tir.buffer import Buffer, BufferRegion
 from tessel.tir.function import PrimFunc
@@ -57,7 +57,7 @@ def cache_read(sch: Schedule, rv: BlockRV, index: int, scope: str) -> tuple[Prim
     new_scope = S.insert(scope_block, where, S.copy_stage(block_name, region, buffer, cache))
     for consumer in consumers:
         redirected = S.replace_buffer(consumer.realize, buffer, cache)
-        new_scope = S.replace_in(new_scope, consumer.realize, redirected)
+        new_scope = replace_in(new_scope, consumer.realize, redirected)
     return replace_stmt(sch.func, scope_block, S.add_alloc(new_scope, cache)), block_name
 
 
@@ -81,7 +81,7 @@ def cache_write(sch: Schedule, rv: BlockRV, index: int, scope: str) -> tuple[Pri
     block_name = S.fresh_block_name(sch.func, name)
     cache = S.cache_buffer(buffer, S.fresh_buffer_name(sch.func, name), scope)
     new_scope = S.insert(scope_block, where, S.copy_stage(block_name, region, cache, buffer))
-    new_scope = S.replace_in(new_scope, realize, S.replace_buffer(realize, buffer, cache))
+    new_scope = replace_in(new_scope, realize, S.replace_buffer(realize, buffer, cache))
     return replace_stmt(sch.func, scope_block, S.add_alloc(new_scope, cache)), block_name
 
 

@@ -20,7 +20,7 @@ from tessel.ir.substitute import substitute
 from tessel.ir.type import PointerType
 from tessel.schedule.errors import ScheduleError
 from tessel.schedule.handles import BlockRV
-from tessel.schedule.state import block_names, find_block_realize, replace_stmt, walk_with_ancestors
+from tessel.schedule.state import block_names, find_block_realize, replace_in, walk_with_ancestors
 from tessel.support.dtype import handle
 from tessel.tir.block import Block, BlockRealize, IterVar, IterVarType
 from tessel.tir.buffer import Buffer, BufferLoad, BufferRegion
@@ -209,12 +209,6 @@ def insert(root: Block, where: Insertion, stmt: Stmt) -> Block:
     pair = [where.anchor, stmt] if where.after else [stmt, where.anchor]
     return replace_in(root, where.anchor, SeqStmt.flatten(pair))
 
-
-def replace_in(root: Block, old: Stmt, new: Stmt) -> Block:
-    """`root` with the statement `old` (by identity) replaced by `new`."""
-    if old is root:
-        return new  # type: ignore[return-value]  (only ever a block for a block)
-    return replace_stmt(PrimFunc((), root), old, new).body  # type: ignore[return-value]
 
 
 def add_alloc(scope: Block, buffer: Buffer) -> Block:

@@ -18,7 +18,7 @@ from tessel.ir.substitute import substitute
 from tessel.schedule.errors import ScheduleError
 from tessel.schedule.handles import BlockRV
 from tessel.schedule.primitives import cache_stage as S
-from tessel.schedule.state import find_block_realize, replace_stmt
+from tessel.schedule.state import find_block_realize, replace_in, replace_stmt
 from tessel.tir.analysis.interval import expr_equal
 from tessel.tir.block import Block, BlockRealize, IterVar, IterVarType
 from tessel.tir.buffer import Buffer, BufferLoad, BufferRegion
@@ -48,7 +48,7 @@ def reindex(sch: Schedule, rv: BlockRV, buffer_index: Any) -> tuple[PrimFunc, st
     anchor = _nest_top(sch, rv)
     where = S.Insertion(anchor[1], anchor[0], after=kind == "write")
     new_scope = S.insert(scope_block, where, stage)
-    new_scope = S.replace_in(new_scope, realize, rewritten)
+    new_scope = replace_in(new_scope, realize, rewritten)
     return replace_stmt(sch.func, scope_block, S.add_alloc(new_scope, new)), block_name
 
 

@@ -11,7 +11,7 @@ from tessel.ir.node import with_changes
 from tessel.ir.substitute import substitute
 from tessel.schedule.errors import ScheduleError
 from tessel.schedule.handles import LoopRV
-from tessel.schedule.state import replace_stmt, walk_with_ancestors
+from tessel.schedule.state import replace_in, replace_stmt, walk_with_ancestors
 from tessel.tir.block import BlockRealize
 from tessel.tir.function import PrimFunc
 from tessel.tir.stmt import For, ForKind, Stmt
@@ -72,10 +72,5 @@ def _predicate_blocks(sch: Schedule, loop: For, body: Stmt, in_range: PrimExpr) 
                             func=sch.func, culprits=(loop,))  # fmt: skip
     for realize in realizes:
         guarded = with_changes(realize, predicate=builders.logical_and(realize.predicate, in_range))
-        body = _replace_in(body, realize, guarded)
+        body = replace_in(body, realize, guarded)
     return body
-
-
-def _replace_in(root: Stmt, old: Stmt, new: Stmt) -> Stmt:
-    wrapper = PrimFunc((), root)
-    return replace_stmt(wrapper, old, new).body
