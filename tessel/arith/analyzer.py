@@ -221,11 +221,19 @@ class Analyzer:
 
     # ------------------------------------------------------------------ internals
     def _refutes(self, derived: DerivedFacts, cond: PrimExpr) -> bool:
-        """The linear facts derived so far exclude `cond`."""
-        negated = negate(cond)
-        if not (isinstance(negated, CmpOp) and negated.a.dtype.is_integer):
+        """The linear facts derived so far exclude `cond` (a comparison, or an and/or/not of
+        them: a buffer constraint's guard is its padding predicate, often a disjunction)."""
+        return self._implied(derived, negate(cond))
+
+    def _implied(self, derived: DerivedFacts, cond: PrimExpr) -> bool:
+        """The linear facts derived so far imply `cond`."""
+        if isinstance(cond, And):
+            return self._implied(derived, cond.a) and self._implied(derived, cond.b)
+        if isinstance(cond, Or):
+            return self._implied(derived, cond.a) or self._implied(derived, cond.b)
+        if not (isinstance(cond, CmpOp) and cond.a.dtype.is_integer):
             return False
-        sums = as_le_zero(negated, self.table)
+        sums = as_le_zero(cond, self.table)
         if not sums:  # `x != y` has no linear form: nothing to check it against
             return False
         saved, self._derived = self._derived, derived

@@ -1,4 +1,4 @@
-"""Handles to blocks and loops that stay valid across primitives (BlockRV / LoopRV)."""
+"""Handles to blocks, loops and buffer axes that stay valid across primitives."""
 
 from __future__ import annotations
 
@@ -25,3 +25,13 @@ class LoopRV:
 
     def __repr__(self) -> str:
         return f"LoopRV({self.loop_var.name!r})"
+
+
+@dataclass(frozen=True, eq=False)
+class BufferAxisRV:
+    """One axis of a buffer's current layout (the schedule keeps each buffer's axes in order)."""
+
+    buffer: str
+
+    def __repr__(self) -> str:
+        return f"BufferAxisRV({self.buffer!r})"

@@ -16,6 +16,16 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def recorded(method: F) -> F:
     """Run a primitive; on success record it in the trace, on ScheduleError keep the function."""
+    return recorded_as(method.__name__)(method)
+
+
+def recorded_as(name: str) -> Callable[[F], F]:
+    """`recorded`, with the trace naming the primitive `name` (for a method behind a wrapper
+    that normalises its arguments, so the trace shows what replay needs)."""
+    return lambda method: _recording(method, name)  # type: ignore[return-value]
+
+
+def _recording(method: F, name: str) -> F:
 
     @functools.wraps(method)
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -26,12 +36,12 @@ def recorded(method: F) -> F:
             self._func = before
             raise
         if self.verify and self._func is not before:
-            _check_still_well_formed(method.__name__, self._func)
+            _check_still_well_formed(name, self._func)
         if isinstance(result, list | tuple):
             outputs = tuple(result)
         else:
             outputs = () if result is None else (result,)
-        self.trace.append(Instruction(method.__name__, args, tuple(kwargs.items()), outputs))
+        self.trace.append(Instruction(name, args, tuple(kwargs.items()), outputs))
         return result
 
     return run  # type: ignore[return-value]  (same signature as `method`)

@@ -8,10 +8,11 @@ from typing import Any
 from tessel.ir.module import IRModule
 from tessel.schedule import primitives as P
 from tessel.schedule.errors import ScheduleError
-from tessel.schedule.handles import BlockRV, LoopRV
+from tessel.schedule.handles import BlockRV, BufferAxisRV, LoopRV
 from tessel.schedule.state import block_names, find_block_realize, find_loop
 from tessel.schedule.methods.cache import CacheMethods
 from tessel.schedule.methods.compute import ComputeMethods
+from tessel.schedule.methods.layout import LayoutMethods, ParamLayout
 from tessel.schedule.methods.reduction import ReductionMethods
 from tessel.schedule.methods.tensorize import TensorizeMethods
 from tessel.schedule.recording import recorded
@@ -21,7 +22,7 @@ from tessel.tir.function import PrimFunc
 from tessel.tir.stmt import For
 
 
-class Schedule(ComputeMethods, CacheMethods, ReductionMethods, TensorizeMethods):
+class Schedule(ComputeMethods, CacheMethods, ReductionMethods, TensorizeMethods, LayoutMethods):
     """Schedules one PrimFunc (of a module, by name): `Schedule(func)`, then primitives."""
 
     def __init__(self, func_or_mod: PrimFunc | IRModule, func_name: str | None = None, *,
@@ -44,6 +45,8 @@ class Schedule(ComputeMethods, CacheMethods, ReductionMethods, TensorizeMethods)
                                 f"block names must be unique, but {duplicates} occur twice", func=func)  # fmt: skip
         self._func: PrimFunc = func
         self.trace = Trace()
+        self._layouts: dict[str, ParamLayout] = {}
+        self._buffer_axes: dict[str, list[BufferAxisRV]] = {}
 
     # ------------------------------------------------------------------ the function
     @property

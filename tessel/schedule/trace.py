@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tessel.schedule.handles import BlockRV, LoopRV
+from tessel.schedule.handles import BlockRV, BufferAxisRV, LoopRV
 
 if TYPE_CHECKING:
     from tessel.schedule.schedule import Schedule
@@ -64,7 +64,7 @@ class Trace:
 
 _LIST_RESULTS = frozenset(
     {"get_loops", "split", "get_child_blocks", "get_producers", "get_consumers"}
-    | {"sample_perfect_tile"}
+    | {"sample_perfect_tile", "get_buffer_axes", "buffer_split"}
 )
 
 
@@ -86,7 +86,7 @@ def _as_outputs(result: Any) -> tuple[Any, ...]:
 
 
 def _translate(value: Any, mapping: dict[int, Any]) -> Any:
-    if isinstance(value, BlockRV | LoopRV):
+    if isinstance(value, BlockRV | LoopRV | BufferAxisRV):
         return mapping.get(id(value), value)
     if isinstance(value, list | tuple):
         return type(value)(_translate(v, mapping) for v in value)
@@ -94,17 +94,17 @@ def _translate(value: Any, mapping: dict[int, Any]) -> Any:
 
 
 def _name_of(handle: Any, names: dict[int, str]) -> str:
-    if not isinstance(handle, BlockRV | LoopRV):  # a sampled value: printed as a literal where used
+    if not isinstance(handle, BlockRV | LoopRV | BufferAxisRV):  # a sampled value: printed as a literal where used
         names[-1 - len(names)] = name = f"v{len(names)}"  # a fresh key: equal ints share an id
         return name
     if id(handle) not in names:
-        prefix = "b" if isinstance(handle, BlockRV) else "l"
+        prefix = {BlockRV: "b", LoopRV: "l"}.get(type(handle), "a")
         names[id(handle)] = f"{prefix}{len(names)}"
     return names[id(handle)]
 
 
 def _show(value: Any, names: dict[int, str]) -> str:
-    if isinstance(value, BlockRV | LoopRV):
+    if isinstance(value, BlockRV | LoopRV | BufferAxisRV):
         return _name_of(value, names)
     if isinstance(value, list | tuple):
         inner = ", ".join(_show(v, names) for v in value)

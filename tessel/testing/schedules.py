@@ -27,7 +27,7 @@ def check_schedule(
     sch = Schedule(before)
     steps(sch)
     if expected is not None:
-        assert_structural_equal(sch.func, _named_like(expected, sch.func))
+        assert_structural_equal(sch.func, named_like(expected, sch.func))
     check_same_results(before, sch.func, shape_vars=shape_vars, rtol=rtol, atol=atol)
     replayed = Schedule(before)
     sch.trace.apply_to_schedule(replayed)
@@ -35,7 +35,7 @@ def check_schedule(
     return sch
 
 
-def _named_like(expected: PrimFunc, actual: PrimFunc) -> PrimFunc:
+def named_like(expected: PrimFunc, actual: PrimFunc) -> PrimFunc:
     """`expected` under the actual function's name: an Expected script's own name is not the point."""
     attrs = dict(expected.attrs)
     if "global_symbol" in actual.attrs:

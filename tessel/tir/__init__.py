@@ -4,6 +4,7 @@ from tessel.tir import builtin
 from tessel.tir.block import Block, BlockRealize, IterVar, IterVarType, MatchBufferRegion
 from tessel.tir.buffer import Buffer, BufferLoad, BufferRegion, decl_buffer
 from tessel.tir.function import PrimFunc
+from tessel.tir.index_map import IndexMap, IndexMapError
 from tessel.tir.stmt import (
     Allocate,
     AllocateConst,
@@ -24,6 +25,6 @@ from tessel.tir.stmt import (
 __all__ = [
     "Allocate", "AllocateConst", "AssertStmt", "AttrStmt", "Block", "BlockRealize", "Buffer",
     "BufferLoad", "BufferRegion", "BufferStore", "DeclBuffer", "Evaluate", "For", "ForKind",
-    "IfThenElse", "IterVar", "IterVarType", "LetStmt", "MatchBufferRegion", "PrimFunc", "SeqStmt",
-    "Stmt", "While", "builtin", "decl_buffer",
+    "IfThenElse", "IndexMap", "IndexMapError", "IterVar", "IterVarType", "LetStmt",
+    "MatchBufferRegion", "PrimFunc", "SeqStmt", "Stmt", "While", "builtin", "decl_buffer",
 ]

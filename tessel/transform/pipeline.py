@@ -12,6 +12,7 @@ from tessel.transform.compact_buffer_allocation import CompactBufferAllocation
 from tessel.transform.extract_constants import ExtractConstants
 from tessel.transform.flatten_buffer import FlattenBuffer
 from tessel.transform.lower_blocks import LowerBlocks
+from tessel.transform.over_compute_padding import OverComputePadding
 from tessel.transform.plan_buffer_allocation import PlanBufferAllocation
 from tessel.transform.postconditions import check_postcondition
 from tessel.transform.remove_assume import RemoveAssume
@@ -25,6 +26,9 @@ def default_passes(target: Target) -> tuple[Pass, ...]:
     """The passes `lower` runs for `target`, in order (DESIGN.md section 6 is the full plan)."""
     del target  # every pass so far is target-independent
     return (
+        # On blocks, where updates, iterators and buffer constraints are explicit: computing on
+        # the padding instead of branching around it changes what the later passes plan.
+        OverComputePadding(),
         # Blocks still show each buffer's uses: move its allocation to the scope covering them.
         PlanBufferAllocation(),
         # After planning (a scope-local buffer touches a tile), while blocks show the regions.

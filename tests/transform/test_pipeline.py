@@ -26,7 +26,7 @@ def test_lower_runs_the_passes_in_order_and_reports_each_to_instruments():
     timing = PassTimingInstrument()
     lowered = lower(matmul(8), instruments=[timing], verify=True)
     assert [name for name, _ in timing.timings] == [
-        "plan_buffer_allocation", "compact_buffer_allocation", "lower_blocks",
+        "over_compute_padding", "plan_buffer_allocation", "compact_buffer_allocation", "lower_blocks",
         "simplify", "remove_assume", "remove_undef_stores", "flatten_buffer", "unroll_loop",
         "vectorize_loop",
         "extract_constants"]  # fmt: skip
