@@ -13,6 +13,8 @@ next, bool buffers) stays a scalar loop, of kind SERIAL (its annotations kept); 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -68,7 +70,7 @@ def _vectorize(loop: S.For) -> S.Stmt:
     body, guard = loop.body, None
     if isinstance(body, S.IfThenElse) and body.else_case is None:
         guard, body = body.condition, body.then_case
-    stores = _stores_of(body)
+    stores = _stores_of(body, loop.loop_var)
     _check_independent(stores, guard, loop.loop_var)
     vec = _ExprVectorizer(loop.loop_var, E.Ramp(loop.min, _one(loop.min), lanes), lanes)
     predicate = None
@@ -76,14 +78,15 @@ def _vectorize(loop: S.For) -> S.Stmt:
         vec_guard = vec.visit(guard)
         if vec_guard.dtype.is_vector:
             predicate, vec.predicate = vec_guard, vec_guard
-    new_stores = []
-    for store in stores:
+
+    def vector_store(store: S.BufferStore) -> S.Stmt:
         index = vec.visit(store.indices[0])
         if not index.dtype.is_vector:
             raise _Unsupported  # every lane would write one element: a reduction, not a map
         value = vec.broadcast(vec.visit(store.value))
-        new_stores.append(S.BufferStore(store.buffer, value, (index,), predicate, span=store.span))
-    result = S.SeqStmt.flatten(new_stores)
+        return S.BufferStore(store.buffer, value, (index,), predicate, span=store.span)
+
+    result = _rebuilt(body, vector_store)
     if guard is not None and predicate is None:  # a loop-invariant guard stays an `if`
         result = S.IfThenElse(guard, result)
     return result
@@ -93,10 +96,30 @@ def _one(like: PrimExpr) -> PrimExpr:
     return E.IntImm(like.dtype, 1)
 
 
-def _stores_of(body: S.Stmt) -> list[S.BufferStore]:
+def _rebuilt(body: S.Stmt, vector_store: Callable[[S.BufferStore], S.Stmt]) -> S.Stmt:
+    """`body` with each store vectorized, keeping the loop-invariant `if`s around them."""
+    items = body.seq if isinstance(body, S.SeqStmt) else (body,)
+    rebuilt = []
+    for item in items:
+        if isinstance(item, S.IfThenElse):
+            rebuilt.append(S.IfThenElse(item.condition, _rebuilt(item.then_case, vector_store)))
+        else:
+            assert isinstance(item, S.BufferStore)
+            rebuilt.append(vector_store(item))
+    return S.SeqStmt.flatten(rebuilt)
+
+
+def _stores_of(body: S.Stmt, var: E.Var) -> list[S.BufferStore]:
+    """The stores of a body made of stores and `if`s that do not depend on `var` (a reduction's
+    init under `k == 0`, say); anything else stays scalar."""
     items = body.seq if isinstance(body, S.SeqStmt) else (body,)
     stores = []
     for item in items:
+        if isinstance(item, S.IfThenElse) and item.else_case is None:
+            if any(node is var for node in post_order(item.condition)):
+                raise _Unsupported
+            stores.extend(_stores_of(item.then_case, var))
+            continue
         if not isinstance(item, S.BufferStore) or item.predicate is not None:
             raise _Unsupported
         if len(item.indices) != 1 or item.buffer.dtype.is_vector or item.buffer.dtype.is_bool:

@@ -148,3 +148,23 @@ def test_a_symbolic_extent_stays_a_scalar_loop():
     out = np.zeros(10, "int32")
     build(fill)(out, 10)
     np.testing.assert_array_equal(out, np.arange(10))
+
+
+def test_a_reduction_init_under_a_loop_invariant_if_is_vectorized_inside_the_if():
+    @T.prim_func
+    def row_sums(A: T.Buffer((8, 16), "float32"), S: T.Buffer((16,), "float32")):
+        for k, j in T.grid(8, 16):
+            with T.block("S"):
+                vj, vk = T.axis.remap("SR", [j, k])
+                with T.init():
+                    S[vj] = T.float32(0)
+                S[vj] = S[vj] + A[vk, vj]
+
+    sch = Schedule(row_sums)
+    _, j = sch.get_loops(sch.get_block("S"))
+    sch.vectorize(j)
+    lowered = lower(sch.func, verify=True)
+    stores = _stores(lowered)
+    assert len(stores) == 2 and all(isinstance(s.indices[0], Ramp) for s in stores)
+    assert all(loop.kind is ForKind.SERIAL and loop.extent.value == 8 for loop in _loops(lowered))
+    check_same_results(row_sums, sch.func)
