@@ -5,9 +5,10 @@ The analyzer learns, while walking down the function: each loop variable's range
 whose value is pure arithmetic; an `if`'s condition (or its negation) inside its branches; and
 each `T.assume(cond)` for the statements after it in the same sequence, so buffer constraints
 (DESIGN.md section 5) prove conditions and remove branches by default. A lowered
-buffer-constraint block, a nest of constant loops around one `T.assume`, states the condition for
-every point of its loops: it is instantiated at the innermost loops of a later nest whose ranges
-lie inside its own (`for i in range(16): T.assume(c(i))` gives `c(j)` inside `for j in range(14)`).
+buffer-constraint block, a nest of loops around one `T.assume`, states the condition for every
+point of its loops, and a nest storing a load-free value into every element states the buffer's
+contents: both are instantiated at each later load of the buffer (`for i in range(16):
+T.assume(not i >= 14 or A[i] == 0)` gives `not j >= 14 or A[j] == 0` at a load `A[j]`).
 An `if` whose condition is proven true or false is replaced by the branch that runs.
 
 A fact that reads a buffer holds only until that buffer is written: an `if` condition is not
@@ -28,11 +29,15 @@ from tessel.ir import expr as E
 from tessel.ir.functor import post_order
 from tessel.ir.node import Node, with_changes
 from tessel.ir.structural import structural_equal
-from tessel.ir.substitute import substitute
 from tessel.ir.transform import PassContext
-from tessel.tir import builtin
 from tessel.tir import stmt as S
 from tessel.tir.buffer import Buffer, BufferLoad
+from tessel.tir.analysis.buffer_constraint import (
+    BufferConstraint,
+    assumed_condition,
+    constraint_of,
+    known_contents_of,
+)
 from tessel.tir.function import PrimFunc
 from tessel.transform.no_op import NoOpDroppingMutator, is_no_op, no_op
 from tessel.transform.prim_func_pass import PrimFuncPass
@@ -49,45 +54,8 @@ class Simplify(PrimFuncPass):
         return with_changes(func, body=StmtSimplifier().visit(func.body))
 
 
-def assumed_condition(stmt: S.Stmt) -> E.PrimExpr | None:
-    """The condition of a `T.evaluate(T.assume(cond))` statement, else None."""
-    if isinstance(stmt, S.Evaluate):
-        value = stmt.value
-        if isinstance(value, E.Call) and value.op is builtin.assume_op:
-            return value.args[0]
-    return None
-
-
-@dataclass(frozen=True)
-class _LoopNestAssumption:
-    """`condition` holds for every point of `vars` in `ranges` ([start, end) constants): what a
-    lowered buffer-constraint block (`for i: T.assume(...)`) states."""
-
-    vars: tuple[E.Var, ...]
-    ranges: tuple[tuple[int, int], ...]
-    condition: E.PrimExpr
-
-
-def _constant_range(min_: E.PrimExpr, extent: E.PrimExpr) -> tuple[int, int] | None:
-    if isinstance(min_, E.IntImm) and isinstance(extent, E.IntImm):
-        return (min_.value, min_.value + extent.value)
-    return None
-
-
-def _loop_nest_assumption(stmt: S.Stmt) -> _LoopNestAssumption | None:
-    """The assumption a perfect nest of constant loops around one `T.assume` states, else None."""
-    loop_vars, ranges = [], []
-    while isinstance(stmt, S.For):
-        bounds = _constant_range(stmt.min, stmt.extent)
-        if bounds is None or bounds[1] <= bounds[0]:
-            return None
-        loop_vars.append(stmt.loop_var)
-        ranges.append(bounds)
-        stmt = stmt.body
-    condition = assumed_condition(stmt)
-    if not loop_vars or condition is None:
-        return None
-    return _LoopNestAssumption(tuple(loop_vars), tuple(ranges), condition)
+def _has_loads(expr: E.PrimExpr) -> bool:
+    return any(isinstance(n, BufferLoad) for n in post_order(expr))
 
 
 def _read_buffers(expr: Node) -> set[E.Var]:
@@ -108,8 +76,7 @@ class StmtSimplifier(NoOpDroppingMutator):
     def __init__(self, analyzer: Analyzer | None = None) -> None:
         super().__init__()
         self.analyzer = analyzer or Analyzer()
-        self._loops: list[tuple[E.Var, tuple[int, int] | None]] = []  # enclosing, outermost first
-        self._universal: list[_LoopNestAssumption] = []  # active loop-nest assumptions
+        self._constraints: list[BufferConstraint] = []  # active buffer constraints and contents
 
     # ------------------------------------------------------------------ dispatch
     def visit(self, node: Node) -> Node:
@@ -120,8 +87,13 @@ class StmtSimplifier(NoOpDroppingMutator):
         return super().visit(node)
 
     def simplify(self, expr: E.PrimExpr) -> E.PrimExpr:
-        """`expr` simplified under the current facts; the same object if nothing changed."""
-        new = self.analyzer.simplify(expr)
+        """`expr` simplified under the current facts (and the buffer constraints instantiated
+        at its loads); the same object if nothing changed."""
+        with ExitStack() as facts:
+            for constraint in self._constraints if _has_loads(expr) else ():
+                for fact in constraint.instances_for(expr, self.analyzer):
+                    facts.enter_context(self.analyzer.constraint_scope(fact))
+            new = self.analyzer.simplify(expr)
         if new is expr or structural_equal(new, expr):
             return expr
         return new
@@ -135,30 +107,7 @@ class StmtSimplifier(NoOpDroppingMutator):
     def visit_For(self, loop: S.For) -> Node:
         min_, extent = self.simplify(loop.min), self.simplify(loop.extent)
         self.analyzer.bind(loop.loop_var, E.Range(min_, extent), allow_override=True)
-        self._loops.append((loop.loop_var, _constant_range(min_, extent)))
-        try:
-            with ExitStack() as facts:
-                for fact in self._instances():
-                    facts.enter_context(self.analyzer.constraint_scope(fact))
-                body = self.visit(loop.body)
-        finally:
-            self._loops.pop()
-        return with_changes(loop, min=min_, extent=extent, body=body)
-
-    def _instances(self) -> Iterator[E.PrimExpr]:
-        """Each active loop-nest assumption instantiated at the innermost enclosing loops, where
-        their ranges lie inside the assumption's (it holds at every point of its own ranges)."""
-        for fact in self._universal:
-            if len(fact.vars) > len(self._loops):
-                continue
-            loops = self._loops[len(self._loops) - len(fact.vars) :]
-            if all(
-                inner is not None and outer[0] <= inner[0] and inner[1] <= outer[1]
-                for (_, inner), outer in zip(loops, fact.ranges, strict=True)
-            ):
-                yield substitute(
-                    fact.condition, {v: lv for v, (lv, _) in zip(fact.vars, loops, strict=True)}
-                )
+        return with_changes(loop, min=min_, extent=extent, body=self.visit(loop.body))
 
     def visit_LetStmt(self, let: S.LetStmt) -> Node:
         value = self.simplify(let.value)
@@ -205,7 +154,8 @@ class StmtSimplifier(NoOpDroppingMutator):
         that writes a buffer the assumption reads."""
         for index, item in enumerate(items):
             condition = assumed_condition(item)
-            universal = _loop_nest_assumption(item) if condition is None else None
+            assumption = constraint_of(item) if condition is None else None
+            universal = assumption or (known_contents_of(item) if condition is None else None)
             if condition is None and universal is None:
                 continue
             rest = items[index + 1 :]
@@ -215,14 +165,16 @@ class StmtSimplifier(NoOpDroppingMutator):
             stop = next((k for k, s in enumerate(rest) if reads & _written_buffers(s)), len(rest))
             head = [self._visit_stmt(s) for s in items[:index]]
             if universal is not None:
-                self._universal.append(universal)
+                self._constraints.append(universal)
             try:
                 with self._fact(condition):
                     covered = self._visit_items(rest[:stop])
             finally:
                 if universal is not None:
-                    self._universal.pop()
-            return [*head, item, *covered, *self._visit_items(rest[stop:])]
+                    self._constraints.pop()
+            # An assumption is a fact, not simplified by itself; a store nest is code too.
+            kept = item if condition is not None or assumption is not None else self._visit_stmt(item)
+            return [*head, kept, *covered, *self._visit_items(rest[stop:])]
         return [self._visit_stmt(s) for s in items]
 
     def _visit_stmt(self, stmt: S.Stmt) -> S.Stmt:

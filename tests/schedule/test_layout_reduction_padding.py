@@ -111,3 +111,22 @@ def test_user_written_reduction_is_checked_by_its_update():
     check_layout_schedule(sum_of_squares, steps(0))
     with pytest.raises(ScheduleError):
         steps(2)(Schedule(sum_of_squares))
+
+
+def test_seed_padding_without_a_pad_value_is_refused_and_with_a_lambda_is_accepted():
+    sch = Schedule(matmul)
+    block = split_and_fuse(sch)
+    with pytest.raises(ScheduleError) as info:
+        sch.transform_layout(block, "A", pad_to_32)
+    assert info.value.rule == "transform_layout.padding-needs-pad-value"
+    sch.transform_layout(block, "A", pad_to_32, pad_value=lambda i, k: T.float32(0))
+    assert "A_assumption" in sch.func.script()
+
+
+def test_padded_matmul_prints_and_parses_back_to_the_same_function():
+    from tessel.ir.structural import assert_structural_equal
+    from tessel.script import parse
+
+    sch = Schedule(matmul)
+    pad_all(0.0)(sch)
+    assert_structural_equal(parse(sch.func.script()), sch.func)

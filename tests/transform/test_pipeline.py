@@ -18,7 +18,8 @@ from tessel.tir import builtin, interpreter
 from tessel.tir.block import Block
 from tessel.tir.buffer import BufferLoad, decl_buffer
 from tessel.tir.stmt import Allocate, BufferStore, DeclBuffer, Evaluate
-from tessel.transform import RemoveAssume, RemoveUndefStores, lower
+from tessel.script import tir as T
+from tessel.transform import LoweringError, RemoveAssume, RemoveUndefStores, lower
 from tessel.transform.postconditions import check_postcondition
 
 
@@ -76,3 +77,20 @@ def test_stores_of_a_cast_undef_are_removed_too():
 def test_lower_blocks_postcondition_names_a_block_that_remains():
     with pytest.raises(InternalError, match="lower_blocks.*block `C` remains"):
         check_postcondition(IRModule.from_func(matmul(4)), "lower_blocks")
+
+
+def test_undef_used_as_an_index_or_in_arithmetic_is_a_lowering_error():
+    @T.prim_func
+    def bad_index(A: T.Buffer((4,), "int32")):
+        for i in range(4):
+            A[T.undef()] = i
+
+    @T.prim_func
+    def bad_value(A: T.Buffer((4,), "float32")):
+        for i in range(4):
+            A[i] = T.Cast("float32", T.undef()) + T.float32(1)
+
+    for func in (bad_index, bad_value):
+        with pytest.raises(LoweringError) as info:
+            lower(func)
+        assert info.value.rule == "remove_undef_stores.undef-use"

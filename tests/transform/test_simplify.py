@@ -292,3 +292,72 @@ def test_a_buffer_constraint_loop_leaves_no_empty_loop_after_lowering():
 
     lowered = lower(constrained)["constrained"]
     assert [type(n).__name__ for n in post_order(lowered.body)].count("For") == 1
+
+
+def test_a_constraint_is_instantiated_at_each_load_whatever_the_loop_shape():
+    @T.prim_func
+    def before(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 127), "float32")):
+        for i, k in T.grid(128, 128):
+            T.evaluate(T.assume(not (i >= 127 or k >= 127) or A[i, k] == T.float32(0)))
+        for y, x in T.grid(128, 127):
+            B[y, x] = T.if_then_else(x >= 127 or y >= 127, T.float32(0), A[x, y]) + T.float32(1)
+
+    @T.prim_func
+    def expected(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 127), "float32")):
+        for i, k in T.grid(128, 128):
+            T.evaluate(T.assume(not (i >= 127 or k >= 127) or A[i, k] == T.float32(0)))
+        for y, x in T.grid(128, 127):
+            B[y, x] = A[x, y] + T.float32(1)
+
+    after = _check(before, expected)
+    a = np.random.default_rng(0).standard_normal((128, 128)).astype("float32")
+    a[127, :] = 0
+    a[:, 127] = 0
+    for func in (before, after):
+        b = np.zeros((128, 127), "float32")
+        interpreter.run(func, a, b)
+        np.testing.assert_array_equal(b, a.T[:, :127] + 1)
+
+
+def test_a_constraint_does_not_speak_about_loads_it_does_not_cover():
+    @T.prim_func
+    def partial(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128,), "float32")):
+        for i, k in T.grid(128, 128):
+            T.evaluate(T.assume(not (i >= 127) or A[i, k] == T.float32(0)))
+        for x in range(128):
+            B[x] = T.if_then_else(x >= 127, T.float32(0), A[0, x])
+
+    assert "if_then_else" in _simplify(partial).script()
+
+
+def test_known_contents_of_a_padding_producer_remove_a_later_branch():
+    @T.prim_func
+    def before(Q: T.Buffer((16,), "int32"), P: T.Buffer((16,), "int32"), R: T.Buffer((16,), "int32")):
+        for i in range(16):
+            P[i] = T.if_then_else(i >= 14, 0, Q[i])
+        for j in range(16):
+            R[j] = T.if_then_else(j >= 14, 0, P[j])
+
+    @T.prim_func
+    def expected(Q: T.Buffer((16,), "int32"), P: T.Buffer((16,), "int32"), R: T.Buffer((16,), "int32")):
+        for i in range(16):
+            P[i] = T.if_then_else(14 <= i, 0, Q[i])
+        for j in range(16):
+            R[j] = P[j]
+
+    after = _check(before, expected)
+    check_same_results(before, after)
+
+
+def test_known_contents_end_at_the_next_write_to_the_buffer():
+    @T.prim_func
+    def rewritten(Q: T.Buffer((16,), "int32"), P: T.Buffer((16,), "int32"), R: T.Buffer((16,), "int32")):
+        for i in range(16):
+            P[i] = T.if_then_else(i >= 14, 0, Q[i])
+        P[15] = 7
+        for j in range(16):
+            R[j] = T.if_then_else(j >= 14, 0, P[j])
+
+    after = _simplify(rewritten)
+    assert after.script().count("if_then_else") == 2
+    check_same_results(rewritten, after)
