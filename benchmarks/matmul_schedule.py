@@ -12,9 +12,6 @@ the outer i in parallel. Each time is the median of several calls on the same ar
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
-from collections.abc import Callable
 
 import numpy as np
 
@@ -23,6 +20,7 @@ from tessel.driver import generate_c_source
 from tessel.schedule import Schedule, ScheduleError
 from tessel.script import tir as T
 from tessel.tir.function import PrimFunc
+from timing import median_seconds
 
 TILE_I, TILE_J = 8, 64
 
@@ -62,17 +60,6 @@ def schedule(func: PrimFunc) -> tuple[PrimFunc, list[str]]:
     sch.vectorize(j1)
     sch.parallel(i0)
     return sch.func, skipped
-
-
-def median_seconds(call: Callable[[], object], runs: int) -> float:
-    """The median wall time of `runs` calls (after one warm-up call)."""
-    call()
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main() -> None:

@@ -13,9 +13,6 @@ pre-transforms them, as the graph level does). Times are medians; NumPy's `A @ B
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
-from collections.abc import Callable
 
 import numpy as np
 
@@ -23,6 +20,7 @@ import tessel
 from tessel.driver import generate_c_source
 from tessel.schedule import Schedule
 from tessel.script import tir as T
+from timing import median_seconds
 
 
 @T.prim_func
@@ -56,17 +54,6 @@ def schedule(padded: bool) -> Schedule:
     sch.vectorize(j_inner)
     sch.parallel(i)
     return sch
-
-
-def median_seconds(call: Callable[[], object], runs: int) -> float:
-    """The median wall time of `runs` calls (after one warm-up call)."""
-    call()
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main() -> None:

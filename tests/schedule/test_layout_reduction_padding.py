@@ -3,7 +3,6 @@ axes, accepted with the identity of `+` and refused otherwise; other combiners."
 
 import pytest
 
-from tessel.ir.functor import post_order
 from tessel.schedule import Schedule, ScheduleError
 from tessel.script import tir as T
 from tessel.testing import check_layout_schedule

@@ -48,7 +48,7 @@ _BINARY_COMBINERS: dict[type, Combiner] = {
     E.Min: Combiner("min", _highest),
 }
 _CALL_COMBINERS: dict[str, Combiner] = {
-    "bitwise_and": Combiner("bitwise_and", lambda dtype: -1 if not dtype.is_unsigned else dtype.max_value()),
+    "bitwise_and": Combiner("bitwise_and", lambda dtype: dtype.max_value() if dtype.is_uint else -1),
     "bitwise_or": Combiner("bitwise_or", lambda dtype: 0),
     "bitwise_xor": Combiner("bitwise_xor", lambda dtype: 0),
 }
@@ -64,11 +64,6 @@ def combiner_of(update: E.PrimExpr, accumulator: E.PrimExpr) -> Combiner | None:
         if name in _CALL_COMBINERS and any(same_expr(a, accumulator) for a in update.args):
             return _CALL_COMBINERS[name]
     return None
-
-
-def identity_value(combiner: Combiner, dtype: DataType) -> E.PrimExpr:
-    """The identity of `combiner` as a constant of `dtype`."""
-    return builders.const(combiner.identity(dtype), dtype)
 
 
 def leaves_unchanged(update: E.PrimExpr, accumulator: E.PrimExpr, analyzer: Analyzer) -> bool:
