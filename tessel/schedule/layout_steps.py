@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from tessel.arith import Analyzer
 from tessel.ir import expr as E
 
 
@@ -207,17 +208,81 @@ def reorder_steps(shape: Sequence[int], order: Sequence[int]) -> tuple[Step, ...
 def steps_for_index_map(initial_vars: Sequence[E.Var], final_exprs: Sequence[E.PrimExpr],
                         shape: Sequence[int], pad_value: Any,
                         new_shape: Sequence[int] | None = None) -> tuple[Step, ...]:  # fmt: skip
-    """The steps of a general map: a transpose for a permutation, else one gather step (into
-    `new_shape`, by default one past each new index's largest value)."""
-    if all(isinstance(e, E.Var) for e in final_exprs) and len(final_exprs) == len(initial_vars):
-        order = tuple(list(initial_vars).index(e) for e in final_exprs)  # type: ignore[arg-type]
-        return (Transpose(order),) if order != tuple(range(len(order))) else ()
+    """The steps of a general map: pad, reshape and transpose when each new index is a digit of
+    one old index (`i`, `i // c`, `i % m`, `i // c % m`), else one gather step (into `new_shape`,
+    by default one past each new index's largest value)."""
+    digits = _digits(initial_vars, final_exprs, shape)
+    if digits is not None and new_shape is not None:
+        steps = _digit_steps(initial_vars, digits, tuple(shape), tuple(new_shape), pad_value)
+        if steps is not None:
+            return steps
     points = np.indices(tuple(shape), dtype=np.int64)
     env = {v: points[k] for k, v in enumerate(initial_vars)}
     targets = tuple(np.broadcast_to(evaluate_on_arrays(e, env), tuple(shape)).copy() for e in final_exprs)
     if new_shape is None:
         new_shape = tuple(int(t.max()) + 1 if t.size else 0 for t in targets)
     return (Gather(targets, tuple(new_shape), pad_value),)
+
+
+_Digit = tuple[E.Var, int, int | None]  # (old index, divisor, modulus or None for the outermost)
+
+
+def _digits(initial_vars: Sequence[E.Var], final_exprs: Sequence[E.PrimExpr],
+            shape: Sequence[int]) -> list[_Digit] | None:  # fmt: skip
+    """Each new index as a digit of one old index, or None."""
+    analyzer = Analyzer()
+    for var, extent in zip(initial_vars, shape, strict=True):
+        analyzer.bind(var, E.Range(E.IntImm(var.dtype, 0), E.IntImm(var.dtype, extent)))
+    found = []
+    for expr in final_exprs:
+        digit = _digit(expr) or _digit(analyzer.simplify(expr))  # `(i // 32) * 32 + i % 32` is `i`
+        if digit is None or digit[0] not in initial_vars:
+            return None
+        found.append(digit)
+    return found
+
+
+def _digit(expr: E.PrimExpr) -> _Digit | None:
+    modulus = None
+    if isinstance(expr, E.FloorMod) and isinstance(expr.b, E.IntImm):
+        expr, modulus = expr.a, expr.b.value
+    divisor = 1
+    if isinstance(expr, E.FloorDiv) and isinstance(expr.b, E.IntImm):
+        expr, divisor = expr.a, expr.b.value
+    return (expr, divisor, modulus) if isinstance(expr, E.Var) else None
+
+
+def _digit_steps(initial_vars: Sequence[E.Var], digits: list[_Digit], shape: tuple[int, ...],
+                 new_shape: tuple[int, ...], pad_value: Any) -> tuple[Step, ...] | None:  # fmt: skip
+    """Pad each old axis to its digits' capacity, split it into them, then transpose; None when
+    the digits of some axis are no mixed-radix number (gaps, overlaps, or unused axes)."""
+    order: list[int] = []  # positions in `digits`, in the reshaped layout's order
+    split_shape: list[int] = []
+    widths = []
+    for var, extent in zip(initial_vars, shape, strict=True):
+        mine = sorted((k for k, d in enumerate(digits) if d[0] is var), key=lambda k: -digits[k][1])
+        sizes = [new_shape[k] if digits[k][2] is None else digits[k][2] for k in mine]
+        if not mine:
+            return None
+        stride = 1
+        for k, size in zip(reversed(mine), reversed(sizes), strict=True):
+            if digits[k][1] != stride or (digits[k][2] is None and k != mine[0]):
+                return None
+            stride *= size
+        if stride < extent:
+            return None
+        widths.append((0, stride - extent))
+        order.extend(mine)
+        split_shape.extend(sizes)
+    steps: list[Step] = []
+    if any(after for _, after in widths):
+        steps.append(Pad(tuple(widths), pad_value))
+    if tuple(split_shape) != tuple(n + after for n, (_, after) in zip(shape, widths, strict=True)):
+        steps.append(Reshape(tuple(split_shape)))
+    axes = tuple(order.index(k) for k in range(len(digits)))
+    if axes != tuple(range(len(axes))):
+        steps.append(Transpose(axes))
+    return tuple(steps)
 
 
 _ARRAY_OPS = {

@@ -212,3 +212,25 @@ def test_non_injective_map_is_refused():
 def test_unknown_buffer_is_refused():
     _refused(two_stage, lambda sch: sch.transform_layout(
         sch.get_block("B"), "Z", lambda i, j: (j, i)), "unknown-buffer")
+
+
+def test_padded_intermediate_is_computed_on_the_padding_and_read_only_where_valid():
+    def steps(sch):
+        sch.transform_layout(sch.get_block("B"), "B", lambda i, j: (i, j // 3, j % 3), pad_value=0.0)
+
+    sch = check_layout_schedule(two_stage, steps)
+    b = sch.func.body.block.alloc_buffers[0]
+    assert [int(e.value) for e in b.shape] == [16, 3, 3]
+    assert sch.layout_records() == {}
+
+
+def test_the_printed_trace_runs_and_rebuilds_the_same_function():
+    from tessel.ir.structural import assert_structural_equal
+    from tessel.tir.index_map import IndexMap
+
+    sch = Schedule(add_one_14)
+    sch.transform_layout(sch.get_block("B"), "B", lambda i: (i // 4, i % 4), pad_value=-1.0)
+    sch.transform_layout(sch.get_block("B"), "A", lambda i: (i // 4, i % 4), pad_value=0.0)
+    fresh = Schedule(add_one_14)
+    exec(str(sch.trace), {"sch": fresh, "IndexMap": IndexMap, "T": T})
+    assert_structural_equal(fresh.func, sch.func)

@@ -1,28 +1,34 @@
-"""Buffer constraints as facts: `T.assume` over a nest of points, instantiated at each load.
+"""Buffer constraints and known buffer contents, instantiated where the buffer is read.
 
-A buffer constraint (DESIGN.md §5) states a condition at every point of a box, e.g. the
-`<buffer>_assumption` block transform_layout writes for a padded input:
-`T.assume(not padding(i, k) or A[i, k] == 0)` for all (i, k) in the new shape. An analysis uses
-it where the buffer is read: at a load `A[x, y]` the condition with (i, k) := (x, y) holds, if
-(x, y) lies in the box. Known buffer contents (a nest that stores a pure value into every point)
-are the same kind of fact.
+A buffer constraint (DESIGN.md section 5: a block of `T.assume(not padding or A[v] == pad)`, or
+its lowered loop nest) states its condition at every point of its variables' ranges; a nest that
+stores a pure value into a whole box states the same kind of fact about what the buffer holds.
+Such a universal fact reaches the analyzer as instances: at each load `A[e...]`, the condition
+with the variables replaced by the load's indices, guarded by `not in_ranges` unless the indices
+are provably inside. An instance is in clause form (negations at the comparisons, an `and` of
+right-nested `or`s with the buffer reads last): the analyzer brings a disjunction into force
+disjunct by disjunct as its facts refute the ones in front.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from tessel.arith import Analyzer
+from tessel.arith.facts import negate
 from tessel.ir import builders
-from tessel.ir.expr import Call, PrimExpr, Range, Select, Var
+from tessel.ir.expr import And, Call, Not, Or, PrimExpr, Range, Select, Var
 from tessel.ir.functor import post_order
 from tessel.ir.node import Node
-from tessel.ir.structural import same_expr
+from tessel.ir.structural import expr_hash, same_expr
 from tessel.ir.substitute import substitute
 from tessel.tir import builtin
 from tessel.tir.block import BlockRealize
 from tessel.tir.buffer import BufferLoad
 from tessel.tir.stmt import BufferStore, Evaluate, For, Stmt
+
+_MAX_CLAUSES = 32  # beyond this an `or` of `and`s stays one literal (clause form is exponential)
 
 
 @dataclass(frozen=True)
@@ -34,43 +40,159 @@ class BufferConstraint:
     ranges: tuple[Range, ...]
     condition: PrimExpr
 
-    def instances_for(self, expr: Node, analyzer: Analyzer) -> list[PrimExpr]:
-        """The condition instantiated at every load in `expr` that it can speak about."""
-        found: list[PrimExpr] = []
-        for load in self._pattern_loads():
-            for node in post_order(expr):
-                if isinstance(node, BufferLoad) and node.buffer is load.buffer:
-                    instance = self._instance(load, node, analyzer)
-                    if instance is not None and not any(same_expr(instance, f) for f in found):
-                        found.append(instance)
-        return found
+    def instances_for(self, expr: PrimExpr | Stmt, analyzer: Analyzer) -> list[PrimExpr]:
+        """The condition at every load in `expr` that it speaks about, deduplicated."""
+        instances: list[PrimExpr] = []
+        buckets: dict[int, list[PrimExpr]] = {}
+        memo: dict[int, tuple[object, int]] = {}
+        for load in post_order(expr):
+            if not isinstance(load, BufferLoad) or load.buffer not in self._patterns:
+                continue
+            for pattern in self._patterns[load.buffer]:
+                mapping = self._mapping(pattern, load)
+                if mapping is None:
+                    continue
+                instance = self._instance(mapping, analyzer)
+                bucket = buckets.setdefault(expr_hash(instance, memo), [])
+                if not any(same_expr(instance, seen) for seen in bucket):
+                    bucket.append(instance)
+                    instances.append(instance)
+        return instances
 
-    def _pattern_loads(self) -> list[BufferLoad]:
-        """The loads of the condition indexed exactly by the constraint's variables."""
-        own = set(self.vars)
-        return [n for n in post_order(self.condition) if isinstance(n, BufferLoad)
-                and len(n.indices) == len(self.vars) and set(n.indices) == own]  # fmt: skip
+    @cached_property
+    def _patterns(self) -> dict[object, list[BufferLoad]]:
+        """The loads of the condition indexed by every constraint variable once, by buffer."""
+        patterns: dict[object, list[BufferLoad]] = {}
+        for node in post_order(self.condition):
+            if isinstance(node, BufferLoad) and self._is_pattern(node):
+                patterns.setdefault(node.buffer, []).append(node)
+        return patterns
 
-    def _instance(self, pattern: BufferLoad, load: BufferLoad, analyzer: Analyzer) -> PrimExpr | None:
-        if load.predicate is not None or any(i.dtype.lanes != 1 for i in load.indices):
+    def _is_pattern(self, load: BufferLoad) -> bool:
+        indexed = [index for index in load.indices if index in self.vars]
+        invariant = [index for index in load.indices if index not in self.vars]
+        return (
+            len(indexed) == len(set(indexed)) == len(self.vars)
+            and load.predicate is None
+            and not any(_mentions(index, self.vars) for index in invariant)
+        )
+
+    def _mapping(self, pattern: BufferLoad, load: BufferLoad) -> dict[Var, PrimExpr] | None:
+        """Constraint variable -> the load's index, if `load` reads where `pattern` does."""
+        if load.predicate is not None or load.dtype.is_vector:
             return None
-        values = dict(zip(pattern.indices, load.indices, strict=True))
-        condition = substitute(self.condition, values)  # type: ignore[arg-type]
-        inside = _in_ranges([values[v] for v in self.vars], self.ranges)  # type: ignore[index]
-        if analyzer.can_prove(inside, exact=False):
-            return condition
-        return builders.logical_or(builders.logical_not(inside), condition)
+        mapping: dict[Var, PrimExpr] = {}
+        for wanted, index in zip(pattern.indices, load.indices, strict=True):
+            if isinstance(wanted, Var) and wanted in self.vars:
+                if wanted.dtype != index.dtype:
+                    return None
+                mapping[wanted] = index
+            elif not same_expr(wanted, index):
+                return None
+        return mapping
+
+    def _instance(self, mapping: dict[Var, PrimExpr], analyzer: Analyzer) -> PrimExpr:
+        """The condition at `mapping`, guarded by the range bounds the analyzer cannot prove."""
+        guards = []
+        for var, rng in zip(self.vars, self.ranges, strict=True):
+            lo, extent = substitute(rng.min, mapping), substitute(rng.extent, mapping)
+            index = mapping[var]
+            for bound in (builders.le(lo, index), builders.lt(index, builders.add(lo, extent))):
+                if not analyzer.can_prove(bound):
+                    guards.append(negate(bound))
+        clauses = _clauses(substitute(self.condition, mapping))
+        instance: PrimExpr = builders.const(True)
+        for clause in reversed(clauses):
+            instance = builders.logical_and(_disjunction([*guards, *clause]), instance)
+        return instance
 
 
-def _in_ranges(values: list[PrimExpr], ranges: tuple[Range, ...]) -> PrimExpr:
-    inside: PrimExpr = builders.const(True, "bool")
-    for value, rng in zip(values, ranges, strict=True):
-        inside = builders.logical_and(inside, builders.logical_and(
-            builders.ge(value, rng.min), builders.lt(value, builders.add(rng.min, rng.extent))))  # fmt: skip
-    return inside
+def assumed_condition(stmt: Stmt) -> PrimExpr | None:
+    """The condition of a `T.evaluate(T.assume(cond))` statement, else None."""
+    if isinstance(stmt, Evaluate):
+        value = stmt.value
+        if isinstance(value, Call) and value.op is builtin.assume_op:
+            return value.args[0]
+    return None
 
 
-def _nest(stmt: Stmt) -> tuple[list[For], Stmt]:
+def constraint_of(stmt: Stmt) -> BufferConstraint | None:
+    """The buffer constraint a nest of loops around one `T.assume` (lowered, or in a block)
+    states, else None."""
+    loops, body = _loop_nest(stmt)
+    if isinstance(body, BlockRealize):
+        return _block_constraint(body, loops)
+    condition = assumed_condition(body)
+    if not loops or condition is None:
+        return None
+    ranges = tuple(Range(loop.min, loop.extent) for loop in loops)
+    return BufferConstraint(tuple(loop.loop_var for loop in loops), ranges, condition)
+
+
+def _block_constraint(realize: BlockRealize, loops: list[For]) -> BufferConstraint | None:
+    """The assumption of a block over its iterators' domains; a `T.where` predicate over loop
+    variables bound one to one to iterators becomes a guard of the condition."""
+    block = realize.block
+    condition = assumed_condition(block.body)
+    if condition is None or not block.iter_vars:
+        return None
+    if not builders.is_const_int(realize.predicate, 1):
+        iterators = {
+            value: iv.var
+            for value, iv in zip(realize.iter_values, block.iter_vars, strict=True)
+            if isinstance(value, Var)
+        }
+        predicate = substitute(realize.predicate, iterators)
+        if _mentions(predicate, tuple(loop.loop_var for loop in loops)):
+            return None  # the predicate needs a loop variable no iterator stands for
+        condition = builders.logical_or(builders.logical_not(predicate), condition)
+    iter_vars = tuple(iv.var for iv in block.iter_vars)
+    return BufferConstraint(iter_vars, tuple(iv.dom for iv in block.iter_vars), condition)
+
+
+def known_contents_of(stmt: Stmt) -> BufferConstraint | None:
+    """What a nest of constant loops storing a pure value (or a padding `if_then_else` whose
+    padding value is pure) into a whole box of a buffer leaves there, else None."""
+    loops, body = _loop_nest(stmt)
+    if not loops or not isinstance(body, BufferStore) or body.predicate is not None:
+        return None
+    loop_vars = tuple(loop.loop_var for loop in loops)
+    if len(body.indices) != len(loop_vars) or any(
+        index is not var for index, var in zip(body.indices, loop_vars, strict=False)
+    ):
+        return None
+    if not all(isinstance(loop.min, int | object) and _is_constant(loop) for loop in loops):
+        return None
+    fact = _stored_fact(BufferLoad(body.buffer, body.indices), body.value)
+    if fact is None:
+        return None
+    return BufferConstraint(loop_vars, tuple(Range(lp.min, lp.extent) for lp in loops), fact)
+
+
+def _stored_fact(load: BufferLoad, value: PrimExpr) -> PrimExpr | None:
+    """`load == value`, or `not p or load == a` for `value` an if_then_else/Select of p and a."""
+    if value.dtype.is_vector:
+        return None
+    if _is_pure(value):
+        return builders.eq(load, value)
+    parts = _select_parts(value)
+    if parts is None or not (_is_pure(parts[0]) and _is_pure(parts[1])):
+        return None
+    condition, padding = parts
+    return builders.logical_or(builders.logical_not(condition), builders.eq(load, padding))
+
+
+def _select_parts(value: PrimExpr) -> tuple[PrimExpr, PrimExpr] | None:
+    """(condition, true value) of an if_then_else call or a Select, else None."""
+    if isinstance(value, Select):
+        return value.condition, value.true_value
+    if isinstance(value, Call) and value.op is builtin.if_then_else_op:
+        return value.args[0], value.args[1]
+    return None
+
+
+def _loop_nest(stmt: Stmt) -> tuple[list[For], Stmt]:
+    """The perfectly nested loops at `stmt`, outermost first, and the statement inside them."""
     loops = []
     while isinstance(stmt, For):
         loops.append(stmt)
@@ -78,58 +200,42 @@ def _nest(stmt: Stmt) -> tuple[list[For], Stmt]:
     return loops, stmt
 
 
-def assumed_condition(stmt: Stmt) -> PrimExpr | None:
-    """The condition of a `T.evaluate(T.assume(cond))` statement, else None."""
-    if isinstance(stmt, Evaluate) and isinstance(stmt.value, Call) and stmt.value.op is builtin.assume_op:
-        return stmt.value.args[0]
-    return None
+def _is_constant(loop: For) -> bool:
+    return builders.is_const_int(loop.min) and builders.is_const_int(loop.extent)
 
 
-def constraint_of(stmt: Stmt) -> BufferConstraint | None:
-    """The constraint a nest of loops around one `T.assume` states (lowered, or around a block
-    whose body is the assume), else None."""
-    loops, inner = _nest(stmt)
-    if not loops:
-        return None
-    if isinstance(inner, BlockRealize):
-        if not builders.is_const_int(inner.predicate, 1) or inner.block.init is not None:
-            return None
-        condition = assumed_condition(inner.block.body)
-        if condition is None:
-            return None
-        iters = inner.block.iter_vars
-        return BufferConstraint(tuple(iv.var for iv in iters), tuple(iv.dom for iv in iters), condition)
-    condition = assumed_condition(inner)
-    if condition is None:
-        return None
-    return BufferConstraint(tuple(lp.loop_var for lp in loops),
-                            tuple(Range(lp.min, lp.extent) for lp in loops), condition)  # fmt: skip
+def _is_pure(expr: PrimExpr) -> bool:
+    """Arithmetic of variables and constants: reads no buffer and calls nothing."""
+    return not any(isinstance(node, BufferLoad | Call) for node in post_order(expr))
 
 
-def known_contents_of(stmt: Stmt) -> BufferConstraint | None:
-    """What a loop nest storing a load-free value into every point of a buffer leaves there:
-    `X[v] == value`, or `not p or X[v] == a` for a stored `T.if_then_else(p, a, b)`."""
-    loops, inner = _nest(stmt)
-    if not loops or not isinstance(inner, BufferStore):
-        return None
-    loop_vars = [lp.loop_var for lp in loops]
-    if len(inner.indices) != len(loops) or any(i is not v for i, v in zip(inner.indices, loop_vars, strict=True)):
-        return None
-    here = BufferLoad(inner.buffer, inner.indices)
-    value, guard = inner.value, None
-    if _is_branch(value):
-        guard, value = value.args[0] if isinstance(value, Call) else value.condition, _then_value(value)  # type: ignore[union-attr]
-    if any(isinstance(n, BufferLoad) for n in post_order(value)):
-        return None
-    condition = builders.eq(here, value)
-    if guard is not None:
-        condition = builders.logical_or(builders.logical_not(guard), condition)
-    return BufferConstraint(tuple(loop_vars), tuple(Range(lp.min, lp.extent) for lp in loops), condition)
+def _mentions(node: Node, variables: tuple[Var, ...]) -> bool:
+    return any(isinstance(n, Var) and n in variables for n in post_order(node))
 
 
-def _is_branch(value: PrimExpr) -> bool:
-    return isinstance(value, Select) or (isinstance(value, Call) and value.op is builtin.if_then_else_op)
+def _clauses(condition: PrimExpr) -> list[tuple[PrimExpr, ...]]:
+    """`condition` as an `and` of disjunctions (each a tuple of literals), negations pushed in."""
+    if isinstance(condition, Not):
+        pushed = negate(condition.a)
+        return [(condition,)] if isinstance(pushed, Not) else _clauses(pushed)
+    if isinstance(condition, And):
+        return _clauses(condition.a) + _clauses(condition.b)
+    if isinstance(condition, Or):
+        left, right = _clauses(condition.a), _clauses(condition.b)
+        if len(left) * len(right) > _MAX_CLAUSES:
+            return [(condition,)]
+        return [a + b for a in left for b in right]
+    return [condition]  if False else [(condition,)]
 
 
-def _then_value(value: PrimExpr) -> PrimExpr:
-    return value.true_value if isinstance(value, Select) else value.args[1]  # type: ignore[attr-defined]
+def _disjunction(literals: list[PrimExpr]) -> PrimExpr:
+    """`l0 or (l1 or (...))`, buffer reads last: the analyzer refutes a disjunction's front."""
+    ordered = sorted(literals, key=_reads_a_buffer)  # stable: guards, then the clause's order
+    result = ordered[-1]
+    for literal in reversed(ordered[:-1]):
+        result = builders.logical_or(literal, result)
+    return result
+
+
+def _reads_a_buffer(expr: PrimExpr) -> bool:
+    return any(isinstance(node, BufferLoad) for node in post_order(expr))
