@@ -147,7 +147,7 @@ class LayoutMethods:
         param = old in self._func.buffer_map.values()
         prior = self._layouts.get(old.name) if param else None
         composed = compose_assumption(func, prior, change) if prior is not None else None
-        self._func = composed if composed is not None else place_padding(self, func, change)  # type: ignore[arg-type]
+        self._func = composed if composed is not None else place_padding(func, change)
         if param:
             self._layouts[old.name] = self._param_layout(prior, change, steps)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tessel.arith import Analyzer
 from tessel.ir import builders
@@ -23,6 +23,7 @@ from tessel.ir.structural import same_expr
 from tessel.ir.substitute import substitute
 from tessel.schedule.primitives.layout import LayoutChange, LayoutRewriter
 from tessel.schedule.state import replace_in, walk_with_ancestors
+from tessel.support.errors import UserError
 from tessel.tir import builtin
 from tessel.tir.analysis.access_region import infer_access_regions
 from tessel.tir.block import Block, BlockRealize, IterVar, IterVarType
@@ -30,13 +31,10 @@ from tessel.tir.buffer import Buffer, BufferLoad
 from tessel.tir.function import PrimFunc
 from tessel.tir.stmt import BufferStore, Evaluate, For, ForKind, SeqStmt, Stmt
 
-if TYPE_CHECKING:
-    from tessel.schedule.schedule import Schedule
-
 ASSUMPTION_SUFFIX = "_assumption"
 
 
-def place_padding(sch: Schedule, func: PrimFunc, change: LayoutChange) -> PrimFunc:
+def place_padding(func: PrimFunc, change: LayoutChange) -> PrimFunc:
     """`func` (already rewritten to the new layout) with the padding given its value."""
     if not change.has_padding or change.pad is None:
         return func
@@ -48,7 +46,7 @@ def place_padding(sch: Schedule, func: PrimFunc, change: LayoutChange) -> PrimFu
         extended = extend_producer(func, writers[0], change)
         if extended is not None:
             return extended
-    return add_padding_block(sch, func, change, writers[-1])
+    return add_padding_block(func, change, writers[-1])
 
 
 def writer_blocks(func: PrimFunc, buffer: Buffer) -> list[BlockRealize]:
@@ -155,10 +153,8 @@ def add_assumption(func: PrimFunc, change: LayoutChange) -> PrimFunc:
 # -- a separate block that fills the padding -------------------------------------------------
 
 
-def add_padding_block(sch: Schedule, func: PrimFunc, change: LayoutChange,
-                      last_writer: BlockRealize) -> PrimFunc:  # fmt: skip
+def add_padding_block(func: PrimFunc, change: LayoutChange, last_writer: BlockRealize) -> PrimFunc:
     """`func` with a `<buffer>_pad` block, after the last writer's top-level statement."""
-    del sch
     new, shape = change.new, change.new.shape
     loops, iters = _grid(shape, [f"ax{k}" for k in range(len(shape))])
     to_new = _over_new_indices(change, iters)
@@ -370,7 +366,10 @@ def compose_assumption(func: PrimFunc, prior: Any, change: LayoutChange) -> Prim
     if change.has_padding and (change.pad is None or not same_expr(change.pad, pad)):
         return None
     composed = prior.index_map.then(change.index_map)
-    inverse, padding = composed.non_surjective_inverse(prior.original.shape)
+    try:
+        inverse, padding = composed.non_surjective_inverse(prior.original.shape)
+    except UserError:  # the composition is no split/fuse/reorder: keep the step-wise constraints
+        return None
     whole = LayoutChange(prior.original, change.new, composed, inverse, padding, pad)
     kept = [s for s in items if s is not found[0]]
     func = replace_in_func(func, root, with_changes(root, body=SeqStmt.flatten(kept)))
