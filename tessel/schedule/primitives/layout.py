@@ -106,7 +106,8 @@ def plan_change(sch: Schedule, primitive: str, old: Buffer, imap: IndexMap, pad_
         new_shape = imap.map_shape(old.shape)
         inverse, padding = imap.non_surjective_inverse(old.shape)
     except UserError as err:
-        raise ScheduleError(primitive, "index-map-not-invertible",
+        rule = "not-injective" if err.rule == "index_map.not-injective" else "index-map-not-invertible"
+        raise ScheduleError(primitive, rule,
                             f"the map {imap} cannot relayout `{old.name}` of shape "
                             f"{_shape_text(old)}: {err}", func=sch.func) from err  # fmt: skip
     new = with_changes(old, shape=tuple(new_shape), strides=(),
