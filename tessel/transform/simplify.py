@@ -6,9 +6,10 @@ whose value is pure arithmetic; an `if`'s condition (or its negation) inside its
 each `T.assume(cond)` for the statements after it in the same sequence, so buffer constraints
 (DESIGN.md section 5) prove conditions and remove branches by default. A lowered
 buffer-constraint block, a nest of loops around one `T.assume`, states the condition for every
-point of its loops, and a nest storing a load-free value into every element states the buffer's
-contents: both are instantiated at each later load of the buffer (`for i in range(16):
-T.assume(not i >= 14 or A[i] == 0)` gives `not j >= 14 or A[j] == 0` at a load `A[j]`).
+point of its loops, and a constant nest storing a pure value (or a padding `if_then_else`) into
+every element states the buffer's contents: both are instantiated at each later load of the
+buffer (`for i in range(16): T.assume(not i >= 14 or A[i] == 0)` gives `not j >= 14 or A[j] == 0`
+at a load `A[j]`).
 An `if` whose condition is proven true or false is replaced by the branch that runs.
 
 A fact that reads a buffer holds only until that buffer is written: an `if` condition is not
@@ -31,13 +32,13 @@ from tessel.ir.node import Node, with_changes
 from tessel.ir.structural import structural_equal
 from tessel.ir.transform import PassContext
 from tessel.tir import stmt as S
-from tessel.tir.buffer import Buffer, BufferLoad
 from tessel.tir.analysis.buffer_constraint import (
     BufferConstraint,
     assumed_condition,
     constraint_of,
     known_contents_of,
 )
+from tessel.tir.buffer import Buffer, BufferLoad
 from tessel.tir.function import PrimFunc
 from tessel.transform.no_op import NoOpDroppingMutator, is_no_op, no_op
 from tessel.transform.prim_func_pass import PrimFuncPass
@@ -52,10 +53,6 @@ class Simplify(PrimFuncPass):
 
     def transform(self, func: PrimFunc, ctx: PassContext) -> PrimFunc:
         return with_changes(func, body=StmtSimplifier().visit(func.body))
-
-
-def _has_loads(expr: E.PrimExpr) -> bool:
-    return any(isinstance(n, BufferLoad) for n in post_order(expr))
 
 
 def _read_buffers(expr: Node) -> set[E.Var]:
@@ -90,7 +87,7 @@ class StmtSimplifier(NoOpDroppingMutator):
         """`expr` simplified under the current facts (and the buffer constraints instantiated
         at its loads); the same object if nothing changed."""
         with ExitStack() as facts:
-            for constraint in self._constraints if _has_loads(expr) else ():
+            for constraint in self._constraints:  # none active: no cost
                 for fact in constraint.instances_for(expr, self.analyzer):
                     facts.enter_context(self.analyzer.constraint_scope(fact))
             new = self.analyzer.simplify(expr)
@@ -173,7 +170,8 @@ class StmtSimplifier(NoOpDroppingMutator):
                 if universal is not None:
                     self._constraints.pop()
             # An assumption is a fact, not simplified by itself; a store nest is code too.
-            kept = item if condition is not None or assumption is not None else self._visit_stmt(item)
+            is_fact = condition is not None or assumption is not None
+            kept = item if is_fact else self._visit_stmt(item)
             return [*head, kept, *covered, *self._visit_items(rest[stop:])]
         return [self._visit_stmt(s) for s in items]
 

@@ -58,3 +58,66 @@ def test_instances_at_loads_in_range_and_not_provably_in_range():
 
 def _loads(expr):
     return [n for n in post_order(expr) if isinstance(n, BufferLoad)]
+
+
+@T.prim_func
+def more_forms(A: T.Buffer((4, 16), "float32"), X: T.Buffer((16,), "int32"), n: T.int32):
+    for i, k in T.grid(4, 16):
+        with T.block("A_assumption"):
+            vi, vk = T.axis.remap("SS", [i, k])
+            T.where(i < 3)
+            T.reads(A[vi, vk])
+            T.writes()
+            T.evaluate(T.assume(not vk >= 14 or A[vi, vk] == T.float32(0)))
+    for o in range(4):
+        for i in range(16):
+            T.evaluate(T.assume(not i >= 14 or A[o, i] == T.float32(0)))
+    for i in range(16):
+        X[i] = i * 2
+    for i in range(n):
+        X[i] = i
+    for i in range(16):
+        X[i] = T.if_then_else(X[i] == 0, 5, i)
+    for i in range(16):
+        X[15 - i] = i
+
+
+def _more_items():
+    return more_forms.body.block.body.seq
+
+
+def test_a_block_predicate_becomes_a_guard_over_the_iterators():
+    c = constraint_of(_more_items()[0])
+    assert [v.name for v in c.vars] == ["vi", "vk"]
+    assert str(c.condition) == "not vi < 3 or (not vk >= 14 or A[vi, vk] == T.float32(0.0))"
+
+
+def test_a_pure_store_nest_states_its_values_and_other_nests_state_nothing():
+    _, _, pure, symbolic, self_guarded, reversed_ = _more_items()
+    assert str(known_contents_of(pure).condition) == "X[i] == i * 2"
+    assert known_contents_of(symbolic) is None  # the extent is not a constant
+    assert known_contents_of(self_guarded) is None  # the guard reads X after the store changed it
+    assert known_contents_of(reversed_) is None  # the indices are not the loop variables
+
+
+def test_a_constraint_over_inner_loops_matches_loads_with_the_same_outer_index():
+    outer = _more_items()[1]
+    constraint = constraint_of(outer.body)  # over `i`, inside `for o`
+    a, o = _loads(constraint.condition)[0].buffer, outer.loop_var
+    x = Var("x", "int32")
+    analyzer = Analyzer()
+    analyzer.bind(x, Range(T.int32(0), T.int32(16)))
+    (instance,) = constraint.instances_for(BufferLoad(a, (o, x)), analyzer)
+    assert str(instance) == "not x >= 14 or A[o, x] == T.float32(0.0)"
+    assert constraint.instances_for(BufferLoad(a, (T.int32(1), x)), analyzer) == []
+
+
+def test_instances_are_deduplicated_and_guarded_only_by_unproven_bounds():
+    constraint = constraint_of(_items()[0])
+    a = _loads(constraint.condition)[0].buffer
+    x = Var("x", "int32")
+    analyzer = Analyzer()
+    analyzer.bind(x, Range(T.int32(0), T.int32(8)))
+    load = BufferLoad(a, (x + 10,))
+    (instance,) = constraint.instances_for(load + load, analyzer)
+    assert str(instance).startswith("not x + 10 < 16 or ")

@@ -332,14 +332,18 @@ def test_a_constraint_does_not_speak_about_loads_it_does_not_cover():
 
 def test_known_contents_of_a_padding_producer_remove_a_later_branch():
     @T.prim_func
-    def before(Q: T.Buffer((16,), "int32"), P: T.Buffer((16,), "int32"), R: T.Buffer((16,), "int32")):
+    def before(
+        Q: T.Buffer((16,), "int32"), P: T.Buffer((16,), "int32"), R: T.Buffer((16,), "int32")
+    ):
         for i in range(16):
             P[i] = T.if_then_else(i >= 14, 0, Q[i])
         for j in range(16):
             R[j] = T.if_then_else(j >= 14, 0, P[j])
 
     @T.prim_func
-    def expected(Q: T.Buffer((16,), "int32"), P: T.Buffer((16,), "int32"), R: T.Buffer((16,), "int32")):
+    def expected(
+        Q: T.Buffer((16,), "int32"), P: T.Buffer((16,), "int32"), R: T.Buffer((16,), "int32")
+    ):
         for i in range(16):
             P[i] = T.if_then_else(14 <= i, 0, Q[i])
         for j in range(16):
@@ -351,7 +355,9 @@ def test_known_contents_of_a_padding_producer_remove_a_later_branch():
 
 def test_known_contents_end_at_the_next_write_to_the_buffer():
     @T.prim_func
-    def rewritten(Q: T.Buffer((16,), "int32"), P: T.Buffer((16,), "int32"), R: T.Buffer((16,), "int32")):
+    def rewritten(
+        Q: T.Buffer((16,), "int32"), P: T.Buffer((16,), "int32"), R: T.Buffer((16,), "int32")
+    ):
         for i in range(16):
             P[i] = T.if_then_else(i >= 14, 0, Q[i])
         P[15] = 7
@@ -361,3 +367,103 @@ def test_known_contents_end_at_the_next_write_to_the_buffer():
     after = _simplify(rewritten)
     assert after.script().count("if_then_else") == 2
     check_same_results(rewritten, after)
+
+
+# The functions below zero their input's padding before stating the constraint, so that
+# check_same_results can run them on random inputs (the interpreter checks every T.assume).
+
+
+@T.prim_func
+def _padded_then_nested(A: T.Buffer((16, 16), "float32"), B: T.Buffer((15, 16), "float32")):
+    for i, k in T.grid(16, 16):
+        if 15 <= i or 15 <= k:
+            A[i, k] = T.float32(0)
+    for i, k in T.grid(16, 16):
+        T.evaluate(T.assume(not (i >= 15 or k >= 15) or A[i, k] == T.float32(0)))
+    for x in range(15):
+        for y in range(16):
+            B[x, y] = T.if_then_else(x >= 15 or y >= 15, T.float32(0), A[x, y]) + T.float32(1)
+
+
+def test_a_constraint_removes_a_padding_branch_in_a_differently_shaped_nest():
+    @T.prim_func
+    def expected(A: T.Buffer((16, 16), "float32"), B: T.Buffer((15, 16), "float32")):
+        for i, k in T.grid(16, 16):
+            if 15 <= i or 15 <= k:
+                A[i, k] = T.float32(0)
+        for i, k in T.grid(16, 16):
+            T.evaluate(T.assume(not (i >= 15 or k >= 15) or A[i, k] == T.float32(0)))
+        for x, y in T.grid(15, 16):
+            B[x, y] = A[x, y] + T.float32(1)
+
+    before = _padded_then_nested
+    check_same_results(before, _check(before, expected))
+
+
+@pytest.mark.parametrize(
+    ("x_extent", "y_extent", "x_padding", "removed"),
+    [
+        (16, 15, 15, True),  # `y >= 15` is out of range, and `x >= 15` is padding
+        (16, 16, 14, False),  # x == 14 is data, not padding: the branch is needed
+    ],
+)
+def test_a_branch_goes_only_where_every_half_of_its_condition_is_padding(
+    x_extent, y_extent, x_padding, removed
+):
+    @T.prim_func
+    def before(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32")):
+        for i, k in T.grid(16, 16):
+            if 15 <= i or 15 <= k:
+                A[i, k] = T.float32(0)
+        for i, k in T.grid(16, 16):
+            T.evaluate(T.assume(not (i >= 15 or k >= 15) or A[i, k] == T.float32(0)))
+        for x, y in T.grid(x_extent, y_extent):
+            B[x, y] = T.if_then_else(x >= x_padding or y >= 15, T.float32(0), A[x, y])
+
+    after = _simplify(before)
+    assert ("if_then_else" not in after.script()) == removed
+    check_same_results(before, after)
+
+
+def test_a_block_level_constraint_removes_the_branch_in_the_pipeline():
+    @T.prim_func
+    def before(A: T.Buffer((16, 16), "float32"), B: T.Buffer((15, 16), "float32")):
+        for i, k in T.grid(16, 16):
+            with T.block("A_pad"):
+                vi, vk = T.axis.remap("SS", [i, k])
+                T.reads()
+                T.writes(A[vi, vk])
+                if vi >= 15 or vk >= 15:
+                    A[vi, vk] = T.float32(0)
+        for i, k in T.grid(16, 16):
+            with T.block("A_assumption"):
+                vi, vk = T.axis.remap("SS", [i, k])
+                T.reads(A[vi, vk])
+                T.writes()
+                T.evaluate(T.assume(not (vi >= 15 or vk >= 15) or A[vi, vk] == T.float32(0)))
+        for x, y in T.grid(15, 16):
+            with T.block("B"):
+                vx, vy = T.axis.remap("SS", [x, y])
+                B[vx, vy] = T.if_then_else(vx >= 15 or vy >= 15, T.float32(0), A[vx, vy])
+
+    lowered = lower(before, verify=True)["before"]
+    assert "if_then_else" not in lowered.script()
+    check_same_results(before, lowered)
+
+
+def test_known_pure_contents_decide_a_later_comparison():
+    @T.prim_func
+    def before(P: T.Buffer((16,), "int32"), R: T.Buffer((16,), "int32")):
+        for i in range(16):
+            P[i] = i * 2
+        for j in range(8):
+            R[j] = T.if_then_else(P[j] == j * 2, 1, 0)
+
+    @T.prim_func
+    def expected(P: T.Buffer((16,), "int32"), R: T.Buffer((16,), "int32")):
+        for i in range(16):
+            P[i] = i * 2
+        for j in range(8):
+            R[j] = 1
+
+    check_same_results(before, _check(before, expected))
