@@ -7,7 +7,7 @@ directly are never folded, so the printer and parser can reproduce any tree.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -354,3 +354,25 @@ def select(condition: Any, true_value: Any, false_value: Any) -> PrimExpr:
 def is_const_int(e: Any, value: int | None = None) -> bool:
     """True if `e` is an integer constant (equal to `value`, when given)."""
     return isinstance(e, IntImm) and (value is None or e.value == value)
+
+
+def conjuncts(expr: PrimExpr) -> list[PrimExpr]:
+    """The operands of a chain of `and`s (none for the constant true)."""
+    if isinstance(expr, And):
+        return conjuncts(expr.a) + conjuncts(expr.b)
+    return [] if is_const_int(expr, 1) else [expr]
+
+
+def disjuncts(expr: PrimExpr) -> list[PrimExpr]:
+    """The operands of a chain of `or`s."""
+    if isinstance(expr, Or):
+        return disjuncts(expr.a) + disjuncts(expr.b)
+    return [expr]
+
+
+def conjunction(items: Sequence[PrimExpr]) -> PrimExpr:
+    """`items[0] and items[1] and ...` (true when there are none)."""
+    result: PrimExpr = const(True, "bool")
+    for item in items:
+        result = logical_and(result, item)
+    return result

@@ -25,7 +25,7 @@ from typing import ClassVar
 
 from tessel.arith import Analyzer
 from tessel.ir import builders
-from tessel.ir.expr import And, Call, Or, PrimExpr, Range, Var
+from tessel.ir.expr import Call, PrimExpr, Range, Var
 from tessel.ir.functor import Mutator, post_order
 from tessel.ir.node import Node, with_changes
 from tessel.ir.structural import same_expr
@@ -112,7 +112,7 @@ class _Prover:
 
     def equal_under(self, condition: PrimExpr, value: PrimExpr, expected: PrimExpr) -> bool:
         """`value == expected` wherever `condition` holds (case by case over its disjuncts)."""
-        return all(self._equal_in_case(case, value, expected) for case in _disjuncts(condition))
+        return all(self._equal_in_case(case, value, expected) for case in builders.disjuncts(condition))
 
     def _equal_in_case(self, case: PrimExpr, value: PrimExpr, expected: PrimExpr) -> bool:
         with ExitStack() as facts:
@@ -125,18 +125,6 @@ class _Prover:
     def _instances(self, value: PrimExpr) -> Iterator[PrimExpr]:
         for constraint in self.constraints:
             yield from constraint.instances_for(value, self.analyzer)
-
-
-def _disjuncts(expr: PrimExpr) -> list[PrimExpr]:
-    if isinstance(expr, Or):
-        return _disjuncts(expr.a) + _disjuncts(expr.b)
-    return [expr]
-
-
-def _conjuncts(expr: PrimExpr) -> list[PrimExpr]:
-    if isinstance(expr, And):
-        return _conjuncts(expr.a) + _conjuncts(expr.b)
-    return [] if builders.is_const_int(expr, 1) else [expr]
 
 
 def _padding_branch(value: PrimExpr) -> tuple[PrimExpr, PrimExpr, PrimExpr] | None:
@@ -206,7 +194,7 @@ def _drop_reduction_guards(realize: BlockRealize, prover: _Prover, loops: dict[V
     block = realize.block
     if block.init is None:
         return realize
-    for conjunct in _conjuncts(realize.predicate):
+    for conjunct in builders.conjuncts(realize.predicate):
         widened = _widened_iterator(realize, conjunct, loops)
         if widened is None:
             continue
@@ -244,10 +232,7 @@ def _widen(realize: BlockRealize, k: int, loop: For, conjunct: PrimExpr) -> Bloc
     iters[k] = with_changes(iters[k], dom=Range(loop.min, loop.extent))
     values = list(realize.iter_values)
     values[k] = loop.loop_var
-    kept = [c for c in _conjuncts(realize.predicate) if c is not conjunct]
-    predicate: PrimExpr = builders.const(True, "bool")
-    for c in kept:
-        predicate = builders.logical_and(predicate, c)
+    predicate = builders.conjunction([c for c in builders.conjuncts(realize.predicate) if c is not conjunct])
     return with_changes(realize, iter_values=tuple(values), predicate=predicate,
                         block=with_changes(block, iter_vars=tuple(iters)))  # fmt: skip
 

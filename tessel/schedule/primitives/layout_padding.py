@@ -16,11 +16,12 @@ from typing import Any
 
 from tessel.arith import Analyzer
 from tessel.ir import builders
-from tessel.ir.expr import And, PrimExpr, Range, Var
+from tessel.ir.expr import PrimExpr, Range, Var
 from tessel.ir.functor import post_order
 from tessel.ir.node import with_changes
 from tessel.ir.structural import same_expr
 from tessel.ir.substitute import substitute
+from tessel.schedule.primitives.cache_stage import fresh_block_name
 from tessel.schedule.primitives.layout import LayoutChange, LayoutRewriter
 from tessel.schedule.state import replace_in, walk_with_ancestors
 from tessel.support.errors import UserError
@@ -121,16 +122,6 @@ def replace_in_func(func: PrimFunc, old: Stmt, new: Stmt) -> PrimFunc:
     return with_changes(func, body=replace_in(func.body, old, new))
 
 
-def fresh_name(func: PrimFunc, base: str) -> str:
-    """`base`, or `base_1`, ...: unused as a block name in `func`."""
-    taken = {n.block.name_hint for n, _ in walk_with_ancestors(func.body) if isinstance(n, BlockRealize)}
-    name, k = base, 0
-    while name in taken:
-        k += 1
-        name = f"{base}_{k}"
-    return name
-
-
 # -- inputs: a buffer constraint -------------------------------------------------------------
 
 
@@ -144,7 +135,7 @@ def add_assumption(func: PrimFunc, change: LayoutChange) -> PrimFunc:
         builders.logical_not(substitute(change.padding, to_new)),
         builders.eq(BufferLoad(new, here), substitute(change.pad, to_new)),
     )
-    name = fresh_name(func, new.name + ASSUMPTION_SUFFIX)
+    name = fresh_block_name(func, new.name + ASSUMPTION_SUFFIX)
     block = _block(name, iters, Evaluate(builtin.assume(holds)))
     realize = BlockRealize(tuple(loops), builders.const(True, "bool"), block)
     return _prepend(func, _nest(loops, shape, realize))
@@ -160,7 +151,7 @@ def add_padding_block(func: PrimFunc, change: LayoutChange, last_writer: BlockRe
     to_new = _over_new_indices(change, iters)
     here = tuple(iv.var for iv in iters)
     store = BufferStore(new, substitute(change.pad, to_new), here)
-    name = fresh_name(func, new.name + "_pad")
+    name = fresh_block_name(func, new.name + "_pad")
     predicate = substitute(change.padding, dict(zip(change.inverse.initial_indices, loops, strict=True)))
     realize = BlockRealize(tuple(loops), predicate, _block(name, iters, store))
     root = _root(func)
@@ -236,7 +227,7 @@ class _ProducerPlan:
         reads, writes = infer_access_regions(new_block)
         new_block = with_changes(new_block, reads=reads, writes=writes)
         values = [v for iv, v in zip(block.iter_vars, self.realize.iter_values, strict=True) if iv in others]
-        predicate = _conjunction(self.kept)
+        predicate = builders.conjunction(self.kept)
         stmt: Stmt = BlockRealize((*loops, *values), predicate, new_block)
         for loop in reversed([lp for lp in self.chain if lp not in self.loops]):
             stmt = with_changes(loop, body=stmt)
@@ -310,26 +301,13 @@ def _kept_conjuncts(predicate: PrimExpr, spatial_loops: set[Var]) -> list[PrimEx
     """The predicate's conjuncts that do not bound the spatial loops (those are the old domain,
     which the new loops replace); None if a conjunct mixes both."""
     kept = []
-    for conjunct in _conjuncts(predicate):
+    for conjunct in builders.conjuncts(predicate):
         used = {n for n in post_order(conjunct) if isinstance(n, Var)}
         if not used & spatial_loops:
             kept.append(conjunct)
         elif not used <= spatial_loops:
             return None
     return kept
-
-
-def _conjuncts(expr: PrimExpr) -> list[PrimExpr]:
-    if isinstance(expr, And):
-        return _conjuncts(expr.a) + _conjuncts(expr.b)
-    return [] if builders.is_const_int(expr, 1) else [expr]
-
-
-def _conjunction(items: list[PrimExpr]) -> PrimExpr:
-    result: PrimExpr = builders.const(True, "bool")
-    for item in items:
-        result = builders.logical_and(result, item)
-    return result
 
 
 def _uses_spatial_loops(realize: BlockRealize, spatial: list[IterVar], loops: list[For]) -> bool:
