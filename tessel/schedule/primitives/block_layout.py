@@ -12,21 +12,22 @@ from typing import TYPE_CHECKING
 from tessel.arith import Analyzer
 from tessel.ir import builders
 from tessel.ir.expr import PrimExpr, Range, Var
-from tessel.ir.functor import Mutator, post_order
-from tessel.ir.node import Node, with_changes
+from tessel.ir.functor import post_order
+from tessel.ir.node import with_changes
 from tessel.ir.substitute import substitute
 from tessel.schedule.errors import ScheduleError
 from tessel.schedule.handles import BlockRV
 from tessel.schedule.primitives.cache_stage import BufferReplacer
+from tessel.schedule.primitives.layout import simplify_indices
 from tessel.schedule.primitives.layout_padding import replace_in_func
 from tessel.schedule.state import find_block_realize
 from tessel.support.errors import UserError
 from tessel.tir.analysis.access_region import infer_access_regions
 from tessel.tir.block import Block, BlockRealize, IterVar, IterVarType
-from tessel.tir.buffer import Buffer, BufferLoad
+from tessel.tir.buffer import Buffer
 from tessel.tir.function import PrimFunc
 from tessel.tir.index_map import IndexMap
-from tessel.tir.stmt import BufferStore, For, ForKind, Stmt
+from tessel.tir.stmt import For, ForKind, Stmt
 
 if TYPE_CHECKING:
     from tessel.schedule.schedule import Schedule
@@ -57,7 +58,7 @@ def transform_block_layout(sch: Schedule, rv: BlockRV, index_map: IndexMap) -> P
     analyzer = Analyzer()
     for iv in iters:
         analyzer.bind(iv.var, iv.dom)
-    new_block = _IndexSimplifier(analyzer).visit(substitute(with_changes(block, iter_vars=iters), old_values))
+    new_block = simplify_indices(substitute(with_changes(block, iter_vars=iters), old_values), analyzer)
     reads, writes = infer_access_regions(new_block)  # type: ignore[arg-type]
     new_block = with_changes(new_block, reads=reads, writes=writes)
     stmt: Stmt = BlockRealize(tuple(new_loops), realize.predicate, new_block)  # type: ignore[arg-type]
@@ -99,22 +100,6 @@ def _kind(sch: Schedule, block: Block, index_map: IndexMap, index: PrimExpr) -> 
                             f"new iterator `{index}` mixes spatial and reduction iterators",
                             func=sch.func, culprits=(block,))  # fmt: skip
     return types.pop() if types else IterVarType.DATA_PAR
-
-
-class _IndexSimplifier(Mutator):
-    """Simplify the indices of every access under the new iterators' ranges."""
-
-    def __init__(self, analyzer: Analyzer) -> None:
-        super().__init__()
-        self.analyzer = analyzer
-
-    def visit_BufferLoad(self, load: BufferLoad) -> Node:
-        load = self.generic_visit(load)  # type: ignore[assignment]
-        return with_changes(load, indices=tuple(self.analyzer.simplify(i) for i in load.indices))
-
-    def visit_BufferStore(self, store: BufferStore) -> Node:
-        store = self.generic_visit(store)  # type: ignore[assignment]
-        return with_changes(store, indices=tuple(self.analyzer.simplify(i) for i in store.indices))
 
 
 def set_axis_separator(sch: Schedule, buffer: Buffer, separators: tuple[int, ...]) -> PrimFunc:

@@ -244,3 +244,25 @@ class LayoutRewriter(Mutator):
         hi = top if values.max_value is None else builders.min_value(values.max_value, top)
         lo = self.analyzer.simplify(lo)
         return Range(lo, self.analyzer.simplify(builders.add(builders.sub(hi, lo), 1)))
+
+
+def simplify_indices(node: Node, analyzer: Analyzer, buffer: Buffer | None = None) -> Node:
+    """`node` with the indices of its accesses (to `buffer`, or to any buffer) simplified."""
+    return _IndexSimplifier(analyzer, buffer).visit(node)
+
+
+class _IndexSimplifier(Mutator):
+    def __init__(self, analyzer: Analyzer, buffer: Buffer | None) -> None:
+        super().__init__()
+        self.analyzer, self.buffer = analyzer, buffer
+
+    def visit_BufferLoad(self, load: BufferLoad) -> Node:
+        return self._simplified(self.generic_visit(load))  # type: ignore[arg-type]
+
+    def visit_BufferStore(self, store: BufferStore) -> Node:
+        return self._simplified(self.generic_visit(store))  # type: ignore[arg-type]
+
+    def _simplified(self, access: BufferLoad | BufferStore) -> Node:
+        if self.buffer is not None and access.buffer is not self.buffer:
+            return access
+        return with_changes(access, indices=tuple(self.analyzer.simplify(i) for i in access.indices))

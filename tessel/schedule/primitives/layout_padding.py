@@ -22,7 +22,7 @@ from tessel.ir.node import with_changes
 from tessel.ir.structural import same_expr
 from tessel.ir.substitute import substitute
 from tessel.schedule.primitives.cache_stage import fresh_block_name
-from tessel.schedule.primitives.layout import LayoutChange, LayoutRewriter
+from tessel.schedule.primitives.layout import LayoutChange, simplify_indices
 from tessel.schedule.state import replace_in, walk_with_ancestors
 from tessel.support.errors import UserError
 from tessel.tir import builtin
@@ -216,7 +216,7 @@ class _ProducerPlan:
         def rebuilt(stmt: Stmt) -> Stmt:
             store = _single_store(stmt, change.new)
             assert store is not None
-            value = _simplified_loads(substitute(store.value, old_values), change.new, analyzer)
+            value = simplify_indices(substitute(store.value, old_values), analyzer, change.new)
             if same_expr(value, pad):
                 return BufferStore(change.new, value, here)
             return BufferStore(change.new, builtin.if_then_else(padding, pad, value), here)
@@ -317,13 +317,6 @@ def _uses_spatial_loops(realize: BlockRealize, spatial: list[IterVar], loops: li
         if iv not in spatial and any(n in loop_vars for n in post_order(value)):
             return True
     return False
-
-
-def _simplified_loads(expr: PrimExpr, buffer: Buffer, analyzer: Analyzer) -> PrimExpr:
-    """`expr` with the indices of its loads of `buffer` simplified (map∘inverse is the identity)."""
-    rewriter = LayoutRewriter(buffer, buffer, lambda idx: idx)
-    rewriter.analyzer = analyzer
-    return rewriter.visit(expr)  # type: ignore[return-value]
 
 
 # -- a parameter relaid out again ------------------------------------------------------------
