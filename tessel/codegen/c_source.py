@@ -24,7 +24,7 @@ from tessel.codegen.c_prelude import PRELUDE
 from tessel.codegen.c_stmt import StmtPrinter
 from tessel.codegen.c_types import c_type, float_literal, int_literal, vector_typedefs
 from tessel.codegen.errors import CodegenError
-from tessel.ir.expr import IntImm, Var
+from tessel.ir.expr import Call, IntImm, Var
 from tessel.ir.functor import post_order
 from tessel.ir.module import IRModule
 from tessel.ir.target import Target
@@ -34,7 +34,7 @@ from tessel.support.names import c_identifier, unique_name
 from tessel.tir.buffer import Buffer
 from tessel.tir.function import PrimFunc
 from tessel.tir.layout import row_major_strides
-from tessel.tir.stmt import AllocateConst
+from tessel.tir.stmt import AllocateConst, BufferStore
 
 
 @dataclass(frozen=True)
@@ -102,6 +102,10 @@ class _FunctionWriter:
         self.size_symbols: dict[Var, str] = {}  # shape variable -> its name in the signature
         self.size_args: list[tuple[Var, str]] = []  # shape variables passed as trailing int64s
         self.symbol_names: set[str] = set()
+        # `tir.noalias` (default True) promises distinct buffers, so their pointers are
+        # `restrict`; the runtime keeps the promise by refusing overlapping written arguments.
+        self.noalias = bool(func.attrs.get("tir.noalias", True))
+        self.written = _written_data(func)
 
     def write(
         self, target: Target, constants: tuple[np.ndarray, ...], linked: tuple[str, ...]
@@ -144,12 +148,15 @@ class _FunctionWriter:
         if buffer is None:
             return self._scalar_param(param)
         _check_param_layout(buffer)
-        restrict = " restrict" if self.func.attrs.get("tir.noalias") else ""
+        restrict = " restrict" if self.noalias else ""
         pointer = self.names.bind(buffer.data, hint=buffer.name)
         self.names.alias(param, pointer)  # the handle parameter is the same pointer
         self.c_params.append(f"{c_type(buffer.dtype)}*{restrict} {pointer}")
         shape = tuple(self._extent(buffer, extent) for extent in buffer.shape)
-        return ParamSpec(param.name, "buffer", str(buffer.dtype), shape)
+        written = buffer.data in self.written
+        return ParamSpec(
+            param.name, "buffer", str(buffer.dtype), shape, written=written, restrict=self.noalias
+        )
 
     def _scalar_param(self, param: Var) -> ParamSpec:
         if param.dtype.is_handle:
@@ -177,6 +184,18 @@ class _FunctionWriter:
             self.names.bind(extent)
             self.size_args.append((extent, self.names.fresh(f"{extent.name}_size")))
         return self.size_symbols[extent]
+
+
+def _written_data(func: PrimFunc) -> set[Var]:
+    """The data pointers `func` may write through: stored buffers, and any handle handed to a
+    call (the callee may store through it)."""
+    written: set[Var] = set()
+    for node in post_order(func.body):
+        if isinstance(node, BufferStore):
+            written.add(node.buffer.data)
+        elif isinstance(node, Call):
+            written.update(a for a in node.args if isinstance(a, Var) and a.dtype.is_handle)
+    return written
 
 
 def _uses_module_constants(func: PrimFunc) -> bool:

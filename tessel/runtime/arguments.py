@@ -2,7 +2,9 @@
 
 Arrays must have the parameter's rank, dtype and shape and be C-contiguous (a strided view is
 rejected, never silently copied, because the function writes its outputs in place). Symbolic
-sizes are bound from the first argument that mentions them and checked on the rest.
+sizes are bound from the first argument that mentions them and checked on the rest. A function
+compiled with `restrict` pointers is refused arguments that overlap in memory where one of them
+is written: that call would be undefined behaviour in C, so it is an error here instead.
 """
 
 from __future__ import annotations
@@ -46,10 +48,35 @@ def c_arguments(signature: FunctionSignature, args: Sequence[Any]) -> list[Any]:
             values[i] = _scalar(param, arg)
             if param.symbol is not None:
                 sizes[param.symbol] = int(values[i])
+    arrays: list[tuple[ParamSpec, np.ndarray]] = []
     for i, (param, arg) in enumerate(zip(params, args, strict=True)):
         if param.kind == "buffer":
-            values[i] = _array(param, arg, sizes).ctypes.data
+            array = _array(param, arg, sizes)
+            arrays.append((param, array))
+            values[i] = array.ctypes.data
+    _check_no_alias(signature.name, arrays)
     return values + [sizes[name] for name in signature.size_args]
+
+
+def _check_no_alias(function: str, arrays: list[tuple[ParamSpec, np.ndarray]]) -> None:
+    """Refuse overlapping arrays where one is written through a `restrict` pointer."""
+    spans = [
+        (param, array.ctypes.data, array.ctypes.data + array.nbytes)
+        for param, array in arrays
+        if array.nbytes
+    ]
+    for i, (first, start, end) in enumerate(spans):
+        for second, other_start, other_end in spans[i + 1 :]:
+            restricted = first.restrict or second.restrict
+            written = first.written or second.written
+            if restricted and written and start < other_end and other_start < end:
+                target = first.name if first.written else second.name
+                raise ValueError(
+                    f"arguments `{first.name}` and `{second.name}` of `{function}` overlap in "
+                    f"memory and `{target}` is written; the function is compiled for distinct "
+                    "buffers (restrict pointers). Pass separate arrays, or compile it with "
+                    'T.func_attr({"tir.noalias": False}) to allow aliasing'
+                )
 
 
 def _scalar(param: ParamSpec, arg: Any) -> Any:

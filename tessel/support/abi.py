@@ -15,7 +15,9 @@ class ParamSpec:
 
     `shape` entries are ints or the names of size symbols, bound from the first argument that has
     them; a scalar parameter that is also a size symbol (`n: T.int32` used in `T.Buffer((n,))`)
-    has `symbol` set to that name.
+    has `symbol` set to that name. `written` says the function may store into the buffer;
+    `restrict` that its C pointer is `restrict`-qualified, which the runtime upholds by refusing
+    arguments that overlap one that is written.
     """
 
     name: str
@@ -23,6 +25,8 @@ class ParamSpec:
     dtype: str
     shape: tuple[int | str, ...] = ()
     symbol: str | None = None
+    written: bool = False
+    restrict: bool = False
 
 
 @dataclass(frozen=True)
