@@ -16,23 +16,33 @@ from tessel.tir.function import PrimFunc
 BACKENDS = ("interpreter", "c")
 
 
+def _function_name(func_or_mod: PrimFunc | IRModule, name: str | None) -> str | None:
+    """The module function to run: `name`, or the only one (None for a PrimFunc)."""
+    if isinstance(func_or_mod, PrimFunc) or name is not None:
+        return name
+    if len(func_or_mod.functions) != 1:
+        raise ValueError(f"the module has several functions {func_or_mod.names()}; pass name=")
+    return func_or_mod.names()[0]
+
+
 def _as_func(func_or_mod: PrimFunc | IRModule, name: str | None) -> PrimFunc:
     if isinstance(func_or_mod, PrimFunc):
         return func_or_mod
-    if name is not None:
-        return func_or_mod[name]
-    if len(func_or_mod.functions) != 1:
-        raise ValueError(f"the module has several functions {func_or_mod.names()}; pass name=")
-    return next(iter(func_or_mod.functions.values()))
+    return func_or_mod[_function_name(func_or_mod, name)]
 
 
-def run_with(backend: str, func: PrimFunc, args: Sequence[Any]) -> list[Any]:
-    """Run `func` on copies of `args` with a backend; return the arguments after the call."""
+def run_with(
+    backend: str, program: PrimFunc | IRModule, args: Sequence[Any], name: str | None = None
+) -> list[Any]:
+    """Run `program` (a PrimFunc, or function `name` of a module, which keeps the module's
+    "constants") on copies of `args` with a backend; return the arguments after the call."""
     copies = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args]
+    name = _function_name(program, name)
     if backend == "interpreter":
-        interpreter.run(func, *copies)
+        interpreter.run(program, *copies, name=name)
     elif backend == "c":
-        build(func)(*copies)
+        module = build(program)
+        (module[name] if isinstance(program, IRModule) else module)(*copies)
     else:
         raise ValueError(f"unknown backend {backend!r}; expected one of {BACKENDS}")
     return copies
@@ -63,10 +73,11 @@ def check_same_results(
     atol: float = 1e-5,
 ) -> None:
     """Run `before` in the reference interpreter and `after` in every backend on the same random
-    inputs; every buffer argument must agree afterwards."""
+    inputs; every buffer argument must agree afterwards. Modules run whole, so a function whose
+    constants were extracted into the module's "constants" still finds them."""
     reference_func, candidate = _as_func(before, name), _as_func(after, name)
     args = random_arguments(reference_func, np.random.default_rng(seed), shape_vars, scalars)
-    reference = run_with("interpreter", reference_func, args)
+    reference = run_with("interpreter", before, args, name)
     for backend in backends:
-        result = run_with(backend, candidate, args)
+        result = run_with(backend, after, args, name)
         assert_arguments_close(reference, result, candidate, f"{backend} vs interpreter", rtol, atol)

@@ -10,7 +10,7 @@ from tessel.support.errors import InternalError
 from tessel.tir.analysis.blocks import first_block
 from tessel.tir.buffer import BufferLoad
 from tessel.tir.function import PrimFunc
-from tessel.tir.stmt import BufferStore
+from tessel.tir.stmt import AllocateConst, BufferStore
 from tessel.tir.verify import VerifyError, verify_well_formed
 
 
@@ -26,9 +26,38 @@ def _flat_accesses(func: PrimFunc) -> str | None:
     return None
 
 
+def _constants_extracted(func: PrimFunc) -> str | None:
+    for node in post_order(func.body):
+        if isinstance(node, AllocateConst) and node.data is not None:
+            return f"constant `{node.buffer_var.name}` still carries its data"
+    return None
+
+
 _POSTCONDITIONS: dict[str, Callable[[PrimFunc], str | None]] = {
     "lower_blocks": _no_blocks,
     "flatten_buffer": _flat_accesses,
+    "extract_constants": _constants_extracted,
+}
+
+
+def _storage_indices_in_range(mod: IRModule) -> str | None:
+    count = len(mod.attrs.get("constants", ()))
+    for gv, func in mod.items():
+        if not isinstance(func, PrimFunc):
+            continue
+        for node in post_order(func.body):
+            index = node.irmod_storage_idx if isinstance(node, AllocateConst) else None
+            if index is not None and not 0 <= index < count:
+                return (
+                    f"`{gv.name_hint}`: constant `{node.buffer_var.name}` refers to entry {index} "
+                    f"of \"constants\", which has {count}"
+                )
+    return None
+
+
+# Module-wide promises: checked once per module, after the per-function ones.
+_MODULE_POSTCONDITIONS: dict[str, Callable[[IRModule], str | None]] = {
+    "extract_constants": _storage_indices_in_range,
 }
 
 
@@ -40,11 +69,13 @@ def check_postcondition(mod: IRModule, pass_name: str) -> None:
     except VerifyError as err:
         raise InternalError(f"IR became invalid after pass `{pass_name}`: {err}") from err
     check = _POSTCONDITIONS.get(pass_name)
-    if check is None:
-        return
-    for gv, func in mod.items():
+    for gv, func in mod.items() if check is not None else ():
         problem = check(func) if isinstance(func, PrimFunc) else None
         if problem is not None:
             raise InternalError(
                 f"IR became invalid after pass `{pass_name}` in `{gv.name_hint}`: {problem}"
             )
+    module_check = _MODULE_POSTCONDITIONS.get(pass_name)
+    problem = module_check(mod) if module_check is not None else None
+    if problem is not None:
+        raise InternalError(f"IR became invalid after pass `{pass_name}`: {problem}")

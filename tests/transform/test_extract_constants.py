@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from tessel.ir.functor import post_order
 from tessel.ir.module import IRModule
 from tessel.ir.node import with_changes
 from tessel.ir.structural import assert_structural_equal
 from tessel.script import tir as T
+from tessel.support.errors import InternalError
 from tessel.testing import check_same_results
 from tessel.tir import interpreter
 from tessel.tir.stmt import AllocateConst
 from tessel.transform import ExtractConstants, lower
+from tessel.transform.postconditions import check_postcondition
 
 
 def _consts(func):
@@ -133,3 +136,23 @@ def test_the_pipeline_extracts_constants_and_results_agree():
     assert all(n.data is None for n in _consts(lowered["scale"]))
     assert len(lowered.attrs["constants"]) == 1
     check_same_results(scale, scale)  # interpreter vs the C build of the lowered function
+
+
+def test_postcondition_names_a_constant_that_still_carries_data():
+    with pytest.raises(InternalError, match="extract_constants.*`W` still carries its data"):
+        check_postcondition(IRModule.from_func(scale), "extract_constants")
+
+
+def test_postcondition_refuses_a_storage_index_past_the_module_constants():
+    extracted = ExtractConstants()(IRModule.from_func(scale))
+    truncated = extracted.with_attr("constants", ())
+    with pytest.raises(InternalError, match=r"refers to entry 0 of \"constants\", which has 0"):
+        check_postcondition(truncated, "extract_constants")
+
+
+def test_check_same_results_runs_modules_whose_constants_are_extracted():
+    before = IRModule.from_dict({"scale": scale, "offset": offset})
+    extracted = ExtractConstants()(before)
+    assert {c.irmod_storage_idx for c in _consts(extracted["offset"])} == {1, 2}
+    for name in ("scale", "offset"):  # both backends find the module's constants
+        check_same_results(before, extracted, name=name)
