@@ -32,6 +32,7 @@ from tessel.tir import builtin
 from tessel.tir import stmt as S
 from tessel.tir.block import Block, BlockRealize
 from tessel.tir.layout import extent_product
+from tessel.tir.stack_placement import STACK_SCOPE, allocation_bytes, is_on_stack
 
 _ALIGNMENT = 64
 _MAX_UNROLL = 1024
@@ -337,17 +338,14 @@ class StmtPrinter(ExprPrinter):
     def _on_stack(self, node: S.Allocate, count: PrimExpr) -> bool:
         annotation = node.buffer_var.type_annotation
         scope = annotation.storage_scope if annotation is not None else "global"
-        if scope == "global.stack":
-            if not isinstance(count, IntImm):
-                raise CodegenError(
-                    f"`{node.buffer_var.name}` is in scope global.stack but its size `{count}` "
-                    "is not a constant",
-                    rule="codegen.dynamic-stack",
-                )
-            return True
-        if scope == "global.workspace" or not isinstance(count, IntImm):
-            return False
-        return count.value * node.dtype.itemsize <= self.target.max_stack_alloca_size
+        if scope == STACK_SCOPE and not isinstance(count, IntImm):
+            raise CodegenError(
+                f"`{node.buffer_var.name}` is in scope global.stack but its size `{count}` "
+                "is not a constant",
+                rule="codegen.dynamic-stack",
+            )
+        # The rule lives in tir: the memory report (transform.memory_usage) reads the same one.
+        return is_on_stack(scope, allocation_bytes(node.dtype, node.extents), self.target)
 
     def _emit_heap_allocation(self, name: str, element: str, count: PrimExpr, hint: str) -> None:
         mark = self.checked_divisions

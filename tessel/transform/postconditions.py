@@ -12,6 +12,7 @@ from tessel.tir.buffer import BufferLoad
 from tessel.tir.function import PrimFunc
 from tessel.tir.stmt import AllocateConst, BufferStore
 from tessel.tir.verify import VerifyError, verify_well_formed
+from tessel.transform.storage_rewrite import views_outside_allocations
 
 
 def _no_blocks(func: PrimFunc) -> str | None:
@@ -37,6 +38,7 @@ _POSTCONDITIONS: dict[str, Callable[[PrimFunc], str | None]] = {
     "lower_blocks": _no_blocks,
     "flatten_buffer": _flat_accesses,
     "extract_constants": _constants_extracted,
+    "storage_rewrite": views_outside_allocations,
 }
 
 
