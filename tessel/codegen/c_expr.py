@@ -7,9 +7,10 @@ parenthesised so C precedence never matters.
 Vectors (c_types.py) use GCC vector arithmetic where its semantics are the IR's (`+ - * /`,
 truncating division by a safe constant, comparisons as 0/1 masks, `& |` on masks); every other
 vector operation is a per-lane loop in a statement expression (`({ ... })`) over the scalar
-C of the operation, so it has exactly the scalar semantics. Contiguous loads (`Ramp(b, 1, n)`
-without a predicate) copy memory with `__builtin_memcpy` (unaligned); other loads, and
-predicated ones, read per lane, skipping disabled lanes.
+C of the operation, so it has exactly the scalar semantics. Contiguous loads (`Ramp(b, 1, n)`)
+copy memory with `__builtin_memcpy` (unaligned); other loads read per lane. A predicated
+contiguous load copies too when no lane is disabled (every chunk of a vectorized loop but the
+last), else it reads per lane, and a disabled lane never touches memory.
 """
 
 from __future__ import annotations
@@ -221,29 +222,55 @@ class ExprPrinter:
             index = E.Broadcast(index, lanes)
         return pointer, self.expr(index)
 
+    def last_lane_test(self, predicate: PrimExpr) -> str | None:
+        """C of a scalar test that every lane of `predicate` is enabled, when each of its parts
+        is `Ramp(b, s, n) < x` with s >= 0 (the predicates VectorizeLoop writes): the last
+        lane's compare. None for other forms (test the mask with `tessel_all_lanes`)."""
+        tests = []
+        for part in builders.conjuncts(predicate):
+            last = _last_lane_bound(part)
+            if last is None:
+                return None
+            tests.append(self.expr(last))
+        return " && ".join(tests) or "true"
+
     def _vector_load(self, node: BufferLoad) -> str:
         vector, lanes = c_type(node.dtype), node.dtype.lanes
         pointer, indices = self.vector_access(node.buffer, node.indices, lanes)
-        if indices is None and node.predicate is None:
-            return (
-                f"({{ {vector} tessel_v; __builtin_memcpy(&tessel_v, {pointer}, "
-                f"sizeof(tessel_v)); tessel_v; }})"
-            )
-        lines = [f"{vector} tessel_v = {{0}};"]
-        element = "tessel_l"  # contiguous but masked: lane l is pointer[l]
-        if indices is not None:
-            index_type = c_type(node.indices[0].dtype.with_lanes(lanes))
-            lines.append(f"{index_type} tessel_i = {indices};")
-            element = "tessel_i[tessel_l]"
+        if indices is None and node.predicate is not None:
+            return self._masked_copy_load(vector, lanes, pointer, node.predicate)
+        if indices is None:
+            copy = f"__builtin_memcpy(&tessel_v, {pointer}, sizeof(tessel_v));"
+            return f"({{ {vector} tessel_v; {copy} tessel_v; }})"
+        index_type = c_type(node.indices[0].dtype.with_lanes(lanes))
+        lines = [f"{vector} tessel_v = {{0}};", f"{index_type} tessel_i = {indices};"]
         test = ""
         if node.predicate is not None:
             lines.append(f"{c_type(node.predicate.dtype)} tessel_m = {self.expr(node.predicate)};")
             test = "if (tessel_m[tessel_l]) "
         lines.append(
             f"for (int32_t tessel_l = 0; tessel_l < {lanes}; ++tessel_l) "
-            f"{test}tessel_v[tessel_l] = {pointer}[{element}];"
+            f"{test}tessel_v[tessel_l] = {pointer}[tessel_i[tessel_l]];"
         )
         return f"({{ {' '.join(lines)} tessel_v; }})"
+
+    def _masked_copy_load(self, vector: str, lanes: int, pointer: str, predicate: PrimExpr) -> str:
+        """A contiguous masked load: one copy when no lane is disabled (every chunk of a
+        vectorized loop but the last), else lane by lane, disabled lanes reading 0 and never
+        touching memory."""
+        mask = f"{c_type(predicate.dtype)} tessel_m = {self.expr(predicate)};"
+        copy = f"__builtin_memcpy(&tessel_v, {pointer}, sizeof(tessel_v));"
+        per_lane = (
+            f"tessel_v = ({vector}){{0}}; "
+            f"for (int32_t tessel_l = 0; tessel_l < {lanes}; ++tessel_l) "
+            f"if (tessel_m[tessel_l]) tessel_v[tessel_l] = {pointer}[tessel_l];"
+        )
+        last_lane = self.last_lane_test(predicate)
+        if last_lane is None:  # test the mask itself
+            body = f"{mask} if (tessel_all_lanes(&tessel_m, {lanes})) {copy} else {{ {per_lane} }}"
+        else:  # the mask is computed only when some lane is disabled
+            body = f"if ({last_lane}) {copy} else {{ {mask} {per_lane} }}"
+        return f"({{ {vector} tessel_v; {body} tessel_v; }})"
 
     def expr_Let(self, node: E.Let) -> str:
         # A GCC/Clang statement expression: C has no let expression.
@@ -341,6 +368,20 @@ class ExprPrinter:
             rule="codegen.undef",
             hint="T.undef() may only be stored (and such stores are removed)",
         )
+
+
+def _last_lane_bound(part: PrimExpr) -> PrimExpr | None:
+    """For `Ramp(b, s, n) < Broadcast(x)` (or `<=`) with a constant s >= 0, the scalar test of
+    its last lane, which holds exactly when every lane's does; None for other forms."""
+    if not isinstance(part, E.LT | E.LE):
+        return None
+    ramp, bound = part.a, part.b
+    if not (isinstance(ramp, E.Ramp) and isinstance(bound, E.Broadcast)):
+        return None
+    if not isinstance(ramp.stride, E.IntImm) or ramp.stride.value < 0:
+        return None
+    last = ramp.base + (ramp.lanes - 1) * ramp.stride.value
+    return type(part)(last, bound.value)
 
 
 def _affine(index: PrimExpr) -> tuple[PrimExpr, PrimExpr] | None:

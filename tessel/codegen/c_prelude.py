@@ -144,4 +144,23 @@ TESSEL_FLOAT_HELPERS(float, f32, f)
 TESSEL_FLOAT_HELPERS(double, f64, )
 """
 
-PRELUDE = (_HEADER + _INT_HELPERS + _FLOAT_HELPERS).lstrip()
+# Whether every lane of a mask vector is enabled, 8 lanes a compare (lanes are bytes holding 0
+# or 1): a predicated contiguous load or store then copies the whole vector. Masks of the form
+# `Ramp < x` are tested on their last lane instead (c_expr.ExprPrinter.last_lane_test).
+_VECTOR_HELPERS = r"""
+static inline bool tessel_all_lanes(const void* mask, int32_t lanes) {
+  const unsigned char* bytes = (const unsigned char*)mask;
+  int32_t k = 0;
+  for (; k + 8 <= lanes; k += 8) {
+    uint64_t word;
+    memcpy(&word, bytes + k, 8);
+    if (word != 0x0101010101010101ULL) return false;
+  }
+  for (; k < lanes; ++k) {
+    if (!bytes[k]) return false;
+  }
+  return true;
+}
+"""
+
+PRELUDE = (_HEADER + _INT_HELPERS + _FLOAT_HELPERS + _VECTOR_HELPERS).lstrip()

@@ -136,36 +136,65 @@ class StmtPrinter(ExprPrinter):
         self.effect(f"{pointer}[{index}] = {value};")
 
     def _vector_store(self, node: S.BufferStore) -> None:
-        """A vector store: one unaligned copy when contiguous and unmasked, else a per-lane
-        loop that skips the lanes the predicate disables."""
+        """A vector store: one unaligned copy when contiguous and no lane is disabled, else a
+        per-lane loop that skips the lanes the predicate disables."""
         lanes = node.value.dtype.lanes
         mark = self.checked_divisions
         pointer, indices = self.vector_access(node.buffer, node.indices, lanes)
         value = self.expr(node.value)
         if not node.value.dtype.is_vector:
             value = self.broadcast_text(node.value.dtype.with_lanes(lanes), value)
-        predicate = None if node.predicate is None else self.expr(node.predicate)
+        mask_mark = self.checked_divisions
+        mask = None
+        if node.predicate is not None:
+            mask = f"{c_type(node.predicate.dtype)} tessel_m = {self.expr(node.predicate)};"
+        # A contiguous mask tested on its last lane is computed only where a lane is disabled,
+        # unless it has checked divisions (they must run before the check below).
+        last_lane = None
+        if indices is None and node.predicate is not None and self.checked_divisions == mask_mark:
+            last_lane = self.last_lane_test(node.predicate)
         self.emit("{")
         self.depth += 1
         self.emit(f"{c_type(node.value.dtype.with_lanes(lanes))} tessel_v = {value};")
         if indices is not None:
             index_type = c_type(node.indices[0].dtype.with_lanes(lanes))
             self.emit(f"{index_type} tessel_i = {indices};")
-        if predicate is not None:
-            self.emit(f"{c_type(node.predicate.dtype)} tessel_m = {predicate};")
+        if mask is not None and last_lane is None:
+            self.emit(mask)
         if self.checked_divisions != mark:
             self.emit_division_check(f"the store to `{node.buffer.name}`")
-        if indices is None and predicate is None:
+        if indices is None and mask is None:
             self.effect(f"__builtin_memcpy({pointer}, &tessel_v, sizeof(tessel_v));")
+        elif indices is None:
+            self._masked_copy_store(pointer, lanes, last_lane, mask)
         else:
-            element = "tessel_i[tessel_l]" if indices is not None else "tessel_l"
-            test = "if (tessel_m[tessel_l]) " if predicate is not None else ""
-            guard = f"if (tessel_division_ok(&{STATUS})) " if self.guard_effects else ""
-            self.emit("#pragma omp simd")
-            self.emit(f"for (int32_t tessel_l = 0; tessel_l < {lanes}; ++tessel_l) {{")
-            self.emit(f"  {guard}{test}{pointer}[{element}] = tessel_v[tessel_l];")
-            self.emit("}")
+            self._per_lane_store(pointer, "tessel_i[tessel_l]", lanes, mask is not None)
         self.depth -= 1
+        self.emit("}")
+
+    def _masked_copy_store(self, pointer: str, lanes: int, last_lane: str | None,
+                           mask: str | None) -> None:  # fmt: skip
+        """A contiguous masked store: one copy when no lane is disabled (every chunk of a
+        vectorized loop but the last), else lane by lane. With `last_lane` (a scalar test) the
+        mask is declared in the per-lane branch only; without, it is declared already."""
+        every = last_lane or f"tessel_all_lanes(&tessel_m, {lanes})"
+        self.emit(f"if ({every}) {{")
+        self.effect(f"  __builtin_memcpy({pointer}, &tessel_v, sizeof(tessel_v));")
+        self.emit("} else {")
+        self.depth += 1
+        if last_lane is not None and mask is not None:
+            self.emit(mask)
+        self._per_lane_store(pointer, "tessel_l", lanes, masked=True)
+        self.depth -= 1
+        self.emit("}")
+
+    def _per_lane_store(self, pointer: str, element: str, lanes: int, masked: bool) -> None:
+        """Store the lanes of `tessel_v` one by one (those `tessel_m` enables, when `masked`)."""
+        test = "if (tessel_m[tessel_l]) " if masked else ""
+        guard = f"if (tessel_division_ok(&{STATUS})) " if self.guard_effects else ""
+        self.emit("#pragma omp simd")
+        self.emit(f"for (int32_t tessel_l = 0; tessel_l < {lanes}; ++tessel_l) {{")
+        self.emit(f"  {guard}{test}{pointer}[{element}] = tessel_v[tessel_l];")
         self.emit("}")
 
     def stmt_Evaluate(self, node: S.Evaluate) -> None:

@@ -118,9 +118,11 @@ class Schedule(ComputeMethods, CacheMethods, ReductionMethods, TensorizeMethods,
         self._func = P.set_kind(self, "parallel", loop)
 
     @recorded
-    def vectorize(self, loop: LoopRV) -> None:
-        """Mark `loop` to be vectorized."""
-        self._func = P.set_kind(self, "vectorize", loop)
+    def vectorize(self, loop: LoopRV, vector_length: int | None = None) -> None:
+        """Mark `loop` to be vectorized, `vector_length` iterations a vector op (masked lanes)."""
+        # With a length, the same code as split(loop, [None, vector_length]) and vectorizing
+        # the inner loop (seed 003, SVE thread); without, the target's vector width decides.
+        self._func = P.vectorize(self, loop, vector_length)
 
     @recorded
     def unroll(self, loop: LoopRV) -> None:

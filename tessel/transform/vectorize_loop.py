@@ -1,38 +1,51 @@
-"""VectorizeLoop: turn a vectorized loop of constant extent into one vector statement (TVM's
-VectorizeLoop).
+"""VectorizeLoop: turn a vectorized loop of constant extent into vector statements (TVM's
+VectorizeLoop), predicated where the extent does not fill the vectors: never a scalar tail.
 
-The loop variable becomes `Ramp(min, 1, N)`, loop-invariant operands are broadcast, and each
-access whose index depends on the loop variable becomes a vector access. A body guarded by one
-`if` (what a non-divisible split leaves after lowering: `if i_0 * 8 + i_1 < 127: B[...] = ...`)
-becomes predicated stores and loads whose predicate is the vectorized condition: no scalar tail.
+A loop is cut into chunks of `chunk` iterations, each one vector of `lanes` lanes (the next
+power of two, as GCC vector types need), and the loop variable of a chunk becomes
+`Ramp(start, 1, lanes)`:
 
-Anything this pass cannot vectorize safely (inner loops, symbolic or non-power-of-two extents,
-calls without a vector version, stores that could carry a dependence from one iteration to the
-next, bool buffers) stays a scalar loop, of kind SERIAL (its annotations kept); it never fails.
+- `vector_length` annotation N (`Schedule.vectorize(loop, vector_length=N)`): chunks of N under
+  an outer serial loop, exactly what `split(loop, [None, N])` and vectorizing the inner loop
+  give, so both spellings lower to the same code;
+- no annotation, a power-of-two extent up to 64: one vector of that many lanes;
+- no annotation, any other extent: one vector padded to the next power of two when the extent
+  fits the target's vector width (`vector_bytes` of the widest element accessed), else chunks
+  of that width under an outer serial loop.
+
+Lanes past the end (the padding of a chunk, the lanes of the last chunk beyond the extent) are
+disabled by a predicate on every load and store, so they never touch memory. A body guarded by
+one `if` (what a non-divisible split leaves after lowering: `if i_0 * 8 + i_1 < 127: ...`)
+adds its condition to that predicate. Anything this pass cannot vectorize safely (inner loops,
+symbolic extents, calls without a vector version, stores that could carry a dependence from one
+iteration to the next, bool buffers) stays a scalar loop, of kind SERIAL (its annotations kept);
+it never fails.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-
 from dataclasses import dataclass
 from typing import ClassVar
 
 from tessel.ir import expr as E
+from tessel.ir.builders import conjuncts, is_const_int
 from tessel.ir.expr import PrimExpr
 from tessel.ir.functor import Mutator, post_order
 from tessel.ir.node import Node, with_changes
 from tessel.ir.structural import structural_equal
+from tessel.ir.substitute import substitute
 from tessel.ir.transform import PassContext
-from tessel.tir import builtin
+from tessel.support.errors import UserError
+from tessel.support.frozen_map import FrozenMap
 from tessel.tir import stmt as S
 from tessel.tir.buffer import BufferLoad
 from tessel.tir.function import PrimFunc
+from tessel.tir.loop_annotations import MAX_VECTOR_LENGTH, VECTOR_LENGTH
 from tessel.transform.prim_func_pass import PrimFuncPass
+from tessel.transform.vectorize_expr import ExprVectorizer, Unsupported
 
-_MAX_LANES = 64  # GCC vector types need a power-of-two size; wider gains nothing on CPUs
-_PURE_CALLS = {op.name for op in (*builtin.MATH_UNARY.values(), *builtin.MATH_BINARY.values())}
-_SAFE_DIVISIONS = (E.Div, E.Mod, E.FloorDiv, E.FloorMod)
+_MAX_LANES = MAX_VECTOR_LENGTH  # GCC vector types need a power-of-two size; wider gains nothing
 
 
 @dataclass(frozen=True)
@@ -40,60 +53,152 @@ class VectorizeLoop(PrimFuncPass):
     """Replace each vectorizable `T.vectorized` loop by vector (possibly predicated) accesses."""
 
     name: ClassVar[str] = "vectorize_loop"
+    # The chunk width, in bytes of the widest element, of a loop without `vector_length` that
+    # one vector cannot cover: 32 (8 float32 lanes) is AVX2's register, the width GCC prefers
+    # on x86 even with AVX-512; 64-byte chunks ran slower on rows not 64-byte aligned
+    # (benchmarks/vectorize_tail.py).
+    vector_bytes: int = 32
+
+    def __post_init__(self) -> None:
+        if self.vector_bytes < 2:
+            raise UserError("vector_bytes must be at least 2", rule="vectorize_loop.vector-bytes")
 
     def transform(self, func: PrimFunc, ctx: PassContext) -> PrimFunc:
-        return with_changes(func, body=_LoopVectorizer().visit(func.body))
-
-
-class _Unsupported(Exception):  # noqa: N818  (control flow, never escapes the pass)
-    """The loop cannot be vectorized; it stays a scalar loop."""
+        return with_changes(func, body=_LoopVectorizer(self.vector_bytes).visit(func.body))
 
 
 class _LoopVectorizer(Mutator):
+    def __init__(self, vector_bytes: int) -> None:
+        super().__init__()
+        self.vector_bytes = vector_bytes
+
     def visit_For(self, loop: S.For) -> Node:
         visited = self.generic_visit(loop)
         assert isinstance(visited, S.For)
         if visited.kind is not S.ForKind.VECTORIZED:
             return visited
         try:
-            return _vectorize(visited)
-        except _Unsupported:
+            return _vectorize(visited, _plan(visited, self.vector_bytes))
+        except Unsupported:
             return with_changes(visited, kind=S.ForKind.SERIAL)
 
 
-def _vectorize(loop: S.For) -> S.Stmt:
+@dataclass(frozen=True)
+class _Plan:
+    """Chunks of `chunk` iterations, each one vector of `lanes` lanes; `outer` when the chunks
+    run under an outer loop (else the loop is one chunk)."""
+
+    chunk: int
+    lanes: int
+    outer: bool
+
+
+def _plan(loop: S.For, vector_bytes: int) -> _Plan:
     if not isinstance(loop.extent, E.IntImm):
-        raise _Unsupported
-    lanes = loop.extent.value
-    if lanes < 2 or lanes > _MAX_LANES or lanes & (lanes - 1):
-        raise _Unsupported
-    body, guard = loop.body, None
+        raise Unsupported
+    extent = loop.extent.value
+    requested = loop.annotations.get(VECTOR_LENGTH)
+    if requested is not None:
+        if not isinstance(requested, int) or isinstance(requested, bool) or requested < 2:
+            raise Unsupported  # Schedule.vectorize refuses these; a hand-written one stays scalar
+        chunk = requested
+    elif _is_power_of_two(extent) and extent <= _MAX_LANES:
+        chunk = extent
+    else:
+        chunk = min(extent, _target_lanes(loop.body, vector_bytes))
+    lanes = _next_power_of_two(chunk)
+    if lanes < 2 or lanes > _MAX_LANES:
+        raise Unsupported
+    return _Plan(chunk, lanes, outer=requested is not None or chunk < extent)
+
+
+def _is_power_of_two(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+def _next_power_of_two(n: int) -> int:
+    return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
+def _target_lanes(body: S.Stmt, vector_bytes: int) -> int:
+    """How many elements of the widest type the body accesses fill one target vector."""
+    sizes = [
+        node.buffer.dtype.itemsize
+        for node in post_order(body)
+        if isinstance(node, BufferLoad | S.BufferStore)
+    ]
+    return max(2, min(_MAX_LANES, vector_bytes // max(sizes, default=4)))
+
+
+def _vectorize(loop: S.For, plan: _Plan) -> S.Stmt:
+    if not plan.outer:
+        return _vector_statement(loop.loop_var, loop.min, plan, loop.body, [])
+    # The same loops as `split(loop, [None, chunk])` and the same guard as the split's
+    # `T.where`, so both spellings lower alike.
+    var, extent = loop.loop_var, loop.extent
+    assert isinstance(extent, E.IntImm)
+    chunk_var, lane_var = E.Var(f"{var.name}_0", var.dtype), E.Var(f"{var.name}_1", var.dtype)
+    offset = chunk_var * plan.chunk + lane_var
+    index = offset if is_const_int(loop.min, 0) else loop.min + offset
+    in_range = [offset < extent] if extent.value % plan.chunk else []
+    body = substitute(loop.body, {var: index})
+    zero = E.IntImm(var.dtype, 0)
+    inner = _vector_statement(lane_var, zero, plan, body, in_range)
+    chunks = E.IntImm(var.dtype, max(0, -(-extent.value // plan.chunk)))
+    kept = FrozenMap({k: v for k, v in loop.annotations.items() if k != VECTOR_LENGTH})
+    return S.For(chunk_var, zero, chunks, S.ForKind.SERIAL, inner, annotations=kept, span=loop.span)
+
+
+def _vector_statement(
+    var: E.Var, start: PrimExpr, plan: _Plan, body: S.Stmt, conditions: list[PrimExpr]
+) -> S.Stmt:
+    """`body` for `var` in `start + [0, lanes)` as vector statements; lanes where a condition
+    fails (or past `chunk`) are masked."""
+    guard = None
     if isinstance(body, S.IfThenElse) and body.else_case is None:
         guard, body = body.condition, body.then_case
-    stores = _stores_of(body, loop.loop_var)
-    _check_independent(stores, guard, loop.loop_var)
-    vec = _ExprVectorizer(loop.loop_var, E.Ramp(loop.min, _one(loop.min), lanes), lanes)
-    predicate = None
+    if plan.lanes > plan.chunk:  # padding lanes
+        end = plan.chunk if is_const_int(start, 0) else start + plan.chunk
+        conditions = [var < end, *conditions]
     if guard is not None:
-        vec_guard = vec.visit(guard)
-        if vec_guard.dtype.is_vector:
-            predicate, vec.predicate = vec_guard, vec_guard
-
-    def vector_store(store: S.BufferStore) -> S.Stmt:
-        index = vec.visit(store.indices[0])
-        if not index.dtype.is_vector:
-            raise _Unsupported  # every lane would write one element: a reduction, not a map
-        value = vec.broadcast(vec.visit(store.value))
-        return S.BufferStore(store.buffer, value, (index,), predicate, span=store.span)
-
-    result = _rebuilt(body, vector_store)
-    if guard is not None and predicate is None:  # a loop-invariant guard stays an `if`
-        result = S.IfThenElse(guard, result)
-    return result
+        conditions = [*conditions, *conjuncts(guard)]
+    stores = _stores_of(body, var)
+    _check_independent(stores, conditions, var)
+    vec = ExprVectorizer(var, E.Ramp(start, E.IntImm(start.dtype, 1), plan.lanes), plan.lanes)
+    predicate = _predicate(vec, conditions)
+    if predicate is not None and not predicate.dtype.is_vector:
+        # Only a loop-invariant guard: it stays an `if` around unmasked vector statements.
+        assert guard is not None
+        vec.predicate = None
+        return S.IfThenElse(guard, _rebuilt(body, lambda s: _vector_store(vec, s, None)))
+    return _rebuilt(body, lambda store: _vector_store(vec, store, predicate))
 
 
-def _one(like: PrimExpr) -> PrimExpr:
-    return E.IntImm(like.dtype, 1)
+def _predicate(vec: ExprVectorizer, conditions: list[PrimExpr]) -> PrimExpr | None:
+    """The conjunction of `conditions`, vectorized; the loads of each are masked by the ones
+    before it (as `and` would skip them), and `vec` masks later loads by the whole."""
+    predicate: PrimExpr | None = None
+    for condition in conditions:
+        vec.predicate = None if predicate is None else vec.broadcast(predicate)
+        part = vec.visit(condition)
+        if predicate is None:
+            predicate = part
+        elif predicate.dtype.is_vector or part.dtype.is_vector:
+            predicate = E.And(vec.broadcast(predicate), vec.broadcast(part))
+        else:
+            predicate = E.And(predicate, part)
+    vec.predicate = None if predicate is None else vec.broadcast(predicate)
+    return predicate
+
+
+def _vector_store(
+    vec: ExprVectorizer, store: S.BufferStore, predicate: PrimExpr | None
+) -> S.BufferStore:
+    index = vec.visit(store.indices[0])
+    if not index.dtype.is_vector:
+        raise Unsupported  # every lane would write one element: a reduction, not a map
+    value = vec.broadcast(vec.visit(store.value))
+    return S.BufferStore(store.buffer, value, (index,), predicate, span=store.span)
 
 
 def _rebuilt(body: S.Stmt, vector_store: Callable[[S.BufferStore], S.Stmt]) -> S.Stmt:
@@ -116,114 +221,36 @@ def _stores_of(body: S.Stmt, var: E.Var) -> list[S.BufferStore]:
     stores = []
     for item in items:
         if isinstance(item, S.IfThenElse) and item.else_case is None:
-            if any(node is var for node in post_order(item.condition)):
-                raise _Unsupported
+            if _mentions(item.condition, var):
+                raise Unsupported
             stores.extend(_stores_of(item.then_case, var))
             continue
         if not isinstance(item, S.BufferStore) or item.predicate is not None:
-            raise _Unsupported
+            raise Unsupported
         if len(item.indices) != 1 or item.buffer.dtype.is_vector or item.buffer.dtype.is_bool:
-            raise _Unsupported
+            raise Unsupported
         stores.append(item)
     return stores
 
 
-def _check_independent(stores: list[S.BufferStore], guard: PrimExpr | None, var: E.Var) -> None:
+def _mentions(node: Node, var: E.Var) -> bool:
+    return any(n is var for n in post_order(node))
+
+
+def _check_independent(stores: list[S.BufferStore], conditions: list[PrimExpr], var: E.Var) -> None:
     """Vector execution runs each statement for all lanes before the next: safe when every
     access to a stored buffer uses that store's index (no lane reads another lane's element)."""
     written: dict[E.Var, PrimExpr] = {}
     for store in stores:
         previous = written.setdefault(store.buffer.data, store.indices[0])
         if not structural_equal(previous, store.indices[0]):
-            raise _Unsupported
-        if not any(node is var for node in post_order(store.indices[0])):
-            raise _Unsupported
+            raise Unsupported
+        if not _mentions(store.indices[0], var):
+            raise Unsupported
     roots: list[Node] = [s.value for s in stores] + [s.indices[0] for s in stores]
-    if guard is not None:
-        roots.append(guard)
-    for root in roots:
+    for root in [*roots, *conditions]:
         for node in post_order(root):
             if isinstance(node, BufferLoad) and node.buffer.data in written:
                 index = written[node.buffer.data]
                 if len(node.indices) != 1 or not structural_equal(node.indices[0], index):
-                    raise _Unsupported
-
-
-class _ExprVectorizer:
-    """Vector versions of expressions: results are scalar when they do not depend on the loop
-    variable, else of `lanes` lanes."""
-
-    def __init__(self, var: E.Var, ramp: E.Ramp, lanes: int) -> None:
-        self.var, self.ramp, self.lanes = var, ramp, lanes
-        self.predicate: PrimExpr | None = None  # masks the vector loads (under a guard)
-
-    def broadcast(self, value: PrimExpr) -> PrimExpr:
-        return value if value.dtype.is_vector else E.Broadcast(value, self.lanes)
-
-    def visit(self, node: PrimExpr) -> PrimExpr:
-        if node is self.var:
-            return self.ramp
-        if isinstance(node, E.Var | E.IntImm | E.FloatImm | E.StringImm):
-            return node
-        if node.dtype.is_vector:
-            raise _Unsupported
-        if isinstance(node, E.BinaryOp):
-            return self._binary(node)
-        if isinstance(node, E.CmpOp | E.And | E.Or):
-            a, b = self.visit(node.a), self.visit(node.b)
-            if not (a.dtype.is_vector or b.dtype.is_vector):
-                return with_changes(node, a=a, b=b)
-            return type(node)(self.broadcast(a), self.broadcast(b))
-        if isinstance(node, E.Not):
-            return E.Not(self.visit(node.a))
-        if isinstance(node, E.Select):
-            parts = [self.visit(p) for p in (node.condition, node.true_value, node.false_value)]
-            if not any(p.dtype.is_vector for p in parts):
-                return E.Select(*parts)
-            return E.Select(*(self.broadcast(p) for p in parts))
-        if isinstance(node, E.Cast):
-            value = self.visit(node.value)
-            return E.Cast(node.dtype.with_lanes(value.dtype.lanes), value)
-        if isinstance(node, BufferLoad):
-            return self._load(node)
-        if isinstance(node, E.Call) and isinstance(node.op, E.Op) and node.op.name in _PURE_CALLS:
-            args = [self.visit(a) for a in node.args]
-            if not any(a.dtype.is_vector for a in args):
-                return with_changes(node, args=tuple(args))
-            vector_args = tuple(self.broadcast(a) for a in args)
-            return E.Call(node.dtype.with_lanes(self.lanes), node.op, vector_args)
-        raise _Unsupported
-
-    def _binary(self, node: E.BinaryOp) -> PrimExpr:
-        a, b = self.visit(node.a), self.visit(node.b)
-        if not (a.dtype.is_vector or b.dtype.is_vector):
-            return with_changes(node, a=a, b=b)
-        # Affine index arithmetic keeps the Ramp form, so accesses stay contiguous.
-        if isinstance(node, E.Add | E.Sub):
-            if isinstance(a, E.Ramp) and not b.dtype.is_vector:
-                base = a.base + b if isinstance(node, E.Add) else a.base - b
-                return E.Ramp(base, a.stride, a.lanes)
-            if isinstance(node, E.Add) and isinstance(b, E.Ramp) and not a.dtype.is_vector:
-                return E.Ramp(a + b.base, b.stride, b.lanes)
-            if isinstance(a, E.Ramp) and isinstance(b, E.Ramp):
-                return E.Ramp(type(node)(a.base, b.base), type(node)(a.stride, b.stride), a.lanes)
-        if isinstance(node, E.Mul):
-            if isinstance(a, E.Ramp) and not b.dtype.is_vector:
-                return E.Ramp(a.base * b, a.stride * b, a.lanes)
-            if isinstance(b, E.Ramp) and not a.dtype.is_vector:
-                return E.Ramp(a * b.base, a * b.stride, b.lanes)
-        if isinstance(node, _SAFE_DIVISIONS) and node.dtype.is_integer:
-            # A divisor that may be 0 (or -1) needs the checked scalar helpers (c_prelude.py).
-            if not isinstance(node.b, E.IntImm) or node.b.value in (0, -1):
-                raise _Unsupported
-        return type(node)(self.broadcast(a), self.broadcast(b))
-
-    def _load(self, node: BufferLoad) -> PrimExpr:
-        if node.predicate is not None or len(node.indices) != 1:
-            raise _Unsupported
-        if node.buffer.dtype.is_vector or node.buffer.dtype.is_bool:
-            raise _Unsupported
-        index = self.visit(node.indices[0])
-        if not index.dtype.is_vector:
-            return with_changes(node, indices=(index,))
-        return BufferLoad(node.buffer, (index,), self.predicate, span=node.span)
+                    raise Unsupported

@@ -3,13 +3,17 @@ predicated accesses, each checked against the reference interpreter on the same 
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
 from tessel.codegen import generate
 from tessel.driver import build
 from tessel.ir import builders as B
-from tessel.ir.expr import LT, Broadcast, Cast, Ramp, Select
+from tessel.ir.expr import LE, LT, Broadcast, Cast, Ramp, Select
+from tessel.schedule import Schedule
+from tessel.script import parse
 from tessel.testing.ir_programs import loops, prim_func, seq
 from tessel.tir import builtin, interpreter
 from tessel.tir.buffer import BufferLoad, decl_buffer
@@ -86,3 +90,92 @@ def test_predicated_store_and_load_touch_only_enabled_lanes():
     a = RNG.uniform(-1, 1, 13).astype("float32")
     (_, b) = _same_in_c_and_interpreter(func, a, np.full(13, np.nan, "float32"))
     np.testing.assert_allclose(b, np.exp(a), rtol=1e-6)
+
+
+# ---------------------------------------------------------------- predicated vectors
+
+
+def _scale(n: int, dtype: str, vector_length=None, split=False):
+    """`B = A * 3 + 1` over `n` elements, vectorized directly or after a split."""
+    func = parse(f"""
+@T.prim_func
+def scale(A: T.Buffer(({n},), "{dtype}"), B: T.Buffer(({n},), "{dtype}")):
+    for i in range({n}):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            B[vi] = A[vi] * T.{dtype}(3) + T.{dtype}(1)
+""")
+    sch = Schedule(func)
+    (i,) = sch.get_loops(sch.get_block("B"))
+    if split:
+        _, i = sch.split(i, [None, vector_length])
+        sch.vectorize(i)
+    else:
+        sch.vectorize(i, vector_length=vector_length)
+    return sch.func
+
+
+def _entry(source: str) -> str:
+    return source[source.index("TESSEL_EXPORT int32_t"):]
+
+
+@pytest.mark.parametrize(("n", "vector_length", "split"),
+                         [(127, 8, True), (127, 8, False), (100, None, False)])  # fmt: skip
+def test_masked_vector_code_has_no_scalar_tail_and_matches_numpy(n, vector_length, split):
+    func = _scale(n, "float32", vector_length, split)
+    body = _entry(generate(lower(func)).source)
+    lanes = vector_length or 8  # float32 chunks of 32 bytes
+    assert re.findall(r"for \(int32_t (?!tessel_)(\w+)", body) == ["i_0"]  # the chunks only
+    assert f"tessel_float32x{lanes} tessel_v" in body
+    # Every chunk but the last copies whole vectors; the last one goes lane by lane, masked.
+    assert f"if ((((i_0 * {lanes}) + {lanes - 1}) < {n}))" in body
+    assert "if (tessel_m[tessel_l]) (B + (i_0 * " in body
+    assert "if (tessel_m[tessel_l]) tessel_v[tessel_l] = (A + (i_0 * " in body
+    a = RNG.uniform(-1, 1, n).astype("float32")
+    (_, b) = _same_in_c_and_interpreter(func, a, np.zeros(n, "float32"))
+    np.testing.assert_allclose(b, a * 3 + 1, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+@pytest.mark.parametrize(("n", "vector_length"), [(6, None), (100, None), (127, 8), (5, 32)])
+def test_masked_lanes_never_store_past_the_buffer(n, vector_length, dtype):
+    func = _scale(n, dtype, vector_length)
+    module = build(func)
+    # The arguments are views of longer arrays whose tails a stray lane would overwrite.
+    a_full, b_full = np.full(n + 64, 7, dtype), np.full(n + 64, 5, dtype)
+    a_full[:n] = np.arange(n)
+    module(a_full[:n], b_full[:n])
+    np.testing.assert_array_equal(b_full[:n], np.arange(n, dtype=dtype) * 3 + 1)
+    np.testing.assert_array_equal(b_full[n:], np.full(64, 5, dtype))
+
+
+def test_a_mask_of_another_form_is_tested_lane_by_lane():
+    a_buf, m_buf = decl_buffer((32,), "float32", "A"), decl_buffer((32,), "int32", "M")
+    b_buf = decl_buffer((32,), "float32", "B")
+    def body(i):
+        index = _ramp(i * 8, 8)
+        mask = LT(Broadcast(B.const(0), 8), BufferLoad(m_buf, (index,)))
+        return BufferStore(b_buf, BufferLoad(a_buf, (index,), mask), (index,), mask)
+    func = prim_func("data_mask", (a_buf, m_buf, b_buf), loops((4,), body))
+    assert "tessel_all_lanes(&tessel_m, 8)" in generate(lower(func)).source
+    mask = np.ones(32, "int32")
+    mask[[9, 20, 21, 31]] = 0  # the first chunk copies whole vectors, the others go by lane
+    a = RNG.uniform(-1, 1, 32).astype("float32")
+    (_, _, b) = _same_in_c_and_interpreter(func, a, mask, np.full(32, -9, "float32"))
+    np.testing.assert_array_equal(b, np.where(mask > 0, a, np.float32(-9)))
+
+
+def test_a_less_or_equal_ramp_mask_is_tested_on_its_last_lane():
+    a_buf, b_buf = decl_buffer((14,), "int32", "A"), decl_buffer((14,), "int32", "B")
+    def body(i):
+        index = _ramp(i * 4, 4)
+        mask = LE(index, Broadcast(B.const(12), 4))
+        return BufferStore(b_buf, BufferLoad(a_buf, (index,), mask) + Broadcast(B.const(1), 4),
+                           (index,), mask)  # fmt: skip
+    func = prim_func("le_mask", (a_buf, b_buf), loops((4,), body))
+    source = generate(lower(func)).source
+    assert "tessel_all_lanes(" not in source.split("TESSEL_EXPORT int32_t")[-1]
+    assert "(((i * 4) + 3) <= 12)" in source
+    a = np.arange(14, dtype="int32")
+    (_, b) = _same_in_c_and_interpreter(func, a, np.zeros(14, "int32"))
+    np.testing.assert_array_equal(b, np.concatenate([a[:13] + 1, [0]]))

@@ -10,13 +10,18 @@ import pytest
 from tessel.driver import build, generate_c_source
 from tessel.ir.expr import Broadcast, Ramp
 from tessel.ir.functor import post_order
+from tessel.ir.module import IRModule
 from tessel.schedule import Schedule
+from tessel.script import parse
 from tessel.script import tir as T
-from tessel.testing import check_same_results
+from tessel.testing import assert_structural_equal, check_same_results
+from tessel.testing.schedules import named_like
 from tessel.tir import interpreter
 from tessel.tir.buffer import BufferLoad
+from tessel.tir.interpreter.errors import InterpreterError
 from tessel.tir.stmt import BufferStore, For, ForKind
 from tessel.transform import lower
+from tessel.transform.vectorize_loop import VectorizeLoop
 
 
 def _scale(n: int, dtype: str):
@@ -168,3 +173,175 @@ def test_a_reduction_init_under_a_loop_invariant_if_is_vectorized_inside_the_if(
     assert len(stores) == 2 and all(isinstance(s.indices[0], Ramp) for s in stores)
     assert all(loop.kind is ForKind.SERIAL and loop.extent.value == 8 for loop in _loops(lowered))
     check_same_results(row_sums, sch.func)
+
+
+# ---------------------------------------------------------------- any constant extent
+
+
+def _vectorized_directly(func, vector_length=None):
+    sch = Schedule(func)
+    (i,) = sch.get_loops(sch.get_block("B"))
+    sch.vectorize(i, vector_length=vector_length)
+    return sch.mod
+
+
+def _entry_loops(source: str) -> list[str]:
+    """The loop variables of the generated entry function's loops, lane loops left out."""
+    body = source[source.index("TESSEL_EXPORT int32_t") :]
+    return re.findall(r"for \(int32_t (?!tessel_)(\w+)", body)
+
+
+# extent -> (lanes, chunk loop extent or None): float32 and int32 chunks are 8 lanes (32 bytes).
+_PLANS = {3: (4, None), 6: (8, None), 12: (8, 2), 100: (8, 13), 127: (8, 16)}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+@pytest.mark.parametrize("n", sorted(_PLANS))
+def test_any_constant_extent_becomes_predicated_vectors_without_a_scalar_tail(n, dtype):
+    func = _scale(n, dtype)
+    scheduled = _vectorized_directly(func)
+    lowered = lower(scheduled, verify=True)
+    lanes, chunks = _PLANS[n]
+    loops = _loops(lowered)
+    assert [loop.extent.value for loop in loops] == ([] if chunks is None else [chunks])
+    (vstore,) = _stores(lowered)
+    assert isinstance(vstore.indices[0], Ramp)
+    assert vstore.value.dtype.lanes == lanes
+    loads = [x for x in post_order(vstore.value) if isinstance(x, BufferLoad)]
+    assert vstore.predicate is not None
+    assert all(x.predicate is not None for x in loads)
+    source = generate_c_source(scheduled)
+    assert _entry_loops(source) == ([] if chunks is None else ["i_0"])  # no scalar tail loop
+    a = (np.arange(n) - 50).astype(dtype)
+    b = np.zeros(n, dtype)
+    build(scheduled)(a, b)
+    np.testing.assert_array_equal(b, a * 3 + 1)
+    check_same_results(func, lowered)  # the vector IR in the interpreter, and as C
+    check_same_results(func, scheduled)
+
+
+def test_a_padded_extent_masks_the_lanes_past_its_end():
+    @T.prim_func
+    def before(A: T.Buffer((6,), "float32"), B: T.Buffer((6,), "float32")):
+        for i in T.vectorized(6):
+            B[i] = A[i] * T.float32(2)
+
+    @T.prim_func
+    def expected(A: T.Buffer((6,), "float32"), B: T.Buffer((6,), "float32")):
+        B.vstore(
+            [T.Ramp(0, 1, 8)],
+            A.vload([T.Ramp(0, 1, 8)], predicate=T.Ramp(0, 1, 8) < T.Broadcast(6, 8))
+            * T.Broadcast(T.float32(2), 8),
+            predicate=T.Ramp(0, 1, 8) < T.Broadcast(6, 8),
+        )
+
+    after = VectorizeLoop()(IRModule.from_func(before))["before"]
+    assert_structural_equal(after, named_like(expected, after))
+    check_same_results(before, after)
+
+
+def test_a_loop_starting_past_zero_is_masked_against_its_own_end():
+    @T.prim_func
+    def before(A: T.Buffer((10,), "int32")):
+        for i in T.vectorized(2, 7):
+            A[i] = i
+
+    @T.prim_func
+    def expected(A: T.Buffer((10,), "int32")):
+        A.vstore([T.Ramp(2, 1, 8)], T.Ramp(2, 1, 8), predicate=T.Ramp(2, 1, 8) < T.Broadcast(7, 8))
+
+    after = VectorizeLoop()(IRModule.from_func(before))["before"]
+    assert_structural_equal(after, named_like(expected, after))
+    check_same_results(before, after)
+
+
+def test_a_vector_length_annotation_chunks_the_loop_with_a_predicated_last_chunk():
+    @T.prim_func
+    def before(A: T.Buffer((10,), "float32"), B: T.Buffer((10,), "float32")):
+        for i in T.vectorized(10, annotations={"vector_length": 4}):
+            B[i] = A[i] + T.float32(1)
+
+    @T.prim_func
+    def expected(A: T.Buffer((10,), "float32"), B: T.Buffer((10,), "float32")):
+        for i_0 in range(3):
+            B.vstore(
+                [T.Ramp(i_0 * 4, 1, 4)],
+                A.vload(
+                    [T.Ramp(i_0 * 4, 1, 4)], predicate=T.Ramp(i_0 * 4, 1, 4) < T.Broadcast(10, 4)
+                )
+                + T.Broadcast(T.float32(1), 4),
+                predicate=T.Ramp(i_0 * 4, 1, 4) < T.Broadcast(10, 4),
+            )
+
+    after = VectorizeLoop()(IRModule.from_func(before))["before"]
+    assert_structural_equal(after, named_like(expected, after))
+    check_same_results(before, after)
+
+
+def test_the_pass_returns_the_same_function_when_nothing_is_vectorized():
+    @T.prim_func
+    def serial(A: T.Buffer((6,), "float32")):
+        for i in range(6):
+            A[i] = T.float32(0)
+
+    mod = IRModule.from_func(serial)
+    assert VectorizeLoop()(mod)["serial"] is mod["serial"]
+
+
+@pytest.mark.parametrize(("n", "vector_length"), [(127, 8), (128, 8), (6, 16), (127, 6), (100, 32)])
+def test_vector_length_lowers_exactly_like_split_and_vectorize(n, vector_length):
+    func = _scale(n, "float32")
+    split = _split_vectorized(func, vector_length)
+    direct = _vectorized_directly(func, vector_length)
+    assert_structural_equal(lower(direct)["main"], lower(split)["main"])
+    assert generate_c_source(direct) == generate_c_source(split)
+    assert _entry_loops(generate_c_source(direct)) == ["i_0"]  # chunks, no scalar tail
+    check_same_results(func, direct)
+
+
+def test_a_loop_invariant_scalar_operand_is_broadcast_into_the_padded_vector():
+    @T.prim_func
+    def axpb(A: T.Buffer((100,), "float32"), B: T.Buffer((100,), "float32"), s: T.float32):
+        for i in range(100):
+            with T.block("B"):
+                vi = T.axis.remap("S", [i])
+                B[vi] = A[vi] * s + T.float32(1)
+
+    scheduled = _vectorized_directly(axpb)
+    (vstore,) = _stores(lower(scheduled))
+    assert vstore.predicate is not None
+    broadcasts = [n for n in post_order(vstore.value) if isinstance(n, Broadcast)]
+    assert any(n.value.dtype.is_float for n in broadcasts)
+    check_same_results(axpb, scheduled, scalars={"s": -1.5})
+
+
+def test_a_data_dependent_guard_reads_only_the_enabled_lanes():
+    @T.prim_func
+    def relu_copy(A: T.Buffer((6,), "float32"), B: T.Buffer((6,), "float32")):
+        for i in T.vectorized(6):
+            if A[i] > T.float32(0):
+                B[i] = A[i]
+
+    lowered = lower(relu_copy, verify=True)
+    (vstore,) = _stores(lowered)
+    guard_loads = [x for x in post_order(vstore.predicate) if isinstance(x, BufferLoad)]
+    assert len(guard_loads) == 1
+    assert guard_loads[0].predicate is not None  # masked by `i < 6`
+    check_same_results(relu_copy, lowered)
+
+
+def test_the_interpreter_refuses_an_unmasked_vector_load_past_the_buffer():
+    @T.prim_func
+    def unmasked(A: T.Buffer((6,), "float32"), B: T.Buffer((6,), "float32")):
+        B.vstore([T.Ramp(0, 1, 8)], A.vload([T.Ramp(0, 1, 8)]),
+                 predicate=T.Ramp(0, 1, 8) < T.Broadcast(6, 8))  # fmt: skip
+
+    with pytest.raises(InterpreterError, match="outside its shape"):
+        interpreter.run(unmasked, np.zeros(6, "float32"), np.zeros(6, "float32"))
+
+
+def test_a_lowered_function_with_predicates_prints_and_parses_back():
+    lowered = lower(_vectorized_directly(_scale(127, "int32"), 8))["main"]
+    text = str(lowered)
+    assert "predicate=T.Ramp(i_0 * 8, 1, 8) < T.Broadcast(127, 8)" in text
+    assert_structural_equal(parse(text), lowered)

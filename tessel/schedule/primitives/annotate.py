@@ -13,6 +13,7 @@ from tessel.schedule.state import replace_stmt, walk_with_ancestors
 from tessel.support.frozen_map import FrozenMap, freeze
 from tessel.tir.block import BlockRealize, IterVarType
 from tessel.tir.function import PrimFunc
+from tessel.tir.loop_annotations import MAX_VECTOR_LENGTH, VECTOR_LENGTH
 from tessel.tir.stmt import For, ForKind
 
 if TYPE_CHECKING:
@@ -32,6 +33,37 @@ def set_kind(sch: Schedule, primitive: str, rv: LoopRV, thread_axis: str | None 
                             func=sch.func, culprits=(loop,))  # fmt: skip
     new = with_changes(loop, kind=_KINDS[primitive], thread_binding=thread_axis)
     return replace_stmt(sch.func, loop, new)
+
+
+def vectorize(sch: Schedule, rv: LoopRV, vector_length: int | None) -> PrimFunc:
+    """The function with `rv`'s loop vectorized, in chunks of `vector_length` iterations when
+    given (recorded as the loop's `vector_length` annotation; None removes it)."""
+    loop = sch.loop(rv, "vectorize")
+    if vector_length is not None:
+        _check_vector_length(sch, loop, vector_length)
+    _check_data_parallel(sch, "vectorize", loop)
+    annotations = {k: v for k, v in loop.annotations.items() if k != VECTOR_LENGTH}
+    if vector_length is not None:
+        annotations[VECTOR_LENGTH] = vector_length
+    new = with_changes(loop, kind=ForKind.VECTORIZED, annotations=FrozenMap(annotations))
+    return replace_stmt(sch.func, loop, new)
+
+
+def _check_vector_length(sch: Schedule, loop: For, vector_length: object) -> None:
+    """A lane count C vectors can have: an int from 2 to 64. Not a power of two is allowed
+    (each chunk is padded to the next power of two, its extra lanes masked)."""
+    if (
+        isinstance(vector_length, int)
+        and not isinstance(vector_length, bool)  # True is an int to Python, not a lane count
+        and 2 <= vector_length <= MAX_VECTOR_LENGTH
+    ):
+        return
+    raise ScheduleError("vectorize", "vector-length",
+                        f"vector_length must be an int from 2 to {MAX_VECTOR_LENGTH}, got "
+                        f"{vector_length!r} for loop `{loop.loop_var.name}`",
+                        func=sch.func, culprits=(loop,),
+                        hint="powers of two fill vector registers; leave it out for the "
+                             "target's width")  # fmt: skip
 
 
 def _check_data_parallel(sch: Schedule, primitive: str, loop: For) -> None:

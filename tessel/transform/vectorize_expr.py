@@ -1,0 +1,125 @@
+"""Vector versions of the expressions of a loop body, for VectorizeLoop (vectorize_loop.py).
+
+The loop variable becomes a Ramp; operands that do not depend on it stay scalar and are
+broadcast where they meet a vector; affine index arithmetic keeps the Ramp form so accesses
+stay contiguous. Anything without a safe vector form raises `Unsupported`, and the loop stays
+scalar.
+"""
+
+from __future__ import annotations
+
+from tessel.ir import expr as E
+from tessel.ir.expr import PrimExpr
+from tessel.ir.node import with_changes
+from tessel.tir import builtin
+from tessel.tir.buffer import BufferLoad
+
+_PURE_CALLS = {op.name for op in (*builtin.MATH_UNARY.values(), *builtin.MATH_BINARY.values())}
+_SAFE_DIVISIONS = (E.Div, E.Mod, E.FloorDiv, E.FloorMod)
+
+
+class Unsupported(Exception):  # noqa: N818  (control flow, never escapes VectorizeLoop)
+    """The loop cannot be vectorized; it stays a scalar loop."""
+
+
+_LEAVES = (E.Var, E.IntImm, E.FloatImm, E.StringImm)
+_LANEWISE_FIELDS: dict[type, tuple[str, ...]] = {
+    E.CmpOp: ("a", "b"), E.And: ("a", "b"), E.Or: ("a", "b"), E.Not: ("a",),
+    E.Select: ("condition", "true_value", "false_value"),
+}  # fmt: skip
+
+
+class ExprVectorizer:
+    """Vector versions of expressions: results are scalar when they do not depend on the loop
+    variable, else of `lanes` lanes."""
+
+    def __init__(self, var: E.Var, ramp: E.Ramp, lanes: int) -> None:
+        self.var, self.ramp, self.lanes = var, ramp, lanes
+        # Masks the vector loads: lanes it disables must not touch memory (padding lanes of a
+        # chunk lie past the loop's end, maybe past the buffer's).
+        self.predicate: PrimExpr | None = None
+
+    def broadcast(self, value: PrimExpr) -> PrimExpr:
+        """`value` as a vector of `lanes` lanes (a scalar is broadcast)."""
+        return value if value.dtype.is_vector else E.Broadcast(value, self.lanes)
+
+    def visit(self, node: PrimExpr) -> PrimExpr:
+        """The vector (or, when independent of the loop variable, scalar) version of `node`."""
+        if node is self.var:
+            return self.ramp
+        if isinstance(node, _LEAVES):
+            return node
+        if node.dtype.is_vector:
+            raise Unsupported
+        if isinstance(node, E.BinaryOp):
+            return self._binary(node)
+        if isinstance(node, BufferLoad):
+            return self._load(node)
+        if isinstance(node, E.Cast):
+            value = self.visit(node.value)
+            return E.Cast(node.dtype.with_lanes(value.dtype.lanes), value)
+        if isinstance(node, E.Call):
+            return self._call(node)
+        for kind, fields in _LANEWISE_FIELDS.items():
+            if isinstance(node, kind):
+                return self._lanewise(node, fields)
+        raise Unsupported
+
+    def _lanewise(self, node: PrimExpr, fields: tuple[str, ...]) -> PrimExpr:
+        parts = {name: self.visit(getattr(node, name)) for name in fields}
+        if not any(p.dtype.is_vector for p in parts.values()):
+            return with_changes(node, **parts)
+        return type(node)(**{name: self.broadcast(p) for name, p in parts.items()})
+
+    def _call(self, node: E.Call) -> PrimExpr:
+        if not isinstance(node.op, E.Op) or node.op.name not in _PURE_CALLS:
+            raise Unsupported
+        args = [self.visit(a) for a in node.args]
+        if not any(a.dtype.is_vector for a in args):
+            return with_changes(node, args=tuple(args))
+        vector_args = tuple(self.broadcast(a) for a in args)
+        return E.Call(node.dtype.with_lanes(self.lanes), node.op, vector_args)
+
+    def _binary(self, node: E.BinaryOp) -> PrimExpr:
+        a, b = self.visit(node.a), self.visit(node.b)
+        if not (a.dtype.is_vector or b.dtype.is_vector):
+            return with_changes(node, a=a, b=b)
+        ramp = _affine_ramp(node, a, b)
+        if ramp is not None:
+            return ramp
+        if isinstance(node, _SAFE_DIVISIONS) and node.dtype.is_integer and _may_trap(node.b):
+            raise Unsupported  # a divisor that may be 0 or -1 needs the checked scalar helpers
+        return type(node)(self.broadcast(a), self.broadcast(b))
+
+    def _load(self, node: BufferLoad) -> PrimExpr:
+        if node.predicate is not None or len(node.indices) != 1:
+            raise Unsupported
+        if node.buffer.dtype.is_vector or node.buffer.dtype.is_bool:
+            raise Unsupported
+        index = self.visit(node.indices[0])
+        if not index.dtype.is_vector:
+            return with_changes(node, indices=(index,))
+        return BufferLoad(node.buffer, (index,), self.predicate, span=node.span)
+
+
+def _affine_ramp(node: E.BinaryOp, a: PrimExpr, b: PrimExpr) -> E.Ramp | None:
+    """`a op b` as a Ramp when it is affine in the lanes, so accesses stay contiguous."""
+    if isinstance(node, E.Add | E.Sub):
+        if isinstance(a, E.Ramp) and not b.dtype.is_vector:
+            base = a.base + b if isinstance(node, E.Add) else a.base - b
+            return E.Ramp(base, a.stride, a.lanes)
+        if isinstance(node, E.Add) and isinstance(b, E.Ramp) and not a.dtype.is_vector:
+            return E.Ramp(a + b.base, b.stride, b.lanes)
+        if isinstance(a, E.Ramp) and isinstance(b, E.Ramp):
+            return E.Ramp(type(node)(a.base, b.base), type(node)(a.stride, b.stride), a.lanes)
+    if isinstance(node, E.Mul):
+        if isinstance(a, E.Ramp) and not b.dtype.is_vector:
+            return E.Ramp(a.base * b, a.stride * b, a.lanes)
+        if isinstance(b, E.Ramp) and not a.dtype.is_vector:
+            return E.Ramp(a * b.base, a * b.stride, b.lanes)
+    return None
+
+
+def _may_trap(divisor: PrimExpr) -> bool:
+    """C traps on integer division by 0, and by -1 of the type's minimum (c_prelude.py)."""
+    return not isinstance(divisor, E.IntImm) or divisor.value in (0, -1)
