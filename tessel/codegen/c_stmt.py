@@ -20,6 +20,7 @@ import numpy as np
 
 from tessel.codegen.c_expr import STATUS, ExprPrinter, c_string, is_checked_division
 from tessel.codegen.c_names import NameScope
+from tessel.codegen.c_pragma import auto_unroll_budget, auto_unrolled, is_pragma, pragma_comment
 from tessel.codegen.c_types import c_type, float_literal, int_literal
 from tessel.codegen.errors import CodegenError
 from tessel.ir import builders
@@ -229,7 +230,12 @@ class StmtPrinter(ExprPrinter):
         self.stmt(node.body)
 
     def stmt_AttrStmt(self, node: S.AttrStmt) -> None:
-        self.stmt(node.body)  # attributes are hints; none changes the C code yet
+        if not is_pragma(node):
+            self.stmt(node.body)  # other attributes are hints; none changes the C code yet
+            return
+        self.emit(pragma_comment(node))
+        budget = auto_unroll_budget(node)
+        self.stmt(node.body if budget is None else auto_unrolled(node.body, budget))
 
     def stmt_IfThenElse(self, node: S.IfThenElse) -> None:
         condition = self.checked_value(node.condition, "condition", "an if condition")
@@ -442,7 +448,7 @@ class StmtPrinter(ExprPrinter):
         raise CodegenError(
             f"block `{node.name_hint}` reached code generation; lower the function first",
             rule="codegen.block",
-            hint="tessel.transform.lower runs LowerBlocks",
+            hint="tessel.transform.lower runs LowerOpaqueBlock",
         )
 
     def stmt_BlockRealize(self, node: BlockRealize) -> None:

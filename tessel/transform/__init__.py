@@ -1,12 +1,15 @@
 """TensorIR lowering passes, one per file, ordered by `pipeline.lower` (DESIGN.md section 6)."""
 
 from tessel.transform.compact_buffer_allocation import CompactBufferAllocation
+from tessel.transform.convert_blocks_to_opaque import ConvertBlocksToOpaque
 from tessel.transform.errors import LoweringError
 from tessel.transform.extract_constants import ExtractConstants
 from tessel.transform.flatten_buffer import FlattenBuffer
-from tessel.transform.lower_blocks import LowerBlocks
-from tessel.transform.plan_buffer_allocation import PlanBufferAllocation
+from tessel.transform.lower_init_block import LowerInitBlock
+from tessel.transform.lower_match_buffer import LowerMatchBuffer
+from tessel.transform.lower_opaque_block import LowerOpaqueBlock
 from tessel.transform.pipeline import default_passes, lower
+from tessel.transform.plan_buffer_allocation import PlanBufferAllocation
 from tessel.transform.prim_func_pass import PrimFuncPass
 from tessel.transform.remove_assume import RemoveAssume
 from tessel.transform.remove_undef_stores import RemoveUndefStores
@@ -16,9 +19,12 @@ from tessel.transform.vectorize_loop import VectorizeLoop
 
 __all__ = [
     "CompactBufferAllocation",
+    "ConvertBlocksToOpaque",
     "ExtractConstants",
     "FlattenBuffer",
-    "LowerBlocks",
+    "LowerInitBlock",
+    "LowerMatchBuffer",
+    "LowerOpaqueBlock",
     "LoweringError",
     "PlanBufferAllocation",
     "PrimFuncPass",

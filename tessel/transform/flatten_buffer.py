@@ -43,7 +43,7 @@ def _check_no_blocks(func: PrimFunc) -> None:
     if block is not None:
         raise LoweringError(
             f"flatten_buffer needs a function without blocks, but block `{block.name_hint}` "
-            "remains; run LowerBlocks first",
+            "remains; run LowerOpaqueBlock first",
             rule="flatten_buffer.no-blocks",
         )
 

@@ -9,9 +9,12 @@ from tessel.ir.target import Target
 from tessel.ir.transform import Pass, PassContext, PassInstrument
 from tessel.tir.function import PrimFunc
 from tessel.transform.compact_buffer_allocation import CompactBufferAllocation
+from tessel.transform.convert_blocks_to_opaque import ConvertBlocksToOpaque
 from tessel.transform.extract_constants import ExtractConstants
 from tessel.transform.flatten_buffer import FlattenBuffer
-from tessel.transform.lower_blocks import LowerBlocks
+from tessel.transform.lower_init_block import LowerInitBlock
+from tessel.transform.lower_match_buffer import LowerMatchBuffer
+from tessel.transform.lower_opaque_block import LowerOpaqueBlock
 from tessel.transform.over_compute_padding import OverComputePadding
 from tessel.transform.plan_buffer_allocation import PlanBufferAllocation
 from tessel.transform.postconditions import check_postcondition
@@ -26,15 +29,24 @@ def default_passes(target: Target) -> tuple[Pass, ...]:
     """The passes `lower` runs for `target`, in order (DESIGN.md section 6 is the full plan)."""
     del target  # every pass so far is target-independent
     return (
-        # On blocks, where updates, iterators and buffer constraints are explicit: computing on
-        # the padding instead of branching around it changes what the later passes plan.
+        # Before the DESIGN's first step: it rewrites reduction blocks through their init and
+        # iterators, and computing on the padding instead of branching around it changes what
+        # the later passes plan.
         OverComputePadding(),
+        # The init's guard needs the reduction iterators, which ConvertBlocksToOpaque removes.
+        LowerInitBlock(),
         # Blocks still show each buffer's uses: move its allocation to the scope covering them.
         PlanBufferAllocation(),
+        # Nothing later needs block iterators; the regions and allocations compaction reads
+        # stay on the (now opaque) blocks.
+        ConvertBlocksToOpaque(),
         # After planning (a scope-local buffer touches a tile), while blocks show the regions.
         CompactBufferAllocation(),
+        # After compaction: a view reads its source through the data pointer, which compaction
+        # cannot see, so the source must keep its shape from here on.
+        LowerMatchBuffer(),
         # Then: every later pass, and codegen, works on loops and buffers, not blocks.
-        LowerBlocks(),
+        LowerOpaqueBlock(),
         # On loops (ranges known) while the `T.assume` facts are still there to remove branches.
         Simplify(),
         # After Simplify has used them as facts; assumptions have no run-time code.

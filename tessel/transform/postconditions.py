@@ -35,7 +35,7 @@ def _constants_extracted(func: PrimFunc) -> str | None:
 
 
 _POSTCONDITIONS: dict[str, Callable[[PrimFunc], str | None]] = {
-    "lower_blocks": _no_blocks,
+    "lower_opaque_block": _no_blocks,
     "flatten_buffer": _flat_accesses,
     "extract_constants": _constants_extracted,
     "storage_rewrite": views_outside_allocations,

@@ -16,13 +16,24 @@ from tessel.support.dtype import int32, int64
 from tessel.tir import interpreter
 from tessel.tir.buffer import BufferLoad, decl_buffer
 from tessel.tir.stmt import Allocate, BufferStore, DeclBuffer, For
-from tessel.transform import FlattenBuffer, LowerBlocks, LoweringError
+from tessel.ir.transform import Sequential
+from tessel.transform import (
+    ConvertBlocksToOpaque,
+    FlattenBuffer,
+    LowerInitBlock,
+    LoweringError,
+    LowerMatchBuffer,
+    LowerOpaqueBlock,
+)
 
 RNG = np.random.default_rng(4)
 
 
 def _flatten(func):
-    mod = FlattenBuffer()(LowerBlocks()(IRModule.from_func(func)))
+    lower_blocks = Sequential(
+        (LowerInitBlock(), ConvertBlocksToOpaque(), LowerMatchBuffer(), LowerOpaqueBlock())
+    )
+    mod = FlattenBuffer()(lower_blocks(IRModule.from_func(func)))
     return mod[func.name]
 
 
@@ -90,7 +101,7 @@ def test_rank_zero_accumulator_is_flattened_to_index_zero():
 
 
 def test_function_with_blocks_is_rejected_with_the_no_blocks_rule():
-    with pytest.raises(LoweringError, match="run LowerBlocks first") as err:
+    with pytest.raises(LoweringError, match="run LowerOpaqueBlock first") as err:
         FlattenBuffer()(IRModule.from_func(matmul(4)))
     assert err.value.rule == "flatten_buffer.no-blocks"
 

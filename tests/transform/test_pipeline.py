@@ -27,7 +27,9 @@ def test_lower_runs_the_passes_in_order_and_reports_each_to_instruments():
     timing = PassTimingInstrument()
     lowered = lower(matmul(8), instruments=[timing], verify=True)
     assert [name for name, _ in timing.timings] == [
-        "over_compute_padding", "plan_buffer_allocation", "compact_buffer_allocation", "lower_blocks",
+        "over_compute_padding", "lower_init_block", "plan_buffer_allocation",
+        "convert_blocks_to_opaque", "compact_buffer_allocation", "lower_match_buffer",
+        "lower_opaque_block",
         "simplify", "remove_assume", "remove_undef_stores", "flatten_buffer", "unroll_loop",
         "vectorize_loop",
         "extract_constants"]  # fmt: skip
@@ -74,9 +76,9 @@ def test_stores_of_a_cast_undef_are_removed_too():
         np.testing.assert_array_equal(a, 1)  # a store of undef is a no-op
 
 
-def test_lower_blocks_postcondition_names_a_block_that_remains():
-    with pytest.raises(InternalError, match="lower_blocks.*block `C` remains"):
-        check_postcondition(IRModule.from_func(matmul(4)), "lower_blocks")
+def test_lower_opaque_block_postcondition_names_a_block_that_remains():
+    with pytest.raises(InternalError, match="lower_opaque_block.*block `C` remains"):
+        check_postcondition(IRModule.from_func(matmul(4)), "lower_opaque_block")
 
 
 def test_undef_used_as_an_index_or_in_arithmetic_is_a_lowering_error():

@@ -1,19 +1,22 @@
-"""LowerBlocks: turn blocks into plain loop-nest code (TVM's LowerOpaqueBlock + LowerInitBlock).
+"""LowerMatchBuffer: a block's match_buffers become `DeclBuffer` views of the matched regions
+(the role of TVM's LowerMatchBuffer).
 
-After this pass no `Block` or `BlockRealize` remains:
-- block iterators are replaced by the values the `BlockRealize` binds them to;
-- `T.init()` runs when every reduction iterator is at the start of its domain;
-- a `T.where` predicate becomes an `IfThenElse` around the block's code;
-- `alloc_buffers` become `Allocate` + `DeclBuffer` where the block was (the root block's
-  buffers thereby live for the whole function);
-- `match_buffers` become `DeclBuffer` views that share the matched region's data, with the
-  region's offset folded into `elem_offset` and the source's strides.
+A matched buffer shares the source buffer's data: the view's `elem_offset` is the source's
+plus the region's start times the source's strides, its strides are the source's innermost
+ones, and the variables the match_buffer declares for its shape, strides or offset are bound to
+the region's actual values. Every use of the matched buffer in the block then uses the view.
+The view must cover the region exactly (leading extent-1 dimensions may be dropped); anything
+else is a LoweringError, since no view can share the data then.
+
+The block stays (without match_buffers), and the view is declared at the start of its body,
+where the region's expressions are in scope. Run after CompactBufferAllocation: a view reads its
+source through the source's data pointer, which compaction does not see, so the source must
+not be reshaped after this pass.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import reduce
 from typing import ClassVar, NoReturn
 
 from tessel.ir import builders
@@ -22,82 +25,36 @@ from tessel.ir.functor import Mutator
 from tessel.ir.node import Node, with_changes
 from tessel.ir.substitute import substitute
 from tessel.ir.transform import PassContext
-from tessel.support.dtype import bool_
 from tessel.tir.analysis.interval import constant_extent
-from tessel.tir.block import Block, BlockRealize, IterVarType, MatchBufferRegion
+from tessel.tir.block import Block, MatchBufferRegion
 from tessel.tir.buffer import Buffer
 from tessel.tir.function import PrimFunc
-from tessel.tir.stmt import Allocate, DeclBuffer, IfThenElse, SeqStmt, Stmt
-from tessel.transform.buffer_layout import buffer_strides, flat_extent
+from tessel.tir.stmt import DeclBuffer, Stmt
+from tessel.transform.buffer_layout import buffer_strides
 from tessel.transform.errors import LoweringError
 from tessel.transform.prim_func_pass import PrimFuncPass
 
-_TRUE = builders.const(True, bool_)
-
 
 @dataclass(frozen=True)
-class LowerBlocks(PrimFuncPass):
-    """Replace every block by the loop-level code it stands for."""
+class LowerMatchBuffer(PrimFuncPass):
+    """Declare every match_buffer as a view sharing its source region's data."""
 
-    name: ClassVar[str] = "lower_blocks"
+    name: ClassVar[str] = "lower_match_buffer"
 
     def transform(self, func: PrimFunc, ctx: PassContext) -> PrimFunc:
-        return with_changes(func, body=_BlockLowerer().visit(func.body))
+        return with_changes(func, body=_MatchLowerer().visit(func.body))
 
 
-class _BlockLowerer(Mutator):
-    def visit_BlockRealize(self, realize: BlockRealize) -> Stmt:
-        block = realize.block
-        body = self._block_code(block)
-        bindings = {
-            iv.var: self.visit(value)
-            for iv, value in zip(block.iter_vars, realize.iter_values, strict=True)
-        }
-        body = substitute(body, bindings)
-        if builders.is_const_int(realize.predicate, 1):
-            return body
-        return IfThenElse(self.visit(realize.predicate), body)
-
-    def visit_Block(self, block: Block) -> Stmt:
-        # A block without BlockRealize (a bare root block) has nothing to bind.
-        if block.iter_vars:
-            raise LoweringError(
-                f"block `{block.name_hint}` has iterators but no BlockRealize binding them",
-                rule="lower_blocks.unbound-iterators",
-                hint="wrap the block in a BlockRealize that gives each iterator a value",
-            )
-        return self._block_code(block)
-
-    def _block_code(self, block: Block) -> Stmt:
-        """The block's body with its init, match_buffers and alloc_buffers, still using its
-        iterator variables (the caller substitutes them)."""
-        body = self.visit(block.body)
-        if block.init is not None:
-            body = SeqStmt.flatten([_guarded_init(block, self.visit(block.init)), body])
-        for match in reversed(block.match_buffers):
+class _MatchLowerer(Mutator):
+    def visit_Block(self, block: Block) -> Node:
+        visited = self.generic_visit(block)
+        assert isinstance(visited, Block)
+        if not visited.match_buffers:
+            return visited
+        body = visited.body
+        for match in reversed(visited.match_buffers):
             body = _bind_match_buffer(match, body)
-        for buffer in reversed(block.alloc_buffers):
-            declared = DeclBuffer(buffer, body)
-            body = Allocate(buffer.data, buffer.dtype, _extents(buffer), _TRUE, declared)
-        return body
-
-
-def _extents(buffer: Buffer) -> tuple[PrimExpr, ...]:
-    """What to allocate for an alloc_buffer: every element it reaches past its data pointer,
-    its elem_offset and strides included."""
-    return (flat_extent(buffer),)
-
-
-def _guarded_init(block: Block, init: Stmt) -> Stmt:
-    """`init` run only on the first iteration of every reduction iterator."""
-    firsts = [
-        builders.eq(iv.var, iv.dom.min)
-        for iv in block.iter_vars
-        if iv.iter_type is IterVarType.COMM_REDUCE
-    ]
-    if not firsts:
-        return init
-    return IfThenElse(reduce(builders.logical_and, firsts), init)
+        return with_changes(visited, body=body, match_buffers=())
 
 
 def _bind_match_buffer(match: MatchBufferRegion, body: Stmt) -> Stmt:
@@ -109,7 +66,7 @@ def _bind_match_buffer(match: MatchBufferRegion, body: Stmt) -> Stmt:
         raise LoweringError(
             f"match_buffer `{declared.name}` has {rank} dimensions but its source region of "
             f"`{source.buffer.name}` has only {source_rank}",
-            rule="lower_blocks.match-buffer-rank",
+            rule="lower_match_buffer.match-buffer-rank",
         )
     _check_match_shape(match)
     offset = source.buffer.elem_offset
@@ -129,8 +86,9 @@ def _bind_match_buffer(match: MatchBufferRegion, body: Stmt) -> Stmt:
         declared.data_alignment,
         declared.offset_factor,
     )
-    body = substitute(_BufferReplacer({declared: view}).visit(body), symbols)
-    return DeclBuffer(view, body)
+    replaced = _BufferReplacer({declared: view}).visit(body)
+    assert isinstance(replaced, Stmt)
+    return DeclBuffer(view, substitute(replaced, symbols))
 
 
 def _check_match_shape(match: MatchBufferRegion) -> None:
@@ -160,7 +118,7 @@ def _raise_match_shape(match: MatchBufferRegion, problem: str) -> NoReturn:
     raise LoweringError(
         f"match_buffer `{match.buffer.name}` (shape [{shape}]) {problem}; the region of "
         f"`{match.source.buffer.name}` has extents [{extents}]",
-        rule="lower_blocks.match-buffer-shape",
+        rule="lower_match_buffer.match-buffer-shape",
         hint="give the matched buffer the region's shape (leading extent-1 dimensions may be "
         "left out)",
     )
