@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from tessel.codegen.c_access import BufferAccess
 from tessel.codegen.c_names import NameScope
 from tessel.codegen.c_types import c_type, float_literal, int_literal, reject_vector, type_suffix
 from tessel.codegen.errors import CodegenError
@@ -72,12 +73,13 @@ def is_checked_division(node: object) -> bool:
     return divisor.value == 0 or (divisor.value == -1 and divisor.dtype.is_int)
 
 
-class ExprPrinter:
+class ExprPrinter(BufferAccess):
     """C text for expressions, using `names` for variables."""
 
     def __init__(self, names: NameScope) -> None:
         self.names = names
         self.checked_divisions = 0  # how many checked division helpers were printed
+        self.chunk_tables = {}  # N-d allocations (c_access.py), filled as they are printed
 
     def expr(self, node: PrimExpr) -> str:
         """The C expression for `node`."""
@@ -212,9 +214,8 @@ class ExprPrinter:
     ) -> tuple[str, str | None]:
         """For a vector access: (pointer to the first element, None) when it is contiguous,
         else (the pointer, the C of the vector of indices)."""
-        pointer = self.buffer_pointer(buffer)
-        self.flat_index(buffer, indices)  # checks flatness
-        index = indices[0]
+        pointer, index = self.access_parts(buffer, indices)  # the chunk's pointer, N-d or not
+        c_type(index.dtype)  # an index without a C vector type is refused first, as written
         affine = _affine(index)
         if affine is not None and builders.is_const_int(affine[1], 1):
             return f"({pointer} + {self.expr(affine[0])})", None
@@ -242,7 +243,7 @@ class ExprPrinter:
         if indices is None:
             copy = f"__builtin_memcpy(&tessel_v, {pointer}, sizeof(tessel_v));"
             return f"({{ {vector} tessel_v; {copy} tessel_v; }})"
-        index_type = c_type(node.indices[0].dtype.with_lanes(lanes))
+        index_type = c_type(node.indices[-1].dtype.with_lanes(lanes))  # the chunk's index
         lines = [f"{vector} tessel_v = {{0}};", f"{index_type} tessel_i = {indices};"]
         test = ""
         if node.predicate is not None:
@@ -281,26 +282,8 @@ class ExprPrinter:
     def expr_BufferLoad(self, node: BufferLoad) -> str:
         if node.predicate is not None or any(i.dtype.is_vector for i in node.indices):
             return self._vector_load(node)
-        return f"{self.buffer_pointer(node.buffer)}[{self.flat_index(node.buffer, node.indices)}]"
-
-    def buffer_pointer(self, buffer: Any) -> str:
-        """The C pointer through which `buffer` is accessed (cast if the view's type differs)."""
-        pointer = self.names.name_of(buffer.data)
-        annotation = buffer.data.type_annotation
-        if annotation is not None and annotation.element_type == buffer.dtype:
-            return pointer
-        return f"(({c_type(buffer.dtype)}*){pointer})"
-
-    def flat_index(self, buffer: Any, indices: tuple[PrimExpr, ...]) -> str:
-        """The single index of a flattened access."""
-        if len(indices) != 1:
-            raise CodegenError(
-                f"access to `{buffer.name}` has {len(indices)} indices; the C backend needs "
-                "flat (1-D) accesses",
-                rule="codegen.not-flattened",
-                hint="lower the function with tessel.transform.lower (it runs FlattenBuffer)",
-            )
-        return self.expr(indices[0])
+        pointer, index = self.access_parts(node.buffer, node.indices)
+        return f"{pointer}[{self.expr(index)}]"
 
     def expr_Call(self, node: E.Call) -> str:
         if not isinstance(node.op, E.Op):

@@ -2,7 +2,8 @@
 
 Memory (DESIGN.md section 6): an allocation goes on the stack when its size is a constant no
 larger than the target's `max_stack_alloca_size` (or its scope is `global.stack`), otherwise on
-the heap (`global.workspace` always), freed when its scope ends and on every early return.
+the heap (`global.workspace` always), freed when its scope ends and on every early return. An
+allocation of several physical axes (axis separators) is a table of chunks (c_alloc.py).
 
 Checked divisions (c_prelude.py): a statement whose expressions contain one computes them into
 locals first, then returns the error if a division failed, and only then has its effect (a
@@ -18,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from tessel.codegen.c_alloc import ALIGNMENT, ChunkAllocation
 from tessel.codegen.c_expr import STATUS, ExprPrinter, c_string, is_checked_division
 from tessel.codegen.c_names import NameScope
 from tessel.codegen.c_pragma import auto_unroll_budget, auto_unrolled, is_pragma, pragma_comment
@@ -35,11 +37,10 @@ from tessel.tir.block import Block, BlockRealize
 from tessel.tir.layout import extent_product
 from tessel.tir.stack_placement import STACK_SCOPE, allocation_bytes, is_on_stack
 
-_ALIGNMENT = 64
 _MAX_UNROLL = 1024
 
 
-class StmtPrinter(ExprPrinter):
+class StmtPrinter(ExprPrinter, ChunkAllocation):
     """C lines for the statements of one function body."""
 
     def __init__(
@@ -59,7 +60,7 @@ class StmtPrinter(ExprPrinter):
         self.lines: list[str] = []
         self.depth = 1
         self.parallel_depth = 0
-        self.heap_pointers: list[str] = []  # to free on an early return
+        self.cleanups: list[tuple[str, ...]] = []  # C lines freeing the live heap allocations
         self.guard_effects = False  # in a parallel loop whose body has checked divisions
 
     def emit(self, text: str) -> None:
@@ -127,11 +128,15 @@ class StmtPrinter(ExprPrinter):
         if node.predicate is not None or any(i.dtype.is_vector for i in node.indices):
             self._vector_store(node)
             return
-        pointer = self.buffer_pointer(node.buffer)
         mark = self.checked_divisions
-        index, value = self.flat_index(node.buffer, node.indices), self.expr(node.value)
+        pointer, physical_index = self.access_parts(node.buffer, node.indices)
+        index, value = self.expr(physical_index), self.expr(node.value)
         if self.checked_divisions != mark:
-            index = self.local("index", node.indices[0].dtype, index)
+            if len(node.indices) > 1:  # the chunk's pointer holds the outer indices
+                chunk = self.names.fresh("chunk")
+                self.emit(f"{c_type(node.buffer.dtype)}* {chunk} = {pointer};")
+                pointer = chunk
+            index = self.local("index", physical_index.dtype, index)
             value = self.local("value", node.value.dtype, value)
             self.emit_division_check(f"the store to `{node.buffer.name}`")
         self.effect(f"{pointer}[{index}] = {value};")
@@ -158,7 +163,7 @@ class StmtPrinter(ExprPrinter):
         self.depth += 1
         self.emit(f"{c_type(node.value.dtype.with_lanes(lanes))} tessel_v = {value};")
         if indices is not None:
-            index_type = c_type(node.indices[0].dtype.with_lanes(lanes))
+            index_type = c_type(node.indices[-1].dtype.with_lanes(lanes))  # the chunk's index
             self.emit(f"{index_type} tessel_i = {indices};")
         if mask is not None and last_lane is None:
             self.emit(mask)
@@ -284,8 +289,9 @@ class StmtPrinter(ExprPrinter):
         self.stmt(node.body)
 
     def _emit_error_return(self) -> None:
-        for pointer in reversed(self.heap_pointers):
-            self.emit(f"free({pointer});")
+        for lines in reversed(self.cleanups):
+            for line in lines:
+                self.emit(line)
         self.emit("return -1;")
 
     def stmt_For(self, node: S.For) -> None:
@@ -357,17 +363,21 @@ class StmtPrinter(ExprPrinter):
                 rule="codegen.conditional-allocate",
             )
         count = extent_product(node.extents)
+        on_stack = self._on_stack(node, count)
+        if len(node.extents) > 1:  # N-d physical memory (axis separators): chunks, c_alloc.py
+            self.chunked_allocation(node, on_stack)
+            return
         element = c_type(node.dtype)
         name = self.names.bind(node.buffer_var)
-        if self._on_stack(node, count):
+        if on_stack:
             length = max(count.value, 1)  # type: ignore[union-attr]  # _on_stack checked IntImm
-            self.emit(f"{element} {name}[{length}] __attribute__((aligned({_ALIGNMENT})));")
+            self.emit(f"{element} {name}[{length}] __attribute__((aligned({ALIGNMENT})));")
             self.stmt(node.body)
             return
         self._emit_heap_allocation(name, element, count, node.buffer_var.name)
-        self.heap_pointers.append(name)
+        self.cleanups.append((f"free({name});",))
         self.stmt(node.body)
-        self.heap_pointers.pop()
+        self.cleanups.pop()
         self.emit(f"free({name});")
 
     def _on_stack(self, node: S.Allocate, count: PrimExpr) -> bool:
@@ -389,8 +399,8 @@ class StmtPrinter(ExprPrinter):
             count_text = self.local(f"{hint}_count", count.dtype, count_text)
             self.emit_division_check(f"the size of `{hint}`")
         size = f"((size_t)({count_text}) * sizeof({element}))"
-        rounded = f"({size} / {_ALIGNMENT} * {_ALIGNMENT} + {_ALIGNMENT})"
-        self.emit(f"{element}* {name} = ({element}*)aligned_alloc({_ALIGNMENT}, {rounded});")
+        rounded = f"({size} / {ALIGNMENT} * {ALIGNMENT} + {ALIGNMENT})"
+        self.emit(f"{element}* {name} = ({element}*)aligned_alloc({ALIGNMENT}, {rounded});")
         if self.parallel_depth:
             self.emit(f"if ({name} == NULL) abort();  /* no early return out of a parallel loop */")
             return

@@ -4,6 +4,10 @@ Flat indices are built in int64 when the buffer may reach past INT32_MAX element
 shape that large, or a symbolic one whose bound is unknown or too large), so the index of a
 large buffer cannot overflow; otherwise they stay in the indices' own dtype (int32 for most
 kernels, which C computes fastest).
+
+Axis separators (TVM's `axis_separators`) split a buffer's logical axes into groups; each group
+is one physical axis, whose extent is the group's element count and whose index is the group's
+row-major index. A buffer without separators has one group: its flat extent and flat index.
 """
 
 from __future__ import annotations
@@ -102,3 +106,39 @@ def allocation_size(extents: Sequence[PrimExpr]) -> PrimExpr:
     bounds = _upper_bounds(extents)
     fits = bounds is not None and math.prod(bounds) <= _INT32_MAX
     return extent_product(extents if fits else [_widened(e, int64) for e in extents])
+
+
+def axis_groups(buffer: Buffer) -> tuple[tuple[int, int], ...]:
+    """The logical axes `[start, end)` of each physical axis: the buffer's axes split before each
+    axis separator (one group, all the axes, without separators)."""
+    bounds = (0, *buffer.axis_separators, len(buffer.shape))
+    return tuple(zip(bounds[:-1], bounds[1:], strict=True))
+
+
+def physical_shape(buffer: Buffer) -> tuple[PrimExpr, ...]:
+    """The extent of each physical axis: a group's element count (the flat extent, elem_offset
+    and strides included, without separators). A separated buffer must be dense."""
+    if not buffer.axis_separators:
+        return (flat_extent(buffer),)
+    return tuple(allocation_size(buffer.shape[a:b]) for a, b in axis_groups(buffer))
+
+
+def physical_indices(buffer: Buffer, indices: Sequence[PrimExpr]) -> tuple[PrimExpr, ...]:
+    """The index along each physical axis of `buffer[indices]`: the row-major index within each
+    axis group (the flat index without separators), in int64 where the group may be that large."""
+    if not buffer.axis_separators:
+        return (flat_index(buffer, indices),)
+    return tuple(
+        _dense_index(buffer.shape[a:b], indices[a:b]) for a, b in axis_groups(buffer)
+    )
+
+
+def _dense_index(extents: Sequence[PrimExpr], indices: Sequence[PrimExpr]) -> PrimExpr:
+    """The row-major index of `indices` in a dense array of `extents`, widened to int64 when the
+    array may hold more than INT32_MAX elements (as `allocation_size` counts it)."""
+    bounds = _upper_bounds(extents)
+    dtype = int32 if bounds is not None and math.prod(bounds) <= _INT32_MAX else int64
+    index: PrimExpr = builders.const(0)  # an int32 zero: the terms' dtype wins
+    for value, stride in zip(indices, compact_strides(extents), strict=True):
+        index = index + _widened(value, dtype) * _widened(stride, dtype)
+    return index

@@ -1,41 +1,66 @@
-"""FlattenBuffer: make every buffer access one-dimensional, as C memory is.
+"""FlattenBuffer: make every buffer access physical, one index per physical axis.
 
-Each buffer gets a flattened twin sharing its data variable: shape `(flat extent,)`, no strides,
-elem_offset 0. Every access `B[i, j]` becomes `B_flat[elem_offset + i * s0 + j * s1]`, and an
-allocation's extents become one flat extent. Parameter buffers in `buffer_map` keep their
-multi-dimensional shape: that is the function's signature, which the runtime checks.
+Without axis separators a buffer has one physical axis, as C memory is flat: it gets a flattened
+twin sharing its data variable, of shape `(flat extent,)`, no strides, elem_offset 0, and every
+access `B[i, j]` becomes `B_flat[elem_offset + i * s0 + j * s1]`.
+
+With axis separators (TVM's N-d physical memory, such as Hexagon's VTCM) the logical axes split
+into groups, each flattened row-major into one physical axis: a buffer with k separators becomes
+one of k + 1 physical axes (each extent its group's element count; separators 1..k, so every
+physical axis is a group of its own and a second flattening changes nothing), and with shape
+(4, 4, 4, 4) and separator 2, `B[i, j, k, l]` becomes `B[i * 4 + j, k * 4 + l]`. The backend
+realises the axes (the C backend: a table of separately allocated chunks, codegen/c_alloc.py).
+A separated buffer is dense inside its groups: strides other than the compact ones and a
+non-zero elem_offset are refused, since a stride or an offset reaching across groups has no
+meaning once the groups live in separate chunks.
+
+An allocation's extents become its physical shape: one flat extent, or the physical shape of the
+separated buffer declared over it, which every other view of that memory must share.
+Parameter buffers in `buffer_map` keep their logical shape: that is the function's signature,
+which the runtime checks.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
+from tessel.arith.analyzer import Analyzer
 from tessel.ir import builders
-from tessel.ir.expr import PrimExpr
-from tessel.ir.functor import Mutator
+from tessel.ir.expr import PrimExpr, Var
+from tessel.ir.functor import Mutator, post_order
 from tessel.ir.node import Node, with_changes
+from tessel.ir.structural import structural_equal
 from tessel.ir.transform import PassContext
 from tessel.tir.analysis.blocks import first_block
 from tessel.tir.buffer import Buffer, BufferLoad
 from tessel.tir.function import PrimFunc
-from tessel.tir.stmt import Allocate, AllocateConst, BufferStore, DeclBuffer
-from tessel.transform.buffer_layout import allocation_size, flat_extent, flat_index
+from tessel.tir.stmt import Allocate, AllocateConst, BufferStore, DeclBuffer, Stmt
+from tessel.transform.buffer_layout import (
+    allocation_size,
+    compact_strides,
+    physical_indices,
+    physical_shape,
+)
 from tessel.transform.errors import LoweringError
 from tessel.transform.prim_func_pass import PrimFuncPass
 
 _ZERO = builders.const(0)
 
+# The buffers through which a function reaches each data variable (declared or accessed).
+_Views = dict[Var, dict[Buffer, None]]
+
 
 @dataclass(frozen=True)
 class FlattenBuffer(PrimFuncPass):
-    """Rewrite multi-dimensional buffer accesses and allocations into flat (1-D) ones."""
+    """Rewrite buffer accesses and allocations into physical ones (flat, or one axis a group)."""
 
     name: ClassVar[str] = "flatten_buffer"
 
     def transform(self, func: PrimFunc, ctx: PassContext) -> PrimFunc:
         _check_no_blocks(func)
-        return with_changes(func, body=_Flattener().visit(func.body))
+        return with_changes(func, body=_Flattener(_views_by_data(func.body)).visit(func.body))
 
 
 def _check_no_blocks(func: PrimFunc) -> None:
@@ -48,41 +73,86 @@ def _check_no_blocks(func: PrimFunc) -> None:
         )
 
 
+def _views_by_data(body: Stmt) -> _Views:
+    views: _Views = {}
+    for node in post_order(body):
+        if isinstance(node, DeclBuffer | BufferLoad | BufferStore):
+            views.setdefault(node.buffer.data, {})[node.buffer] = None
+    return views
+
+
 def flattened(buffer: Buffer) -> Buffer:
-    """The 1-D buffer over the same data that `buffer`'s flat indices address."""
+    """The physical buffer over the same data: one axis per axis group (1-D without separators)."""
     if buffer.axis_separators:
-        raise LoweringError(
-            f"buffer `{buffer.name}` has axis separators {list(buffer.axis_separators)}, which "
-            "ask for multi-dimensional physical memory; the C target has only flat memory",
-            rule="flatten_buffer.axis-separators",
-            hint="remove the axis separators (set_axis_separator) for the C target",
-        )
+        _check_separated(buffer)
+    shape = physical_shape(buffer)
     return Buffer(
         buffer.data,
         buffer.dtype,
-        (flat_extent(buffer),),
+        shape,
         buffer.name,
         (),
         _ZERO,
-        (),
+        tuple(range(1, len(shape))),
         buffer.data_alignment,
         buffer.offset_factor,
     )
 
 
+def _check_separated(buffer: Buffer) -> None:
+    """A separated buffer's groups must be non-empty and in order, and dense (see the module)."""
+    ndim, separators = len(buffer.shape), list(buffer.axis_separators)
+    if separators != sorted(set(separators)) or not all(0 < s < ndim for s in separators):
+        raise LoweringError(
+            f"buffer `{buffer.name}` has axis separators {separators}; they must increase "
+            f"strictly and lie in 1..{ndim - 1}, so that every physical axis has a logical one",
+            rule="flatten_buffer.separators",
+        )
+    analyzer = Analyzer()
+    if not analyzer.can_prove_equal(buffer.elem_offset, 0):
+        raise LoweringError(
+            f"buffer `{buffer.name}` has axis separators {separators} and the element offset "
+            f"`{buffer.elem_offset}`; a separated buffer starts at the first element of each "
+            "of its chunks",
+            rule="flatten_buffer.separated-offset",
+            hint="declare the buffer without elem_offset, or without axis separators",
+        )
+    compact = compact_strides(buffer.shape)
+    if buffer.strides and not all(
+        analyzer.can_prove_equal(s, c) for s, c in zip(buffer.strides, compact, strict=True)
+    ):
+        raise LoweringError(
+            f"buffer `{buffer.name}` has axis separators {separators} and the strides "
+            f"{[str(s) for s in buffer.strides]}; a separated buffer is dense inside each group "
+            f"(strides {[str(s) for s in compact]}, or none)",
+            rule="flatten_buffer.separated-strides",
+            hint="drop the strides (storage_align) or the axis separators of this buffer",
+        )
+
+
+def _same_or(old: tuple[PrimExpr, ...], new: tuple[PrimExpr, ...]) -> tuple[PrimExpr, ...]:
+    """`old` if `new` holds the same nodes, so an unchanged node stays the same object."""
+    same = len(old) == len(new) and all(a is b for a, b in zip(old, new, strict=True))
+    return old if same else new
+
+
+def _shape_text(shape: Iterable[PrimExpr]) -> str:
+    return "[" + ", ".join(str(e) for e in shape) + "]"
+
+
 class _Flattener(Mutator):
-    def __init__(self) -> None:
+    def __init__(self, views: _Views) -> None:
         super().__init__()
-        self.flat_buffers: dict[int, Buffer] = {}
+        self.views = views
+        self.flat_buffers: dict[Buffer, Buffer] = {}
 
     def _flat(self, buffer: Buffer) -> Buffer:
-        key = id(buffer)
-        if key not in self.flat_buffers:
-            self.flat_buffers[key] = flattened(buffer)
-        return self.flat_buffers[key]
+        if buffer not in self.flat_buffers:
+            self.flat_buffers[buffer] = flattened(buffer)
+        return self.flat_buffers[buffer]
 
     def _index(self, buffer: Buffer, indices: tuple[PrimExpr, ...]) -> tuple[PrimExpr, ...]:
-        return (flat_index(buffer, tuple(self.visit(i) for i in indices)),)
+        return physical_indices(buffer, tuple(self.visit(i) for i in indices))
 
     def visit_BufferLoad(self, load: BufferLoad) -> Node:
         predicate = None if load.predicate is None else self.visit(load.predicate)
@@ -105,12 +175,63 @@ class _Flattener(Mutator):
         return DeclBuffer(self._flat(decl.buffer), self.visit(decl.body), span=decl.span)
 
     def visit_Allocate(self, alloc: Allocate) -> Node:
-        # The Allocate owns the memory (its views are DeclBuffers): its size is its extents'.
-        extents = (allocation_size(alloc.extents),)
+        # The Allocate owns the memory (its views are DeclBuffers): its size is its extents',
+        # laid out along the physical axes of the separated view declared over it, if any.
+        view = self._separated_view(alloc.buffer_var)
+        extents: tuple[PrimExpr, ...]
+        if view is None:
+            extents = (allocation_size(alloc.extents),)
+        else:
+            _check_allocation_holds(alloc, view)
+            extents = self._flat(view).shape
+        extents = _same_or(alloc.extents, extents)
         return with_changes(alloc, extents=extents, body=self.visit(alloc.body))
 
     def visit_AllocateConst(self, alloc: AllocateConst) -> Node:
+        view = next((b for b in self.views.get(alloc.buffer_var, ()) if b.axis_separators), None)
+        if view is not None:
+            raise LoweringError(
+                f"constant `{alloc.buffer_var.name}` is viewed as `{view.name}` with axis "
+                f"separators {list(view.axis_separators)}; constants are flat arrays",
+                rule="flatten_buffer.separated-constant",
+                hint="remove the axis separators of the constant's buffer",
+            )
         data = None if alloc.data is None else alloc.data.reshape(-1)
-        return with_changes(
-            alloc, extents=(allocation_size(alloc.extents),), data=data, body=self.visit(alloc.body)
-        )
+        extents = _same_or(alloc.extents, (allocation_size(alloc.extents),))
+        return with_changes(alloc, extents=extents, data=data, body=self.visit(alloc.body))
+
+    def _separated_view(self, data: Var) -> Buffer | None:
+        """The first view of `data` with axis separators (None if none has any), after checking
+        that every view of `data` has its physical shape and dtype."""
+        views = list(self.views.get(data, ()))
+        view = next((b for b in views if b.axis_separators), None)
+        if view is None:
+            return None
+        shape = self._flat(view).shape
+        for other in views:
+            other_shape = self._flat(other).shape
+            same = other.dtype == view.dtype and len(other_shape) == len(shape)
+            if not (same and all(map(structural_equal, other_shape, shape))):
+                raise LoweringError(
+                    f"the memory of `{data.name}` is viewed as `{view.name}` ({view.dtype}, "
+                    f"physical shape {_shape_text(shape)}) and as `{other.name}` "
+                    f"({other.dtype}, physical shape {_shape_text(other_shape)}); every view "
+                    "of memory with axis separators must have the same physical shape and dtype",
+                    rule="flatten_buffer.separated-views",
+                    hint="give every buffer over this memory the same axis separators and shape",
+                )
+        return view
+
+
+def _check_allocation_holds(alloc: Allocate, view: Buffer) -> None:
+    """A separated view must cover its allocation exactly: the chunks are cut from the view."""
+    count, needed = allocation_size(alloc.extents), allocation_size(view.shape)
+    if alloc.dtype == view.dtype and Analyzer().can_prove_equal(count, needed):
+        return
+    raise LoweringError(
+        f"allocation `{alloc.buffer_var.name}` holds {count} elements of {alloc.dtype}, but its "
+        f"view `{view.name}` with axis separators {list(view.axis_separators)} needs exactly "
+        f"{needed} of {view.dtype}",
+        rule="flatten_buffer.separated-allocation",
+        hint="allocate the separated buffer with its own shape and dtype (T.alloc_buffer)",
+    )

@@ -20,10 +20,19 @@ def _no_blocks(func: PrimFunc) -> str | None:
     return None if block is None else f"block `{block.name_hint}` remains"
 
 
-def _flat_accesses(func: PrimFunc) -> str | None:
+def _physical_accesses(func: PrimFunc) -> str | None:
+    """Every access is physical: one index a physical axis, which is one a buffer without axis
+    separators and k + 1 for a buffer whose k separators make each axis a group of its own."""
     for node in post_order(func.body):
-        if isinstance(node, BufferLoad | BufferStore) and len(node.indices) != 1:
-            return f"an access to `{node.buffer.name}` has {len(node.indices)} indices"
+        if not isinstance(node, BufferLoad | BufferStore):
+            continue
+        buffer, rank = node.buffer, len(node.indices)
+        if buffer.axis_separators != tuple(range(1, rank)):
+            separators = list(buffer.axis_separators)
+            return (
+                f"an access to `{buffer.name}` has {rank} indices, but its axis separators "
+                f"{separators} do not make {rank} physical axes of one logical axis each"
+            )
     return None
 
 
@@ -36,7 +45,7 @@ def _constants_extracted(func: PrimFunc) -> str | None:
 
 _POSTCONDITIONS: dict[str, Callable[[PrimFunc], str | None]] = {
     "lower_opaque_block": _no_blocks,
-    "flatten_buffer": _flat_accesses,
+    "flatten_buffer": _physical_accesses,
     "extract_constants": _constants_extracted,
     "storage_rewrite": views_outside_allocations,
 }

@@ -4,27 +4,33 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tessel.testing.ir_programs import TRUE, block, loops, matmul, prim_func, root, seq, store
 
 from tessel.driver import build, generate_c_source
 from tessel.ir import builders as B
 from tessel.ir.expr import Var
 from tessel.ir.functor import post_order
 from tessel.ir.module import IRModule
+from tessel.ir.node import with_changes
 from tessel.ir.structural import structural_equal
+from tessel.ir.transform import Sequential
+from tessel.script import parse
+from tessel.script import tir as T
 from tessel.support.dtype import int32, int64
+from tessel.support.errors import InternalError
+from tessel.testing import assert_structural_equal, check_same_results
+from tessel.testing.ir_programs import TRUE, block, loops, matmul, prim_func, root, seq, store
 from tessel.tir import interpreter
 from tessel.tir.buffer import BufferLoad, decl_buffer
 from tessel.tir.stmt import Allocate, BufferStore, DeclBuffer, For
-from tessel.ir.transform import Sequential
 from tessel.transform import (
     ConvertBlocksToOpaque,
     FlattenBuffer,
-    LowerInitBlock,
     LoweringError,
+    LowerInitBlock,
     LowerMatchBuffer,
     LowerOpaqueBlock,
 )
+from tessel.transform.postconditions import check_postcondition
 
 RNG = np.random.default_rng(4)
 
@@ -106,13 +112,23 @@ def test_function_with_blocks_is_rejected_with_the_no_blocks_rule():
     assert err.value.rule == "flatten_buffer.no-blocks"
 
 
-def test_axis_separators_are_rejected_for_flat_c_memory():
+def test_axis_separators_make_a_two_dimensional_physical_allocation():
+    # Formerly refused (`flatten_buffer.axis-separators`); now one physical axis a group.
     a_buf = decl_buffer((4, 4), "float32", "A")
     sep = decl_buffer((4, 4), "float32", "sep", axis_separators=(1,))
-    body = Allocate(sep.data, sep.dtype, sep.shape, TRUE, DeclBuffer(sep, loops((4, 4), lambda i, j: store(sep, (i, j), a_buf[i, j]))))
-    with pytest.raises(LoweringError, match="axis separators") as err:
-        _flatten(prim_func("sep", (a_buf,), body))
-    assert err.value.rule == "flatten_buffer.axis-separators"
+    body = Allocate(
+        sep.data,
+        sep.dtype,
+        sep.shape,
+        TRUE,
+        DeclBuffer(sep, loops((4, 4), lambda i, j: store(sep, (i, j), a_buf[i, j]))),
+    )
+    after = _flatten(prim_func("sep", (a_buf,), body))
+    assert isinstance(after.body, Allocate)
+    assert [e.value for e in after.body.extents] == [4, 4]
+    (store_sep,) = (a for a in _accesses(after) if isinstance(a, BufferStore))
+    assert store_sep.buffer.axis_separators == (1,)
+    assert len(store_sep.indices) == 2
 
 
 def test_function_with_blocks_is_rejected_naming_the_block():
@@ -170,3 +186,177 @@ def test_large_allocation_gets_an_int64_size():
     assert isinstance(after.body, Allocate)
     (size,) = after.body.extents
     assert size.dtype == int64 and B.is_const_int(size, 65536 * 32769)
+
+
+# ---------------------------------------------------------------- axis separators
+# Each group of logical axes becomes one physical axis (TVM's axis_separators): the buffer gets
+# one dimension a group, and every access the row-major index within each group.
+
+
+def _flatten_lowered(func):
+    return FlattenBuffer()(IRModule.from_func(func))[func.name]
+
+
+def _assert_flattens_to(before, expected):
+    after = _flatten_lowered(before)
+    assert_structural_equal(with_changes(after, attrs=expected.attrs), expected)  # names differ
+    return after
+
+
+def test_one_separator_makes_a_4d_local_buffer_2d_physical():
+    @T.prim_func
+    def before(A: T.Buffer((4, 4, 4, 4), "float32"), C: T.Buffer((4, 4, 4, 4), "float32")):
+        with T.allocate([256], "float32", "global") as B:
+            B_1 = T.decl_buffer((4, 4, 4, 4), "float32", axis_separators=[2], data=B)
+            for i, j, k, m in T.grid(4, 4, 4, 4):
+                B_1[i, j, k, m] = A[i, j, k, m] * T.float32(2)
+            for i, j, k, m in T.grid(4, 4, 4, 4):
+                C[i, j, k, m] = B_1[i, j, k, m] + T.float32(1)
+
+    @T.prim_func
+    def expected(A: T.Buffer((4, 4, 4, 4), "float32"), C: T.Buffer((4, 4, 4, 4), "float32")):
+        A_1 = T.Buffer((256,), "float32", data=A.data)
+        C_1 = T.Buffer((256,), "float32", data=C.data)
+        with T.allocate([16, 16], "float32", "global") as B:
+            B_1 = T.decl_buffer((16, 16), "float32", axis_separators=[1], data=B)
+            for i, j, k, m in T.grid(4, 4, 4, 4):
+                B_1[i * 4 + j, k * 4 + m] = A_1[i * 64 + j * 16 + k * 4 + m] * T.float32(2)
+            for i, j, k, m in T.grid(4, 4, 4, 4):
+                C_1[i * 64 + j * 16 + k * 4 + m] = B_1[i * 4 + j, k * 4 + m] + T.float32(1)
+
+    after = _assert_flattens_to(before, expected)
+    check_same_results(before, after)
+
+
+def test_two_separators_make_a_4d_parameter_3d_physical_and_keep_the_signature():
+    @T.prim_func
+    def before(A: T.Buffer((4, 4, 4, 4), "float32"),
+               C: T.Buffer((4, 4, 4, 4), "float32", axis_separators=[1, 3])):  # fmt: skip
+        for i, j, k, m in T.grid(4, 4, 4, 4):
+            C[i, j, k, m] = A[i, j, k, m] + T.float32(1)
+
+    @T.prim_func
+    def expected(A: T.Buffer((4, 4, 4, 4), "float32"),
+                 C: T.Buffer((4, 4, 4, 4), "float32", axis_separators=[1, 3])):  # fmt: skip
+        A_1 = T.Buffer((256,), "float32", data=A.data)
+        C_1 = T.Buffer((4, 16, 4), "float32", axis_separators=[1, 2], data=C.data)
+        for i, j, k, m in T.grid(4, 4, 4, 4):
+            C_1[i, j * 4 + k, m] = A_1[i * 64 + j * 16 + k * 4 + m] + T.float32(1)
+
+    after = _assert_flattens_to(before, expected)
+    assert after.buffer_map is before.buffer_map  # the caller still passes a 4-d array
+    check_same_results(before, after)
+
+
+def test_two_separators_make_a_local_buffer_3d_physical_and_flattening_again_changes_nothing():
+    @T.prim_func
+    def before(A: T.Buffer((2, 3, 4, 5), "int32"), C: T.Buffer((2, 3, 4, 5), "int32")):
+        with T.allocate([120], "int32", "global") as B:
+            B_1 = T.decl_buffer((2, 3, 4, 5), "int32", axis_separators=[1, 2], data=B)
+            for i, j, k, m in T.grid(2, 3, 4, 5):
+                B_1[i, j, k, m] = A[i, j, k, m] + 7
+            for i, j, k, m in T.grid(2, 3, 4, 5):
+                C[i, j, k, m] = B_1[i, j, k, m]
+
+    after = _flatten_lowered(before)
+    assert [e.value for e in after.body.extents] == [2, 3, 20]
+    separated = {a.buffer for a in _accesses(after) if a.buffer.data is after.body.buffer_var}
+    assert [b.axis_separators for b in separated] == [(1, 2)]
+    assert_structural_equal(_flatten_lowered(after), after)
+    check_same_results(before, after)
+
+
+def test_explicit_compact_strides_on_a_separated_buffer_are_accepted():
+    @T.prim_func
+    def before(A: T.Buffer((4, 8), "float32"), C: T.Buffer((4, 8), "float32")):
+        with T.allocate([32], "float32", "global") as B:
+            B_1 = T.decl_buffer((4, 8), "float32", strides=(8, 1), axis_separators=[1], data=B)
+            for i, j in T.grid(4, 8):
+                B_1[i, j] = A[i, j] * T.float32(3)
+            for i, j in T.grid(4, 8):
+                C[i, j] = B_1[i, j]
+
+    after = _flatten_lowered(before)
+    assert [e.value for e in after.body.extents] == [4, 8]
+    check_same_results(before, after)
+
+
+def test_a_group_larger_than_int32_gets_int64_indices_and_the_others_keep_int32():
+    big = decl_buffer((65536, 32769, 4), "int8", "big", axis_separators=(2,))
+    a_buf = decl_buffer((4,), "int8", "A")
+    body = Allocate(big.data, big.dtype, big.shape, TRUE, DeclBuffer(big, loops(
+        (65536, 32769, 4), lambda i, j, k: store(big, (i, j, k), a_buf[k]))))  # fmt: skip
+    after = _flatten(prim_func("big", (a_buf,), body))
+    (access,) = (a for a in _accesses(after) if isinstance(a, BufferStore))
+    assert [index.dtype for index in access.indices] == [int64, int32]
+    assert [e.dtype for e in after.body.extents] == [int64, int32]
+
+
+_SEPARATED_TEMPLATE = """
+@T.prim_func
+def f(A: T.Buffer((4, 4), "float32")):
+    with T.allocate([{size}], "float32", "global") as B:
+        B_1 = T.decl_buffer((4, 4), "float32", {fields}, data=B)
+        {extra}
+        for i, j in T.grid(4, 4):
+            B_1[i, j] = A[i, j]
+"""
+
+
+@pytest.mark.parametrize(
+    ("fields", "size", "extra", "rule", "message"),
+    [
+        ("axis_separators=[1], strides=(8, 1)", 32, "", "separated-strides", "dense inside"),
+        ("axis_separators=[1], elem_offset=4", 20, "", "separated-offset", "element offset"),
+        ("axis_separators=[1]", 20, "", "separated-allocation", "needs exactly 16"),
+        ("axis_separators=[1]", 16,
+         'B_2 = T.decl_buffer((16,), "float32", data=B)\n        B_2[0] = T.float32(0)',
+         "separated-views", "same physical shape"),
+    ],
+    ids=["strides", "elem_offset", "allocation-size", "flat-view"],
+)  # fmt: skip
+def test_separated_buffer_that_is_not_dense_or_whose_memory_disagrees_is_refused(
+    fields, size, extra, rule, message
+):
+    func = parse(_SEPARATED_TEMPLATE.format(fields=fields, size=size, extra=extra))
+    with pytest.raises(LoweringError, match=message) as err:
+        _flatten_lowered(func)
+    assert err.value.rule == f"flatten_buffer.{rule}"
+    assert "`B_1`" in str(err.value) or "`B`" in str(err.value)
+
+
+def test_separators_out_of_order_are_refused():
+    @T.prim_func
+    def func(A: T.Buffer((4, 4, 4), "float32")):
+        with T.allocate([64], "float32", "global") as B:
+            B_1 = T.decl_buffer((4, 4, 4), "float32", axis_separators=[2, 1], data=B)
+            for i, j, k in T.grid(4, 4, 4):
+                B_1[i, j, k] = A[i, j, k]
+
+    with pytest.raises(LoweringError, match=r"axis separators \[2, 1\]") as err:
+        _flatten_lowered(func)
+    assert err.value.rule == "flatten_buffer.separators"
+
+
+def test_separated_view_of_a_constant_is_refused():
+    @T.prim_func
+    def func(A: T.Buffer((4, 4), "float32")):
+        K = T.allocate_const([1.0] * 16, "float32", [4, 4])
+        K_1 = T.decl_buffer((4, 4), "float32", axis_separators=[1], data=K)
+        for i, j in T.grid(4, 4):
+            A[i, j] = K_1[i, j]
+
+    with pytest.raises(LoweringError, match="constants are flat arrays") as err:
+        _flatten_lowered(func)
+    assert err.value.rule == "flatten_buffer.separated-constant"
+
+
+def test_postcondition_accepts_n_d_physical_accesses_and_names_an_unflattened_one():
+    @T.prim_func
+    def func(A: T.Buffer((4, 4), "float32", axis_separators=[1]), C: T.Buffer((4, 4), "float32")):
+        for i, j in T.grid(4, 4):
+            C[i, j] = A[i, j]
+
+    check_postcondition(IRModule.from_func(_flatten_lowered(func)), "flatten_buffer")
+    with pytest.raises(InternalError, match="access to `C` has 2 indices"):
+        check_postcondition(IRModule.from_func(func), "flatten_buffer")

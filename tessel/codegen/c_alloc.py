@@ -1,0 +1,126 @@
+"""N-d physical allocations in C: chunks, as Hexagon's discontiguous (2-d) VTCM allocations.
+
+FlattenBuffer leaves an allocation whose buffer has axis separators with one extent per physical
+axis, (P0, ..., Pk). It becomes P0 * ... * P(k-1) chunks of Pk elements, found through the outer
+axes flattened row-major (c_access.py prints the accesses), and is placed by the one rule of
+tir/stack_placement.py, applied to the bytes of all its chunks:
+
+- on the stack, a two-dimensional C array `T A[rows][Pk]`: its rows are the chunks, so `A[r][c]`
+  reads the same as through a table, with no table to fill;
+- in the workspace, a table `T** A` (calloc) of chunks allocated one by one (aligned_alloc), each
+  checked for NULL: an error return frees the chunks allocated so far (the table's other entries
+  are still NULL, which free ignores) and the table; both are freed when the scope ends.
+"""
+
+from __future__ import annotations
+
+from tessel.codegen.c_expr import c_string
+from tessel.codegen.c_names import NameScope
+from tessel.codegen.c_types import c_type
+from tessel.ir import builders
+from tessel.ir.expr import IntImm, PrimExpr, Var
+from tessel.support.dtype import int64
+from tessel.tir import stmt as S
+from tessel.tir.layout import extent_product
+
+ALIGNMENT = 64  # bytes, of every allocation the generated code makes
+
+
+class ChunkAllocation:
+    """Emits N-d allocations for StmtPrinter (which provides the attributes declared here)."""
+
+    names: NameScope
+    chunk_tables: dict[Var, tuple[PrimExpr, ...]]
+    cleanups: list[tuple[str, ...]]  # C lines freeing each live heap allocation, outermost first
+    parallel_depth: int
+    checked_divisions: int
+    depth: int
+
+    def emit(self, text: str) -> None:
+        raise NotImplementedError  # StmtPrinter emits lines
+
+    def stmt(self, node: S.Stmt) -> None:
+        raise NotImplementedError
+
+    def expr(self, node: PrimExpr) -> str:
+        raise NotImplementedError
+
+    def emit_division_check(self, where: str) -> None:
+        raise NotImplementedError
+
+    def _emit_error_return(self) -> None:
+        raise NotImplementedError
+
+    def chunked_allocation(self, node: S.Allocate, on_stack: bool) -> None:
+        """Emit the N-d allocation `node` as chunks (see the module), its body, and its frees."""
+        name = self.names.bind(node.buffer_var)
+        self.chunk_tables[node.buffer_var] = node.extents
+        element = c_type(node.dtype)
+        rows = extent_product([builders.cast(e, int64) for e in node.extents[:-1]])
+        chunk = node.extents[-1]
+        if on_stack:  # stack_placement allows only constant sizes there
+            assert isinstance(rows, IntImm)
+            assert isinstance(chunk, IntImm)
+            shape = f"[{max(rows.value, 1)}][{max(chunk.value, 1)}]"
+            self.emit(f"{element} {name}{shape} __attribute__((aligned({ALIGNMENT})));")
+            self.stmt(node.body)
+            return
+        hint = node.buffer_var.name
+        rows_text, chunk_text = self._sizes(hint, rows, chunk)
+        self._emit_table(name, element, rows_text, hint)
+        free_var = self.names.fresh(f"{hint}_free")
+        cleanup = (
+            f"for (int64_t {free_var} = 0; {free_var} < {rows_text}; ++{free_var}) "
+            f"free({name}[{free_var}]);",
+            f"free({name});",
+        )
+        self.cleanups.append(cleanup)  # from here, an error return frees the chunks and table
+        self._emit_chunks(name, element, rows_text, chunk_text, hint)
+        self.stmt(node.body)
+        self.cleanups.pop()
+        for line in cleanup:
+            self.emit(line)
+
+    def _sizes(self, hint: str, rows: PrimExpr, chunk: PrimExpr) -> tuple[str, str]:
+        """The C of the chunk count and the chunk extent, each computed once into a local
+        unless constant (their checked divisions then checked before anything is allocated)."""
+        mark = self.checked_divisions
+        texts = []
+        for what, value in (("rows", rows), ("extent", chunk)):
+            if isinstance(value, IntImm):
+                texts.append(str(value.value))
+                continue
+            local = self.names.fresh(f"{hint}_{what}")
+            self.emit(f"int64_t {local} = {self.expr(value)};")
+            texts.append(local)
+        if self.checked_divisions != mark:
+            self.emit_division_check(f"the size of `{hint}`")
+        return texts[0], texts[1]
+
+    def _emit_table(self, name: str, element: str, rows: str, hint: str) -> None:
+        # One spare entry: calloc(0, ...) may return NULL, which would read as out of memory.
+        self.emit(f"{element}** {name} = ({element}**)calloc((size_t)({rows}) + 1, "
+                  f"sizeof({element}*));")  # fmt: skip
+        self._emit_null_check(name, f"out of memory allocating the chunk table of `{hint}`")
+
+    def _emit_chunks(self, name: str, element: str, rows: str, chunk: str, hint: str) -> None:
+        var = self.names.fresh(f"{hint}_chunk")
+        size = f"((size_t)({chunk}) * sizeof({element}))"
+        rounded = f"({size} / {ALIGNMENT} * {ALIGNMENT} + {ALIGNMENT})"
+        self.emit(f"for (int64_t {var} = 0; {var} < {rows}; ++{var}) {{")
+        self.emit(f"  {name}[{var}] = ({element}*)aligned_alloc({ALIGNMENT}, {rounded});")
+        self.depth += 1
+        self._emit_null_check(f"{name}[{var}]", f"out of memory allocating a chunk of `{hint}`")
+        self.depth -= 1
+        self.emit("}")
+
+    def _emit_null_check(self, pointer: str, message: str) -> None:
+        if self.parallel_depth:
+            self.emit(f"if ({pointer} == NULL) abort();  /* no return out of a parallel loop */")
+            return
+        self.emit(f"if ({pointer} == NULL) {{")
+        self.depth += 1
+        self.emit(f"tessel_set_error({c_string(message)});")
+        self._emit_error_return()
+        self.depth -= 1
+        self.emit("}")
