@@ -7,9 +7,9 @@ that produced it. Rules (stable ids, matched by tests):
   variables, let variables, block iterators, symbolic shape variables of parameter buffers and
   match_buffers, allocation variables).
 - `verify.var-redefined`: a variable defined again inside the scope that already defines it.
-- `verify.undeclared-buffer`: an access to a buffer that is neither declared in scope (parameter
-  buffer, block alloc_buffer / match_buffer, DeclBuffer) nor a view of memory in scope (its data
-  variable is defined: lowered code reads flattened twins of declared buffers).
+- `verify.undeclared-buffer`: an access to a buffer not declared in scope (parameter buffer,
+  block alloc_buffer / match_buffer, DeclBuffer). A view of memory in scope needs its own
+  declaration too (DESIGN §6): lowered code declares the flat twins of parameters by DeclBuffer.
 - `verify.block-binding`: a block bound to values using variables not in scope (another block's
   iterators included), or to the wrong number of values.
 - `verify.iter-var-outside-block`: a block iterator used outside its block.
@@ -174,7 +174,7 @@ class _ScopeChecker(Visitor):
         """Buffers are checked where they are declared, not at each use."""
 
     def _check_buffer(self, buffer: Buffer) -> None:
-        if buffer in self.buffers or buffer.data in self.vars:
+        if buffer in self.buffers:
             return
         self._fail(
             "verify.undeclared-buffer",

@@ -8,12 +8,14 @@ from tessel.transform.flatten_buffer import FlattenBuffer
 from tessel.transform.lower_init_block import LowerInitBlock
 from tessel.transform.lower_match_buffer import LowerMatchBuffer
 from tessel.transform.lower_opaque_block import LowerOpaqueBlock
+from tessel.transform.memory_usage import FunctionMemory, MemoryUsage, memory_usage
 from tessel.transform.pipeline import default_passes, lower
 from tessel.transform.plan_buffer_allocation import PlanBufferAllocation
 from tessel.transform.prim_func_pass import PrimFuncPass
 from tessel.transform.remove_assume import RemoveAssume
 from tessel.transform.remove_undef_stores import RemoveUndefStores
 from tessel.transform.simplify import Simplify
+from tessel.transform.storage_rewrite import StorageRewrite
 from tessel.transform.unroll_loop import UnrollLoop
 from tessel.transform.vectorize_loop import VectorizeLoop
 
@@ -22,17 +24,21 @@ __all__ = [
     "ConvertBlocksToOpaque",
     "ExtractConstants",
     "FlattenBuffer",
+    "FunctionMemory",
     "LowerInitBlock",
     "LowerMatchBuffer",
     "LowerOpaqueBlock",
     "LoweringError",
+    "MemoryUsage",
     "PlanBufferAllocation",
     "PrimFuncPass",
     "RemoveAssume",
     "RemoveUndefStores",
     "Simplify",
+    "StorageRewrite",
     "UnrollLoop",
     "VectorizeLoop",
     "default_passes",
     "lower",
+    "memory_usage",
 ]

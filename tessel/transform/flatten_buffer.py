@@ -17,7 +17,9 @@ meaning once the groups live in separate chunks.
 An allocation's extents become its physical shape: one flat extent, or the physical shape of the
 separated buffer declared over it, which every other view of that memory must share.
 Parameter buffers in `buffer_map` keep their logical shape: that is the function's signature,
-which the runtime checks.
+which the runtime checks. The physical twin of each parameter buffer the body uses is declared by
+a `DeclBuffer` at the top of the body (DESIGN §6: every view is declared before use); a buffer
+that is already physical is its own twin.
 """
 
 from __future__ import annotations
@@ -60,7 +62,13 @@ class FlattenBuffer(PrimFuncPass):
 
     def transform(self, func: PrimFunc, ctx: PassContext) -> PrimFunc:
         _check_no_blocks(func)
-        return with_changes(func, body=_Flattener(_views_by_data(func.body)).visit(func.body))
+        flattener = _Flattener(_views_by_data(func.body))
+        body = flattener.visit(func.body)
+        for param_buffer in reversed(list(func.buffer_map.values())):
+            twin = flattener.flat_buffers.get(param_buffer)
+            if twin is not None and twin is not param_buffer:
+                body = DeclBuffer(twin, body)
+        return with_changes(func, body=body)
 
 
 def _check_no_blocks(func: PrimFunc) -> None:
@@ -86,6 +94,8 @@ def flattened(buffer: Buffer) -> Buffer:
     if buffer.axis_separators:
         _check_separated(buffer)
     shape = physical_shape(buffer)
+    if _is_physical(buffer, shape):
+        return buffer
     return Buffer(
         buffer.data,
         buffer.dtype,
@@ -96,6 +106,17 @@ def flattened(buffer: Buffer) -> Buffer:
         tuple(range(1, len(shape))),
         buffer.data_alignment,
         buffer.offset_factor,
+    )
+
+
+def _is_physical(buffer: Buffer, shape: tuple[PrimExpr, ...]) -> bool:
+    """True if `buffer` already has the physical form `flattened` would build."""
+    return (
+        not buffer.strides
+        and builders.is_const_int(buffer.elem_offset, 0)
+        and buffer.axis_separators == tuple(range(1, len(shape)))
+        and len(shape) == len(buffer.shape)
+        and all(a is b or structural_equal(a, b) for a, b in zip(shape, buffer.shape, strict=True))
     )
 
 

@@ -21,13 +21,13 @@ from tessel.transform.postconditions import check_postcondition
 from tessel.transform.remove_assume import RemoveAssume
 from tessel.transform.remove_undef_stores import RemoveUndefStores
 from tessel.transform.simplify import Simplify
+from tessel.transform.storage_rewrite import StorageRewrite
 from tessel.transform.unroll_loop import UnrollLoop
 from tessel.transform.vectorize_loop import VectorizeLoop
 
 
 def default_passes(target: Target) -> tuple[Pass, ...]:
     """The passes `lower` runs for `target`, in order (DESIGN.md section 6 is the full plan)."""
-    del target  # every pass so far is target-independent
     return (
         # Before the DESIGN's first step: it rewrites reduction blocks through their init and
         # iterators, and computing on the padding instead of branching around it changes what
@@ -55,10 +55,13 @@ def default_passes(target: Target) -> tuple[Pass, ...]:
         RemoveUndefStores(),
         # Needs block-free IR, and gives codegen the flat indices C arrays take.
         FlattenBuffer(),
+        # After flattening, each allocation is one flat constant extent; before unrolling and
+        # vectorizing, which multiply the accesses and put allocations in vectorized loops.
+        StorageRewrite(),
         # After Simplify (each copy is simplified alone) and before vectorizing inner loops.
         UnrollLoop(),
         # After flattening: a vector access is one Ramp over a flat index, which C can load.
-        VectorizeLoop(),
+        VectorizeLoop(vector_bytes=target.vector_bytes),
         # After flattening (constants are flat arrays by then): one deduplicated copy per module.
         ExtractConstants(),
     )

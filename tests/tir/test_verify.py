@@ -230,3 +230,12 @@ def test_module_reports_the_function_at_fault():
 
 def _walk(node):
     return post_order(node)
+
+
+def test_a_view_of_a_parameters_memory_must_be_declared():
+    a = decl_buffer((4, 2), "float32", "A")
+    flat = decl_buffer((8,), "float32", "A_flat", data=a.data)
+    i = Var("i")
+    body = _loop(i, 8, BufferStore(flat, flat[i] * 2.0, (i,)))
+    _expect("verify.undeclared-buffer", _func((a,), body), "A_flat")
+    verify_well_formed(_func((a,), DeclBuffer(flat, body)))

@@ -43,6 +43,11 @@ def _flatten(func):
     return mod[func.name]
 
 
+def _allocation(func):
+    """The function's one Allocate (below the parameters' flat DeclBuffers)."""
+    return next(n for n in post_order(func.body) if isinstance(n, Allocate))
+
+
 def _accesses(func):
     return [n for n in post_order(func.body) if isinstance(n, BufferLoad | BufferStore)]
 
@@ -81,7 +86,7 @@ def test_strided_view_of_an_allocation_gets_strided_flat_indices():
         loops((4, 16), lambda i, j: store(out, (i, j), padded[i, j] - 1.0)))))  # fmt: skip
     before = prim_func("strided", (a_buf, out), body)
     after = _flatten(before)
-    assert isinstance(after.body, Allocate) and B.is_const_int(after.body.extents[0], 80)
+    assert B.is_const_int(_allocation(after).extents[0], 80)
     first_store = next(a for a in _accesses(after) if isinstance(a, BufferStore))
     i, j = (loop.loop_var for loop in [n for n in post_order(after.body) if isinstance(n, For)][:2][::-1])
     assert structural_equal(first_store.indices[0], i * 20 + j)
@@ -124,8 +129,7 @@ def test_axis_separators_make_a_two_dimensional_physical_allocation():
         DeclBuffer(sep, loops((4, 4), lambda i, j: store(sep, (i, j), a_buf[i, j]))),
     )
     after = _flatten(prim_func("sep", (a_buf,), body))
-    assert isinstance(after.body, Allocate)
-    assert [e.value for e in after.body.extents] == [4, 4]
+    assert [e.value for e in _allocation(after).extents] == [4, 4]
     (store_sep,) = (a for a in _accesses(after) if isinstance(a, BufferStore))
     assert store_sep.buffer.axis_separators == (1,)
     assert len(store_sep.indices) == 2
@@ -183,8 +187,7 @@ def test_large_allocation_gets_an_int64_size():
     big = decl_buffer((65536, 32769), "int8", "big")
     body = Allocate(big.data, big.dtype, big.shape, TRUE, DeclBuffer(big, store(a_buf, (0,), big[0, 0])))
     after = _flatten(prim_func("big", (a_buf,), body))
-    assert isinstance(after.body, Allocate)
-    (size,) = after.body.extents
+    (size,) = _allocation(after).extents
     assert size.dtype == int64 and B.is_const_int(size, 65536 * 32769)
 
 
@@ -215,8 +218,8 @@ def test_one_separator_makes_a_4d_local_buffer_2d_physical():
 
     @T.prim_func
     def expected(A: T.Buffer((4, 4, 4, 4), "float32"), C: T.Buffer((4, 4, 4, 4), "float32")):
-        A_1 = T.Buffer((256,), "float32", data=A.data)
-        C_1 = T.Buffer((256,), "float32", data=C.data)
+        A_1 = T.decl_buffer((256,), "float32", data=A.data)
+        C_1 = T.decl_buffer((256,), "float32", data=C.data)
         with T.allocate([16, 16], "float32", "global") as B:
             B_1 = T.decl_buffer((16, 16), "float32", axis_separators=[1], data=B)
             for i, j, k, m in T.grid(4, 4, 4, 4):
@@ -238,8 +241,8 @@ def test_two_separators_make_a_4d_parameter_3d_physical_and_keep_the_signature()
     @T.prim_func
     def expected(A: T.Buffer((4, 4, 4, 4), "float32"),
                  C: T.Buffer((4, 4, 4, 4), "float32", axis_separators=[1, 3])):  # fmt: skip
-        A_1 = T.Buffer((256,), "float32", data=A.data)
-        C_1 = T.Buffer((4, 16, 4), "float32", axis_separators=[1, 2], data=C.data)
+        A_1 = T.decl_buffer((256,), "float32", data=A.data)
+        C_1 = T.decl_buffer((4, 16, 4), "float32", axis_separators=[1, 2], data=C.data)
         for i, j, k, m in T.grid(4, 4, 4, 4):
             C_1[i, j * 4 + k, m] = A_1[i * 64 + j * 16 + k * 4 + m] + T.float32(1)
 
@@ -259,8 +262,8 @@ def test_two_separators_make_a_local_buffer_3d_physical_and_flattening_again_cha
                 C[i, j, k, m] = B_1[i, j, k, m]
 
     after = _flatten_lowered(before)
-    assert [e.value for e in after.body.extents] == [2, 3, 20]
-    separated = {a.buffer for a in _accesses(after) if a.buffer.data is after.body.buffer_var}
+    assert [e.value for e in _allocation(after).extents] == [2, 3, 20]
+    separated = {a.buffer for a in _accesses(after) if a.buffer.data is _allocation(after).buffer_var}
     assert [b.axis_separators for b in separated] == [(1, 2)]
     assert_structural_equal(_flatten_lowered(after), after)
     check_same_results(before, after)
@@ -277,7 +280,7 @@ def test_explicit_compact_strides_on_a_separated_buffer_are_accepted():
                 C[i, j] = B_1[i, j]
 
     after = _flatten_lowered(before)
-    assert [e.value for e in after.body.extents] == [4, 8]
+    assert [e.value for e in _allocation(after).extents] == [4, 8]
     check_same_results(before, after)
 
 
@@ -289,7 +292,7 @@ def test_a_group_larger_than_int32_gets_int64_indices_and_the_others_keep_int32(
     after = _flatten(prim_func("big", (a_buf,), body))
     (access,) = (a for a in _accesses(after) if isinstance(a, BufferStore))
     assert [index.dtype for index in access.indices] == [int64, int32]
-    assert [e.dtype for e in after.body.extents] == [int64, int32]
+    assert [e.dtype for e in _allocation(after).extents] == [int64, int32]
 
 
 _SEPARATED_TEMPLATE = """

@@ -10,9 +10,10 @@ from tessel.ir import builders as B
 from tessel.ir.expr import Cast
 from tessel.ir.functor import post_order
 from tessel.ir.module import IRModule
+from tessel.ir.target import Target
 from tessel.ir.transform import PassTimingInstrument
 from tessel.support.dtype import float32, int64
-from tessel.support.errors import InternalError
+from tessel.support.errors import InternalError, UserError
 from tessel.testing.ir_programs import TRUE, loops, matmul, prim_func, seq, store
 from tessel.tir import builtin, interpreter
 from tessel.tir.block import Block
@@ -30,8 +31,8 @@ def test_lower_runs_the_passes_in_order_and_reports_each_to_instruments():
         "over_compute_padding", "lower_init_block", "plan_buffer_allocation",
         "convert_blocks_to_opaque", "compact_buffer_allocation", "lower_match_buffer",
         "lower_opaque_block",
-        "simplify", "remove_assume", "remove_undef_stores", "flatten_buffer", "unroll_loop",
-        "vectorize_loop",
+        "simplify", "remove_assume", "remove_undef_stores", "flatten_buffer", "storage_rewrite",
+        "unroll_loop", "vectorize_loop",
         "extract_constants"]  # fmt: skip
     func = lowered["matmul"]
     nodes = list(post_order(func.body))
@@ -96,3 +97,19 @@ def test_undef_used_as_an_index_or_in_arithmetic_is_a_lowering_error():
         with pytest.raises(LoweringError) as info:
             lower(func)
         assert info.value.rule == "remove_undef_stores.undef-use"
+
+
+def test_the_targets_vector_width_sets_the_vector_chunks():
+    @T.prim_func
+    def double(A: T.Buffer((100,), "float32"), B: T.Buffer((100,), "float32")):
+        for i in T.vectorized(100):  # not a power of two: cut into chunks of the target's width
+            B[i] = A[i] * T.float32(2)
+
+    def lanes(target):
+        func = lower(double, target)["double"]
+        return {n.value.dtype.lanes for n in post_order(func.body) if isinstance(n, BufferStore)}
+
+    assert lanes(Target()) == {8}  # 32 bytes of float32
+    assert lanes(Target(vector_bytes=64)) == {16}
+    with pytest.raises(UserError, match="vector_bytes"):
+        Target(vector_bytes=1)
