@@ -7,15 +7,17 @@ tir/stack_placement.py, applied to the bytes of all its chunks:
 
 - on the stack, a two-dimensional C array `T A[rows][Pk]`: its rows are the chunks, so `A[r][c]`
   reads the same as through a table, with no table to fill;
-- in the workspace, a table `T** A` (calloc) of chunks allocated one by one (aligned_alloc), each
-  checked for NULL: an error return frees the chunks allocated so far (the table's other entries
-  are still NULL, which free ignores) and the table; both are freed when the scope ends.
+- in the workspace, a table `T** A` of chunks allocated one by one, all through the runtime's
+  workspace allocator (c_prelude.py) and each checked for NULL: an error return frees the chunks
+  allocated so far (the table's other entries are still NULL, which tessel_workspace_free
+  ignores) and the table; both are freed when the scope ends.
 """
 
 from __future__ import annotations
 
 from tessel.codegen.c_expr import c_string
 from tessel.codegen.c_names import NameScope
+from tessel.codegen.c_prelude import ALIGNMENT
 from tessel.codegen.c_types import c_type
 from tessel.ir import builders
 from tessel.ir.expr import IntImm, PrimExpr, Var
@@ -23,7 +25,6 @@ from tessel.support.dtype import int64
 from tessel.tir import stmt as S
 from tessel.tir.layout import extent_product
 
-ALIGNMENT = 64  # bytes, of every allocation the generated code makes
 
 
 class ChunkAllocation:
@@ -71,8 +72,8 @@ class ChunkAllocation:
         free_var = self.names.fresh(f"{hint}_free")
         cleanup = (
             f"for (int64_t {free_var} = 0; {free_var} < {rows_text}; ++{free_var}) "
-            f"free({name}[{free_var}]);",
-            f"free({name});",
+            f"tessel_workspace_free({name}[{free_var}]);",
+            f"tessel_workspace_free({name});",
         )
         self.cleanups.append(cleanup)  # from here, an error return frees the chunks and table
         self._emit_chunks(name, element, rows_text, chunk_text, hint)
@@ -98,17 +99,17 @@ class ChunkAllocation:
         return texts[0], texts[1]
 
     def _emit_table(self, name: str, element: str, rows: str, hint: str) -> None:
-        # One spare entry: calloc(0, ...) may return NULL, which would read as out of memory.
-        self.emit(f"{element}** {name} = ({element}**)calloc((size_t)({rows}) + 1, "
-                  f"sizeof({element}*));")  # fmt: skip
+        size = f"(size_t)({rows}) * sizeof({element}*)"
+        self.emit(f"{element}** {name} = ({element}**)tessel_workspace_alloc({size});")
         self._emit_null_check(name, f"out of memory allocating the chunk table of `{hint}`")
+        # NULL entries until each chunk is allocated: an error return frees only those.
+        self.emit(f"__builtin_memset({name}, 0, {size});")
 
     def _emit_chunks(self, name: str, element: str, rows: str, chunk: str, hint: str) -> None:
         var = self.names.fresh(f"{hint}_chunk")
-        size = f"((size_t)({chunk}) * sizeof({element}))"
-        rounded = f"({size} / {ALIGNMENT} * {ALIGNMENT} + {ALIGNMENT})"
+        size = f"(size_t)({chunk}) * sizeof({element})"
         self.emit(f"for (int64_t {var} = 0; {var} < {rows}; ++{var}) {{")
-        self.emit(f"  {name}[{var}] = ({element}*)aligned_alloc({ALIGNMENT}, {rounded});")
+        self.emit(f"  {name}[{var}] = ({element}*)tessel_workspace_alloc({size});")
         self.depth += 1
         self._emit_null_check(f"{name}[{var}]", f"out of memory allocating a chunk of `{hint}`")
         self.depth -= 1

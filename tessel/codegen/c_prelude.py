@@ -13,6 +13,8 @@ store, allocation or call that depends on the value and returns the error (see c
 
 from __future__ import annotations
 
+ALIGNMENT = 64  # bytes, of every allocation the generated code makes (stack and workspace)
+
 _HEADER = r"""
 #include <math.h>
 #include <stdbool.h>
@@ -31,6 +33,36 @@ TESSEL_EXPORT const char* tessel_get_last_error(void) { return tessel_error_mess
 static inline void tessel_set_error(const char* message) {
   strncpy(tessel_error_message, message, sizeof(tessel_error_message) - 1);
   tessel_error_message[sizeof(tessel_error_message) - 1] = '\0';
+}
+
+/* The workspace allocator (DESIGN section 6): every workspace allocation of the generated code
+   goes through it, and the host may replace it (a pool, an arena, a failing one in tests)
+   through tessel_set_workspace_allocator; NULL restores the default. A NULL result is out of
+   memory, which the caller turns into an error naming the buffer. */
+typedef void* (*tessel_workspace_alloc_t)(size_t nbytes, size_t alignment);
+typedef void (*tessel_workspace_free_t)(void* pointer);
+
+static void* tessel_default_workspace_alloc(size_t nbytes, size_t alignment) {
+  return aligned_alloc(alignment, (nbytes / alignment + 1) * alignment);  /* never size 0 */
+}
+
+static void tessel_default_workspace_free(void* pointer) { free(pointer); }
+
+static tessel_workspace_alloc_t tessel_workspace_alloc_fn = tessel_default_workspace_alloc;
+static tessel_workspace_free_t tessel_workspace_free_fn = tessel_default_workspace_free;
+
+TESSEL_EXPORT void tessel_set_workspace_allocator(
+    tessel_workspace_alloc_t alloc, tessel_workspace_free_t release) {
+  tessel_workspace_alloc_fn = alloc != NULL ? alloc : tessel_default_workspace_alloc;
+  tessel_workspace_free_fn = release != NULL ? release : tessel_default_workspace_free;
+}
+
+static inline void* tessel_workspace_alloc(size_t nbytes) {
+  return tessel_workspace_alloc_fn(nbytes, @ALIGNMENT@);
+}
+
+static inline void tessel_workspace_free(void* pointer) {
+  if (pointer != NULL) tessel_workspace_free_fn(pointer);
 }
 
 /* Statuses of checked divisions: 0 (fine), 1 (division by zero), 2 (overflow). Written
@@ -163,4 +195,4 @@ static inline bool tessel_all_lanes(const void* mask, int32_t lanes) {
 }
 """
 
-PRELUDE = (_HEADER + _INT_HELPERS + _FLOAT_HELPERS + _VECTOR_HELPERS).lstrip()
+PRELUDE = (_HEADER.replace("@ALIGNMENT@", str(ALIGNMENT)) + _INT_HELPERS + _FLOAT_HELPERS + _VECTOR_HELPERS).lstrip()

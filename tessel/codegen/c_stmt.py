@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from tessel.codegen.c_alloc import ALIGNMENT, ChunkAllocation
+from tessel.codegen.c_alloc import ChunkAllocation
+from tessel.codegen.c_prelude import ALIGNMENT
 from tessel.codegen.c_expr import STATUS, ExprPrinter, c_string, is_checked_division
 from tessel.codegen.c_names import NameScope
 from tessel.codegen.c_pragma import auto_unroll_budget, auto_unrolled, is_pragma, pragma_comment
@@ -375,10 +376,10 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
             self.stmt(node.body)
             return
         self._emit_heap_allocation(name, element, count, node.buffer_var.name)
-        self.cleanups.append((f"free({name});",))
+        self.cleanups.append((f"tessel_workspace_free({name});",))
         self.stmt(node.body)
         self.cleanups.pop()
-        self.emit(f"free({name});")
+        self.emit(f"tessel_workspace_free({name});")
 
     def _on_stack(self, node: S.Allocate, count: PrimExpr) -> bool:
         annotation = node.buffer_var.type_annotation
@@ -398,18 +399,9 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
         if self.checked_divisions != mark:
             count_text = self.local(f"{hint}_count", count.dtype, count_text)
             self.emit_division_check(f"the size of `{hint}`")
-        size = f"((size_t)({count_text}) * sizeof({element}))"
-        rounded = f"({size} / {ALIGNMENT} * {ALIGNMENT} + {ALIGNMENT})"
-        self.emit(f"{element}* {name} = ({element}*)aligned_alloc({ALIGNMENT}, {rounded});")
-        if self.parallel_depth:
-            self.emit(f"if ({name} == NULL) abort();  /* no early return out of a parallel loop */")
-            return
-        self.emit(f"if ({name} == NULL) {{")
-        self.depth += 1
-        self.emit(f"tessel_set_error({c_string(f'out of memory allocating `{hint}`')});")
-        self._emit_error_return()
-        self.depth -= 1
-        self.emit("}")
+        size = f"(size_t)({count_text}) * sizeof({element})"
+        self.emit(f"{element}* {name} = ({element}*)tessel_workspace_alloc({size});")
+        self._emit_null_check(name, f"out of memory allocating `{hint}` in the workspace")
 
     def stmt_AllocateConst(self, node: S.AllocateConst) -> None:
         element = c_type(node.dtype)

@@ -8,7 +8,8 @@ alive, and passes their table to each function that reads them (seed 001).
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,10 @@ import numpy as np
 from tessel.runtime.arguments import argument_types, c_arguments
 from tessel.runtime.errors import BuildError, RuntimeCallError
 from tessel.support.abi import ConstantSpec, FunctionSignature
+
+# The C prelude's tessel_workspace_alloc_t and tessel_workspace_free_t (codegen/c_prelude.py).
+WORKSPACE_ALLOC = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t)
+WORKSPACE_FREE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
 class Function:
@@ -93,6 +98,27 @@ class Module:
 
     def __contains__(self, name: str) -> bool:
         return name in self._functions
+
+    @contextmanager
+    def workspace_allocator(
+        self, alloc: Callable[[int, int], int | None], free: Callable[[int], None]
+    ) -> Iterator[None]:
+        """Route workspace allocations through `alloc(nbytes, alignment) -> address` (0 or None:
+        out of memory, which the call reports as an error) and `free(address)` inside the block.
+
+        The allocator belongs to the loaded library, which Modules built from the same source
+        share, so it is set for a scope and the library's own comes back when the scope ends.
+        """
+        setter = self._library.tessel_set_workspace_allocator
+        setter.restype = None
+        setter.argtypes = [WORKSPACE_ALLOC, WORKSPACE_FREE]
+        callbacks = (WORKSPACE_ALLOC(alloc), WORKSPACE_FREE(free))  # alive while set
+        setter(*callbacks)
+        try:
+            yield
+        finally:
+            setter(WORKSPACE_ALLOC(), WORKSPACE_FREE())  # NULL: the default allocator
+            del callbacks
 
     def __call__(self, *args: Any) -> None:
         if len(self._functions) != 1:

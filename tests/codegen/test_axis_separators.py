@@ -70,14 +70,14 @@ def test_small_separated_buffer_is_a_stack_array_whose_rows_are_the_chunks():
 def test_workspace_chunks_are_allocated_one_by_one_null_checked_and_freed():
     before, func = _separated()
     source = generate_c_source(func, NO_STACK)
-    assert "float** B = (float**)calloc((size_t)(16) + 1, sizeof(float*));" in source
-    assert "B[B_chunk] = (float*)aligned_alloc(64, " in source
+    assert "float** B = (float**)tessel_workspace_alloc((size_t)(16) * sizeof(float*));" in source
+    assert "B[B_chunk] = (float*)tessel_workspace_alloc(" in source
     assert "if (B == NULL) {" in source
     assert "if (B[B_chunk] == NULL) {" in source
     assert 'tessel_set_error("out of memory allocating a chunk of `B`");' in source
-    # an error return frees what was allocated (calloc's NULL entries are harmless), and the
+    # an error return frees what was allocated (the table's NULL entries are skipped), and the
     # end of the scope frees everything
-    assert source.count("for (int64_t B_free = 0; B_free < 16; ++B_free) free(B[B_free]);") == 2
+    assert source.count("for (int64_t B_free = 0; B_free < 16; ++B_free) tessel_workspace_free(B[B_free]);") == 2
     assert "float B[" not in source
     _runs_like_numpy(func, NO_STACK)
 
@@ -90,7 +90,7 @@ def test_memory_scope_decides_where_the_chunks_live(scope, target, on_stack):
     before, func = _separated(scope=scope)
     source = generate_c_source(func, target)
     assert ("float B[16][16]" in source) is on_stack
-    assert ("aligned_alloc" in source) is not on_stack
+    assert ("tessel_workspace_alloc((size_t)" in source) is not on_stack
     _runs_like_numpy(func, target)
 
 
@@ -110,7 +110,7 @@ def test_three_physical_axes_index_the_chunks_by_the_flattened_outer_axes():
     assert "B[((i * 4) + j)][((k * 4) + l)]" in source
     _runs_like_numpy(func)
     workspace = generate_c_source(func, NO_STACK)
-    assert "calloc((size_t)(16) + 1, sizeof(float*))" in workspace
+    assert "tessel_workspace_alloc((size_t)(16) * sizeof(float*))" in workspace
     _runs_like_numpy(func, NO_STACK)
     check_same_results(before, func)
 
@@ -149,7 +149,7 @@ def test_symbolic_number_of_chunks_is_computed_once_and_allocated_in_the_workspa
     source = generate_c_source(func)
     assert "int64_t B_rows = ((int64_t)(n));" in source
     assert "B[i][j] = " in source
-    assert "calloc((size_t)(B_rows) + 1, sizeof(float*))" in source
+    assert "tessel_workspace_alloc((size_t)(B_rows) * sizeof(float*))" in source
     for n in (0, 1, 5):
         check_same_results(func, func, shape_vars={"n": n})
 

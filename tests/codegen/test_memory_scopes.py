@@ -50,7 +50,7 @@ def _on_stack(source):
 
 
 def _on_heap(source):
-    return "aligned_alloc" in source and "tmp == NULL" in source
+    return "tessel_workspace_alloc((size_t)" in source and "tmp == NULL" in source
 
 
 def _runs_correctly(func, target):

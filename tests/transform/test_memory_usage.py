@@ -52,10 +52,10 @@ def placements(A: T.Buffer((4,), "float32")):
 
 
 def _c_placements(mod, target):
-    """Where the generated C puts each allocation: a stack array or an aligned_alloc."""
+    """Where the generated C puts each allocation: a stack array or the workspace allocator."""
     source = generate(mod, target).source
     on_stack = set(re.findall(r"float (\w+)\[\d+\] __attribute__", source))
-    on_heap = set(re.findall(r"float\* (\w+) = \(float\*\)aligned_alloc", source))
+    on_heap = set(re.findall(r"float\* (\w+) = \(float\*\)tessel_workspace_alloc", source))
     return on_stack, on_heap
 
 
