@@ -36,6 +36,16 @@ def pragma_comment(node: S.AttrStmt) -> str:
     return f"// {text} ({effect})"
 
 
+def loop_pragmas(loop: S.For) -> tuple[list[S.AttrStmt], S.Stmt]:
+    """The pragma AttrStmts about `loop` (its variable is their node) that wrap its body, as
+    LowerOpaqueBlock leaves them, and the body inside them."""
+    pragmas, body = [], loop.body
+    while isinstance(body, S.AttrStmt) and is_pragma(body) and body.node is loop.loop_var:
+        pragmas.append(body)
+        body = body.body
+    return pragmas, body
+
+
 def auto_unroll_budget(node: S.AttrStmt) -> int | None:
     """The step budget of a `pragma_auto_unroll_max_step` with a usable value, else None."""
     value = node.value

@@ -23,7 +23,13 @@ from tessel.codegen.c_alloc import ChunkAllocation
 from tessel.codegen.c_prelude import ALIGNMENT
 from tessel.codegen.c_expr import STATUS, ExprPrinter, c_string, is_checked_division
 from tessel.codegen.c_names import NameScope
-from tessel.codegen.c_pragma import auto_unroll_budget, auto_unrolled, is_pragma, pragma_comment
+from tessel.codegen.c_pragma import (
+    auto_unroll_budget,
+    auto_unrolled,
+    is_pragma,
+    loop_pragmas,
+    pragma_comment,
+)
 from tessel.codegen.c_types import c_type, float_literal, int_literal
 from tessel.codegen.errors import CodegenError
 from tessel.ir import builders
@@ -303,6 +309,14 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
                 rule="codegen.thread-binding",
                 hint="use T.parallel for CPU threads",
             )
+        pragmas, body = loop_pragmas(node)
+        if pragmas:  # about this loop: said before it, and the unrolling rule applied to it
+            for pragma in pragmas:
+                self.emit(pragma_comment(pragma))
+            node = with_changes(node, body=body)
+            for budget in filter(None, map(auto_unroll_budget, pragmas)):
+                node = auto_unrolled(node, budget)
+            assert isinstance(node, S.For)
         start, end = self._loop_bounds(node)
         parallel = node.kind is S.ForKind.PARALLEL and not self.parallel_depth
         if parallel:

@@ -8,6 +8,7 @@ descriptions in `tessel.script.parser.intents` that the parser turns into statem
 from __future__ import annotations
 
 import builtins
+import numbers
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -17,7 +18,7 @@ from tessel.ir import builders
 from tessel.ir.expr import Broadcast as BroadcastNode
 from tessel.ir.expr import Cast as CastNode
 from tessel.ir.expr import Let as LetNode
-from tessel.ir.expr import IntImm, PrimExpr, Var
+from tessel.ir.expr import IntImm, PrimExpr, StringImm, Var
 from tessel.ir.expr import Ramp as RampNode
 from tessel.ir.expr import Select as SelectNode
 from tessel.script.errors import ArgumentError
@@ -292,6 +293,10 @@ def attr(node: Any, attr_key: str, value: Any) -> intents.AttrIntent:
     """`with T.attr(node, "key", value):` attaches a pragma or hint to its body."""
     if not isinstance(attr_key, str):
         raise ArgumentError("T.attr expects a string key", 1)
+    if isinstance(value, str):  # an AttrStmt value is an expression, a string a StringImm
+        value = StringImm(value)
+    elif isinstance(value, numbers.Real):  # bool, int, float (their names are dtypes here)
+        value = builders.convert(value)
     return intents.AttrIntent(node, attr_key, value)
 
 

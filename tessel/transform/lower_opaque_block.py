@@ -8,9 +8,12 @@ Each opaque block becomes the code it stands for, where it stood:
 
 Annotations, which only loops keep after this pass:
 - a `pragma_*` annotation (on a loop or a block) whose value is an expression or a string
-  becomes `AttrStmt(node, key, value)` around the code, as TVM's legacy schedules left them
-  for later passes and code generation: `node` is the loop variable for a loop, the block's
-  name for a block; several pragmas nest in key order, the first outermost;
+  becomes `AttrStmt(node, key, value)`, as TVM's legacy schedules left them for later passes
+  and code generation. For a loop, `node` is the loop variable and the AttrStmt wraps the loop's
+  body, where that variable is in scope (TVM wraps the loop itself, with its variable used
+  before the loop defines it, which the script dialect cannot print back); code generation
+  applies such a pragma to the loop around it. For a block, `node` is the block's name and the
+  AttrStmt wraps the block's code. Several pragmas nest in key order, the first outermost;
 - other loop annotations stay on the `For`, whatever their value;
 - a `pragma_*` whose value is not an expression (a list, a dict) cannot be an `AttrStmt` value.
   If its key is in `keep_on_loop` (a key some later pass reads from the loop), it stays on the
@@ -104,8 +107,8 @@ class _OpaqueBlockLowerer(Mutator):
         kept, pragmas = self._split(loop.annotations, f"loop `{loop.loop_var.name}`", on_loop=True)
         visited = self.generic_visit(loop)
         assert isinstance(visited, For)
-        lowered = with_changes(visited, annotations=FrozenMap(kept))
-        return _wrap_in_attrs(visited.loop_var, pragmas, lowered)
+        body = _wrap_in_attrs(visited.loop_var, pragmas, visited.body)
+        return with_changes(visited, annotations=FrozenMap(kept), body=body)
 
     def _split(
         self, annotations: FrozenMap[str, Any], where: str, *, on_loop: bool

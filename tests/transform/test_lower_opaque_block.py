@@ -166,22 +166,27 @@ def pragmas(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32"), n: T
 """
 
 
-def test_expression_and_string_pragmas_become_attr_stmts_around_the_loop_in_key_order():
+def test_expression_and_string_pragmas_become_attr_stmts_inside_the_loop_in_key_order():
     after = _lower_blocks(parse(PRAGMAS))
-    outer = after.body
-    keys = []
-    while isinstance(outer, AttrStmt) and not isinstance(outer.node, str):
-        keys.append(outer.attr_key)
-        outer = outer.body
+    loop = after.body
+    assert isinstance(loop, For)
+    assert dict(loop.annotations) == {"meta": (4, 2)}
+    inner, keys = loop.body, []
+    while isinstance(inner, AttrStmt) and not isinstance(inner.node, str):
+        assert inner.node is loop.loop_var  # about this loop, with its variable in scope
+        keys.append(inner.attr_key)
+        inner = inner.body
     assert keys == ["pragma_auto_unroll_max_step", "pragma_note", "pragma_unroll_explicit"]
-    assert isinstance(outer, For)
-    assert dict(outer.annotations) == {"meta": (4, 2)}
     attrs = {a.attr_key: a for a in _nodes(after, AttrStmt)}
-    assert all(attrs[key].node is outer.loop_var for key in keys)  # TVM: node = the loop var
     assert isinstance(attrs["pragma_note"].value, StringImm)
     assert attrs["pragma_note"].value.value == "fast"
     assert B.is_const_int(attrs["pragma_unroll_explicit"].value, 1)
     assert str(attrs["pragma_auto_unroll_max_step"].value) == "n * 2"
+
+
+def test_lowered_loop_pragmas_print_and_parse_back():
+    after = _lower_blocks(parse(PRAGMAS))
+    assert_structural_equal(parse(after.script()), after)
 
 
 def test_block_pragma_becomes_an_attr_stmt_named_after_the_block():
