@@ -49,7 +49,7 @@ class ChunkAllocation:
     def emit_division_check(self, where: str) -> None:
         raise NotImplementedError
 
-    def _emit_error_return(self) -> None:
+    def emit_failure_if(self, condition: str, record: str) -> None:
         raise NotImplementedError
 
     def chunked_allocation(self, node: S.Allocate, on_stack: bool) -> None:
@@ -119,9 +119,4 @@ class ChunkAllocation:
         if self.parallel_depth:
             self.emit(f"if ({pointer} == NULL) abort();  /* no return out of a parallel loop */")
             return
-        self.emit(f"if ({pointer} == NULL) {{")
-        self.depth += 1
-        self.emit(f"tessel_set_error({c_string(message)});")
-        self._emit_error_return()
-        self.depth -= 1
-        self.emit("}")
+        self.emit_failure_if(f"{pointer} == NULL", f"tessel_set_error({c_string(message)});")

@@ -106,9 +106,16 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
         their effects instead: see `effect`)."""
         if self.parallel_depth:
             return
-        self.emit(f"if (!tessel_division_ok(&{STATUS})) {{")
+        self.emit_failure_if(
+            f"!tessel_division_ok(&{STATUS})",
+            f"tessel_set_division_error({STATUS}, {c_string(where)});",
+        )
+
+    def emit_failure_if(self, condition: str, record: str) -> None:
+        """`if (condition) { record the message; return the error }`."""
+        self.emit(f"if ({condition}) {{")
         self.depth += 1
-        self.emit(f"tessel_set_division_error({STATUS}, {c_string(where)});")
+        self.emit(record)
         self._emit_error_return()
         self.depth -= 1
         self.emit("}")

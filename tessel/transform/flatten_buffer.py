@@ -35,7 +35,6 @@ from tessel.ir.functor import Mutator, post_order
 from tessel.ir.node import Node, with_changes
 from tessel.ir.structural import structural_equal
 from tessel.ir.transform import PassContext
-from tessel.tir.analysis.blocks import first_block
 from tessel.tir.buffer import Buffer, BufferLoad
 from tessel.tir.function import PrimFunc
 from tessel.tir.stmt import Allocate, AllocateConst, BufferStore, DeclBuffer, Stmt
@@ -45,7 +44,7 @@ from tessel.transform.buffer_layout import (
     physical_indices,
     physical_shape,
 )
-from tessel.transform.errors import LoweringError
+from tessel.transform.errors import LoweringError, require_no_blocks
 from tessel.transform.prim_func_pass import PrimFuncPass
 
 _ZERO = builders.const(0)
@@ -61,7 +60,9 @@ class FlattenBuffer(PrimFuncPass):
     name: ClassVar[str] = "flatten_buffer"
 
     def transform(self, func: PrimFunc, ctx: PassContext) -> PrimFunc:
-        _check_no_blocks(func)
+        require_no_blocks(
+            func, "flatten_buffer", "flatten_buffer.no-blocks", "run LowerOpaqueBlock first"
+        )
         flattener = _Flattener(_views_by_data(func.body))
         body = flattener.visit(func.body)
         for param_buffer in reversed(list(func.buffer_map.values())):
@@ -69,16 +70,6 @@ class FlattenBuffer(PrimFuncPass):
             if twin is not None and twin is not param_buffer:
                 body = DeclBuffer(twin, body)
         return with_changes(func, body=body)
-
-
-def _check_no_blocks(func: PrimFunc) -> None:
-    block = first_block(func.body)
-    if block is not None:
-        raise LoweringError(
-            f"flatten_buffer needs a function without blocks, but block `{block.name_hint}` "
-            "remains; run LowerOpaqueBlock first",
-            rule="flatten_buffer.no-blocks",
-        )
 
 
 def _views_by_data(body: Stmt) -> _Views:

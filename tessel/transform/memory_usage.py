@@ -26,11 +26,10 @@ import numpy as np
 from tessel.ir.functor import Visitor
 from tessel.ir.module import IRModule
 from tessel.ir.target import Target
-from tessel.tir.analysis.blocks import first_block
 from tessel.tir.function import PrimFunc
 from tessel.tir.stack_placement import allocation_bytes, is_on_stack
 from tessel.tir.stmt import Allocate, AllocateConst
-from tessel.transform.errors import LoweringError
+from tessel.transform.errors import LoweringError, require_no_blocks
 from tessel.transform.extract_constants import CONSTANTS_ATTR
 
 
@@ -119,14 +118,12 @@ def memory_usage(mod: IRModule | PrimFunc, target: Target | str = "c") -> Memory
 def _function_memory(
     name: str, func: PrimFunc, target: Target, constants: tuple[Any, ...]
 ) -> FunctionMemory:
-    block = first_block(func.body)
-    if block is not None:
-        raise LoweringError(
-            f"memory_usage needs lowered functions, but block `{block.name_hint}` remains in "
-            f"`{name}`",
-            rule="memory_usage.not-lowered",
-            hint="report on the module tessel.transform.lower returns",
-        )
+    require_no_blocks(
+        func,
+        f"memory_usage (of `{name}`)",
+        "memory_usage.not-lowered",
+        "report on the module tessel.transform.lower returns",
+    )
     counter = _Counter(target)
     counter.visit(func.body)
     for index in counter.module_constants:

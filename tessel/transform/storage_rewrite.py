@@ -40,12 +40,11 @@ from tessel.ir.functor import Mutator, post_order
 from tessel.ir.node import Node, with_changes
 from tessel.ir.transform import PassContext
 from tessel.support.dtype import DataType, bool_
-from tessel.tir.analysis.blocks import first_block
 from tessel.tir.function import PrimFunc
 from tessel.tir.stack_placement import allocation_bytes
 from tessel.tir.stmt import Allocate, DeclBuffer, SeqStmt, Stmt
 from tessel.transform.buffer_layout import flat_extent
-from tessel.transform.errors import LoweringError
+from tessel.transform.errors import require_no_blocks
 from tessel.transform.prim_func_pass import PrimFuncPass
 from tessel.transform.storage_lifetime import Allocation, allocation_lifetimes
 
@@ -59,7 +58,12 @@ class StorageRewrite(PrimFuncPass):
     name: ClassVar[str] = "storage_rewrite"
 
     def transform(self, func: PrimFunc, ctx: PassContext) -> PrimFunc:
-        _check_no_blocks(func)
+        require_no_blocks(
+            func,
+            "storage_rewrite",
+            "storage_rewrite.no-blocks",
+            "lower the blocks (and flatten the buffers) first; tessel.transform.lower does",
+        )
         shared = [s for s in plan_storage(func.body) if len(s.users) > 1]
         if not shared:
             return func
@@ -88,17 +92,6 @@ def views_outside_allocations(func: PrimFunc) -> str | None:
                 f"which has {limit}"
             )
     return None
-
-
-def _check_no_blocks(func: PrimFunc) -> None:
-    block = first_block(func.body)
-    if block is not None:
-        raise LoweringError(
-            f"storage_rewrite needs a function without blocks, but block `{block.name_hint}` "
-            "remains",
-            rule="storage_rewrite.no-blocks",
-            hint="lower the blocks (and flatten the buffers) first; tessel.transform.lower does",
-        )
 
 
 @dataclass(eq=False)

@@ -3,8 +3,9 @@
 `storage_align` records TVM's block annotation `buffer_dim_align` (a list of
 `[buffer_index, axis, factor, offset]`) on the block that writes the buffer. TVM honours it
 where the buffer's allocation is compacted (CompactBufferAllocation sets the strides); Tessel's
-lowering has no such pass yet, so the annotation is recorded and kept, and does not yet change
-the generated code.
+CompactBufferAllocation does not apply it yet, so the annotation changes nothing in the generated
+code, and LowerOpaqueBlock drops it with the other block annotations, recording why in the
+function attribute `lowering.dropped_annotations`.
 """
 
 from __future__ import annotations
