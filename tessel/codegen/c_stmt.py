@@ -42,7 +42,7 @@ from tessel.tir import builtin
 from tessel.tir import stmt as S
 from tessel.tir.block import Block, BlockRealize
 from tessel.tir.layout import extent_product
-from tessel.tir.stack_placement import STACK_SCOPE, allocation_bytes, is_on_stack
+from tessel.tir.stack_placement import STACK_SCOPE, placement_of, storage_scope
 
 _MAX_UNROLL = 1024
 
@@ -403,16 +403,14 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
         self.emit(f"tessel_workspace_free({name});")
 
     def _on_stack(self, node: S.Allocate, count: PrimExpr) -> bool:
-        annotation = node.buffer_var.type_annotation
-        scope = annotation.storage_scope if annotation is not None else "global"
-        if scope == STACK_SCOPE and not isinstance(count, IntImm):
+        if storage_scope(node) == STACK_SCOPE and not isinstance(count, IntImm):
             raise CodegenError(
                 f"`{node.buffer_var.name}` is in scope global.stack but its size `{count}` "
                 "is not a constant",
                 rule="codegen.dynamic-stack",
             )
-        # The rule lives in tir: the memory report (transform.memory_usage) reads the same one.
-        return is_on_stack(scope, allocation_bytes(node.dtype, node.extents), self.target)
+        # Recorded by LowerMemoryScopes (the rule lives in tir, which the memory report reads).
+        return placement_of(node, self.target) == "stack"
 
     def _emit_heap_allocation(self, name: str, element: str, count: PrimExpr, hint: str) -> None:
         mark = self.checked_divisions

@@ -15,9 +15,12 @@ from tessel.ir.expr import IntImm, PrimExpr
 from tessel.ir.target import Target
 from tessel.support.dtype import DataType
 from tessel.tir.layout import extent_product
+from tessel.tir.stmt import Allocate
 
 STACK_SCOPE = "global.stack"
 WORKSPACE_SCOPE = "global.workspace"
+# The Allocate annotation LowerMemoryScopes records the decision in: "stack" or "workspace".
+PLACEMENT = "placement"
 
 
 def allocation_bytes(dtype: DataType, extents: Sequence[PrimExpr]) -> int | None:
@@ -40,3 +43,19 @@ def is_on_stack(scope: str, nbytes: int | None, target: Target) -> bool:
     if scope == WORKSPACE_SCOPE or nbytes is None:
         return False
     return nbytes <= target.max_stack_alloca_size
+
+
+def storage_scope(alloc: Allocate) -> str:
+    """The memory scope of an allocation (its pointer's annotation; `global` by default)."""
+    annotation = alloc.buffer_var.type_annotation
+    return annotation.storage_scope if annotation is not None else "global"
+
+
+def placement_of(alloc: Allocate, target: Target) -> str:
+    """"stack" or "workspace": what LowerMemoryScopes recorded on `alloc`, else the rule's
+    answer for `target` (IR that did not go through the pipeline)."""
+    recorded = alloc.annotations.get(PLACEMENT)
+    if recorded in ("stack", "workspace"):
+        return str(recorded)
+    nbytes = allocation_bytes(alloc.dtype, alloc.extents)
+    return "stack" if is_on_stack(storage_scope(alloc), nbytes, target) else "workspace"

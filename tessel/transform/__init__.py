@@ -7,6 +7,7 @@ from tessel.transform.extract_constants import ExtractConstants
 from tessel.transform.flatten_buffer import FlattenBuffer
 from tessel.transform.lower_init_block import LowerInitBlock
 from tessel.transform.lower_match_buffer import LowerMatchBuffer
+from tessel.transform.lower_memory_scopes import LowerMemoryScopes
 from tessel.transform.lower_opaque_block import LowerOpaqueBlock
 from tessel.transform.memory_usage import FunctionMemory, MemoryUsage, memory_usage
 from tessel.transform.pipeline import default_passes, lower
@@ -27,6 +28,7 @@ __all__ = [
     "FunctionMemory",
     "LowerInitBlock",
     "LowerMatchBuffer",
+    "LowerMemoryScopes",
     "LowerOpaqueBlock",
     "LoweringError",
     "MemoryUsage",

@@ -27,7 +27,7 @@ from tessel.ir.functor import Visitor
 from tessel.ir.module import IRModule
 from tessel.ir.target import Target
 from tessel.tir.function import PrimFunc
-from tessel.tir.stack_placement import allocation_bytes, is_on_stack
+from tessel.tir.stack_placement import allocation_bytes, placement_of, storage_scope
 from tessel.tir.stmt import Allocate, AllocateConst
 from tessel.transform.errors import LoweringError, require_no_blocks
 from tessel.transform.extract_constants import CONSTANTS_ATTR
@@ -160,13 +160,12 @@ class _Counter(Visitor):
         self.module_constants: set[int] = set()
 
     def visit_Allocate(self, node: Allocate) -> None:
-        annotation = node.buffer_var.type_annotation
-        scope = "global" if annotation is None else annotation.storage_scope
         nbytes = allocation_bytes(node.dtype, node.extents)
-        place = "stack" if is_on_stack(scope, nbytes, self.target) else "workspace"
+        place = placement_of(node, self.target)  # as codegen will place it
         if nbytes is None and place == "stack":
             raise LoweringError(
-                f"`{node.buffer_var.name}` is in scope {scope} but its size is not a constant",
+                f"`{node.buffer_var.name}` is in scope {storage_scope(node)} but its size is "
+                "not a constant",
                 rule="memory_usage.dynamic-stack",
                 hint="the stack needs a constant size; use scope global or global.workspace",
             )

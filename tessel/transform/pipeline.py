@@ -14,6 +14,7 @@ from tessel.transform.extract_constants import ExtractConstants
 from tessel.transform.flatten_buffer import FlattenBuffer
 from tessel.transform.lower_init_block import LowerInitBlock
 from tessel.transform.lower_match_buffer import LowerMatchBuffer
+from tessel.transform.lower_memory_scopes import LowerMemoryScopes
 from tessel.transform.lower_opaque_block import LowerOpaqueBlock
 from tessel.transform.over_compute_padding import OverComputePadding
 from tessel.transform.plan_buffer_allocation import PlanBufferAllocation
@@ -64,6 +65,9 @@ def default_passes(target: Target) -> tuple[Pass, ...]:
         VectorizeLoop(vector_bytes=target.vector_bytes),
         # After flattening (constants are flat arrays by then): one deduplicated copy per module.
         ExtractConstants(),
+        # Last: after StorageRewrite has fixed each allocation's size, record stack or workspace
+        # for the target in the IR, so codegen reads the decision instead of making it.
+        LowerMemoryScopes(target=target),
     )
 
 

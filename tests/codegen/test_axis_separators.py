@@ -24,6 +24,7 @@ from tessel.script import parse
 from tessel.script import tir as T
 from tessel.testing import check_same_results
 from tessel.tir.index_map import IndexMap
+from tessel.transform import LoweringError
 
 NO_STACK = Target("c", max_stack_alloca_size=0)
 
@@ -155,9 +156,9 @@ def test_symbolic_number_of_chunks_is_computed_once_and_allocated_in_the_workspa
 
 
 def test_symbolic_separated_buffer_on_the_stack_is_refused():
-    with pytest.raises(BuildError, match="global.stack") as err:
+    with pytest.raises(LoweringError, match="global.stack") as err:
         generate_c_source(parse(DYNAMIC.format(scope="global.stack")))
-    assert err.value.rule == "codegen.dynamic-stack"
+    assert err.value.rule == "lower_memory_scopes.dynamic-stack"
 
 
 @T.prim_func

@@ -1,4 +1,5 @@
-"""Memory scopes (DESIGN §6, seed 002): where each scope's allocation lives in the generated C."""
+"""Memory scopes (DESIGN §6, seed 002): where each scope's allocation lives, as the lowered IR
+records it (LowerMemoryScopes' `placement`) and as the generated C does it."""
 
 import numpy as np
 import pytest
@@ -6,8 +7,10 @@ import pytest
 import tessel
 from tessel.driver import generate_c_source
 from tessel.ir.target import Target
-from tessel.runtime import BuildError
+from tessel.ir.functor import post_order
 from tessel.script import parse
+from tessel.tir.stmt import Allocate
+from tessel.transform import LoweringError, lower
 
 TEMPLATE = '''
 @T.prim_func
@@ -53,6 +56,12 @@ def _on_heap(source):
     return "tessel_workspace_alloc((size_t)" in source and "tmp == NULL" in source
 
 
+def _placement(func, target="c"):
+    """The placement the lowered IR records for `tmp`."""
+    (alloc,) = [n for n in post_order(lower(func, target)["scaled"].body) if isinstance(n, Allocate)]
+    return alloc.annotations["placement"]
+
+
 def _runs_correctly(func, target):
     a = np.random.default_rng(0).uniform(-1, 1, 64).astype("float32")
     b = np.zeros(64, "float32")
@@ -62,12 +71,14 @@ def _runs_correctly(func, target):
 
 def test_small_global_buffer_stays_on_the_stack_under_the_default_target():
     func = _func("global")  # 256 bytes, below the default max_stack_alloca_size of 1024
+    assert _placement(func) == "stack"
     assert _on_stack(generate_c_source(func))
     _runs_correctly(func, "c")
 
 
 def test_global_buffer_goes_to_the_workspace_when_the_target_allows_no_stack():
     func, target = _func("global"), Target("c", max_stack_alloca_size=0)
+    assert _placement(func, target) == "workspace"
     source = generate_c_source(func, target)
     assert _on_heap(source) and not _on_stack(source)
     _runs_correctly(func, target)
@@ -75,6 +86,7 @@ def test_global_buffer_goes_to_the_workspace_when_the_target_allows_no_stack():
 
 def test_global_workspace_never_uses_the_stack():
     func = _func("global.workspace")
+    assert _placement(func) == "workspace"
     source = generate_c_source(func)
     assert _on_heap(source) and not _on_stack(source)
     _runs_correctly(func, "c")
@@ -82,11 +94,13 @@ def test_global_workspace_never_uses_the_stack():
 
 def test_global_stack_always_uses_the_stack_even_past_the_target_limit():
     func, target = _func("global.stack"), Target("c", max_stack_alloca_size=0)
+    assert _placement(func, target) == "stack"
     assert _on_stack(generate_c_source(func, target))
     _runs_correctly(func, target)
 
 
 def test_global_stack_with_a_dynamic_size_is_refused_with_a_clear_error():
-    with pytest.raises(BuildError, match="global.stack") as err:
-        generate_c_source(parse(DYNAMIC_STACK))
-    assert "size" in str(err.value)
+    with pytest.raises(LoweringError, match="global.stack") as err:
+        lower(parse(DYNAMIC_STACK))
+    assert err.value.rule == "lower_memory_scopes.dynamic-stack"
+    assert "`tmp`" in str(err.value) and "not a constant" in str(err.value)

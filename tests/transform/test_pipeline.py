@@ -33,7 +33,7 @@ def test_lower_runs_the_passes_in_order_and_reports_each_to_instruments():
         "lower_opaque_block",
         "simplify", "remove_assume", "remove_undef_stores", "flatten_buffer", "storage_rewrite",
         "unroll_loop", "vectorize_loop",
-        "extract_constants"]  # fmt: skip
+        "extract_constants", "lower_memory_scopes"]  # fmt: skip
     func = lowered["matmul"]
     nodes = list(post_order(func.body))
     assert not any(isinstance(n, Block) for n in nodes)
