@@ -19,14 +19,14 @@ from tessel.tir.stmt import For, ForKind
 if TYPE_CHECKING:
     from tessel.schedule.schedule import Schedule
 
-_KINDS = {"parallel": ForKind.PARALLEL, "vectorize": ForKind.VECTORIZED, "unroll": ForKind.UNROLLED,
-          "bind": ForKind.THREAD_BINDING}  # fmt: skip
+# `vectorize` has its own primitive below (it also takes a vector length).
+_KINDS = {"parallel": ForKind.PARALLEL, "unroll": ForKind.UNROLLED, "bind": ForKind.THREAD_BINDING}
 
 
 def set_kind(sch: Schedule, primitive: str, rv: LoopRV, thread_axis: str | None = None) -> PrimFunc:
-    """The function with `rv`'s loop kind set; parallel/vectorize/bind refuse reduction loops."""
+    """The function with `rv`'s loop kind set; parallel and bind refuse reduction loops."""
     loop = sch.loop(rv, primitive)
-    if primitive in ("parallel", "vectorize", "bind"):
+    if primitive in ("parallel", "bind"):
         _check_data_parallel(sch, primitive, loop)
     if primitive == "bind" and not thread_axis:
         raise ScheduleError("bind", "thread-axis", "needs a thread axis name such as `threadIdx.x`",
