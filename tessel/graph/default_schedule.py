@@ -24,12 +24,16 @@ def default_schedule(func: PrimFunc) -> PrimFunc:
     _inline_injective(sch, keep=conv_padding(sch))
     done = {"root"}
     for name in block_names(sch.func):
-        if name not in done:
+        if name not in done and _exists(sch, name):  # a rule may have inlined a later block
             done |= schedule_conv(sch, name) or schedule_gemm(sch, name)
     for name in block_names(sch.func):
         if name not in done:
             _parallel_and_vectorize(sch, name)
     return sch.func
+
+
+def _exists(sch: Schedule, name: str) -> bool:
+    return name in block_names(sch.func)
 
 
 def _inline_injective(sch: Schedule, keep: set[str]) -> None:

@@ -14,6 +14,7 @@ from tessel.transform.convert_blocks_to_opaque import ConvertBlocksToOpaque
 from tessel.transform.extract_constants import ExtractConstants
 from tessel.transform.flatten_buffer import FlattenBuffer
 from tessel.transform.lower_init_block import LowerInitBlock
+from tessel.transform.lower_division import LowerDivision
 from tessel.transform.lower_match_buffer import LowerMatchBuffer
 from tessel.transform.lower_memory_scopes import LowerMemoryScopes
 from tessel.transform.lower_opaque_block import LowerOpaqueBlock
@@ -64,6 +65,9 @@ def default_passes(target: Target) -> tuple[Pass, ...]:
         UnrollLoop(),
         # After flattening: a vector access is one Ramp over a flat index, which C can load.
         VectorizeLoop(vector_bytes=target.vector_bytes),
+        # After every pass that reads floordiv's structure (Simplify, vectorizing `ramp // c`):
+        # C's own `/` on the indices that are provably non-negative, which gcc hoists.
+        LowerDivision(),
         # After flattening (constants are flat arrays by then): one deduplicated copy per module.
         ExtractConstants(),
         # Last: after StorageRewrite has fixed each allocation's size, record stack or workspace

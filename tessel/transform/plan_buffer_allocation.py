@@ -16,7 +16,10 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from tessel.arith.analyzer import Analyzer
+from tessel.arith import presburger
+from tessel.arith.presburger_read import NotPresburger
 from tessel.ir import builders
+from tessel.ir.expr import EQ, GT, LT, Or, Range, Var
 from tessel.ir.functor import Mutator
 from tessel.ir.node import Node, with_changes
 from tessel.ir.substitute import substitute
@@ -27,7 +30,7 @@ from tessel.tir.block import Block, BlockRealize
 from tessel.tir.buffer import Buffer, BufferRegion
 from tessel.tir.function import PrimFunc
 from tessel.tir.stmt import For, ForKind, SeqStmt, Stmt
-from tessel.transform.buffer_touch import BufferUses, collect_uses, relaxed_region
+from tessel.transform.buffer_touch import BufferUses, Region, collect_uses, relaxed_region
 from tessel.transform.prim_func_pass import PrimFuncPass
 
 _TRUE = builders.const(True, bool_)
@@ -116,7 +119,25 @@ def _iterations_disjoint(uses: BufferUses, buffer: Buffer, loop: For, analyzer: 
         next_lo, next_hi = substitute(lo, step), substitute(hi, step)
         if analyzer.can_prove(next_lo > hi) or analyzer.can_prove(next_hi < lo):
             return True
-    return False
+    return _distinct_iterations_disjoint(region, loop)
+
+
+def _distinct_iterations_disjoint(region: Region, loop: For) -> bool:
+    """isl's answer for a region no single dimension separates: a fused loop's iterations
+    (`fused // 4` and `fused % 4` in two dimensions) are apart in one dimension or the other."""
+    other = Var(f"{loop.loop_var.name}_other", loop.loop_var.dtype)
+    moved = {loop.loop_var: other}
+    apart = [EQ(loop.loop_var, other)]
+    for lo, hi in region:
+        apart += [GT(substitute(lo, moved), hi), LT(substitute(hi, moved), lo)]
+    condition = apart[0]
+    for clause in apart[1:]:
+        condition = Or(condition, clause)
+    domain = Range(loop.min, loop.extent)
+    try:
+        return presburger.can_prove(condition, {loop.loop_var: domain, other: domain})
+    except NotPresburger:
+        return False
 
 
 class _Placer(Mutator):

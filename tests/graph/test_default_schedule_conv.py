@@ -59,10 +59,13 @@ def test_conv2d_relu(n, ci, co, size, k, s, p, d):
     )
     tir = _check(mod, {"x": _rand(n, ci, size, size)}, {"w": _rand(co, ci, k, k, seed=1)})
     width = (size + 2 * p - d * (k - 1) - 1) // s + 1
-    assert _column_vector(width) in tir  # x_i
+    columns = next(t for t in (8, 7, 6, 5, 4, 3, 2, 1) if width % t == 0)
+    assert f"T.unroll({columns})" in tir  # x_i: the largest tile that leaves no tail
     tile = next(t for t in (16, 8, 4, 2) if co % t == 0) if co % 2 == 0 else 1
-    assert tile == 1 or f"T.unroll({tile})" in tir  # f_i: the largest tile that leaves no tail
+    assert tile == 1 or f"T.vectorized({tile})" in tir  # f_i, the same
     assert "conv2d_nchw_init" in tir  # decompose_reduction
+    assert 'scope="local"' in tir  # the accumulators
+    assert "T.max(conv2d_nchw_local" in tir  # the relu, inlined into the write-back
     if p:  # the padding stays its own nest, so the conv's loads need no bounds check
         assert 'T.block("pad_temp")' in tir
 
@@ -84,7 +87,7 @@ def test_depthwise_relu(c, size, k, s, p):
         f"%x: Tensor[(1, {c}, {size}, {size}), float32], %w: Tensor[({c}, 1, {k}, {k}), float32]",
     )
     tir = _check(mod, {"x": _rand(1, c, size, size)}, {"w": _rand(c, 1, k, k, seed=1)})
-    assert "group_conv2d_nchw_init" in tir  # groups=c: the conv2d tile, with c of extent 1
+    assert "group_conv2d_nchw_init" in tir  # groups=c: the grouped tile, with c of extent 1
     assert _column_vector((size + 2 * p - k) // s + 1) in tir
 
 

@@ -32,7 +32,7 @@ def test_lower_runs_the_passes_in_order_and_reports_each_to_instruments():
         "convert_blocks_to_opaque", "compact_buffer_allocation", "lower_match_buffer",
         "lower_opaque_block",
         "simplify", "remove_assume", "remove_undef_stores", "flatten_buffer", "storage_rewrite",
-        "unroll_loop", "vectorize_loop",
+        "unroll_loop", "vectorize_loop", "lower_division",
         "extract_constants", "lower_memory_scopes"]  # fmt: skip
     func = lowered["matmul"]
     nodes = list(post_order(func.body))
