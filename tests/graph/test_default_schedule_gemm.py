@@ -27,10 +27,13 @@ def _rand(*shape: int, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal(shape, dtype=np.float32)
 
 
-def _assert_tiled(tir: str) -> None:
+def _assert_tiled(tir: str, rows: int) -> None:
     assert "T.vectorized(16)" in tir  # j_i
-    assert "T.unroll(4)" in tir  # i_i
+    # i_i: all rows when fewer than 8, else the largest of 8..4 dividing them, else 8 and a tail
+    tile = rows if rows < 8 else next((t for t in (8, 7, 6, 5, 4) if rows % t == 0), 8)
+    assert f"T.unroll({tile})" in tir
     assert "_init" in tir  # decompose_reduction
+    assert 'scope="local"' in tir  # the accumulators
 
 
 @pytest.mark.parametrize(("m", "k", "n"), [(m, k, n) for m in ODD for k, n in [(13, 129), (129, 7)]]
@@ -42,9 +45,10 @@ def test_dense_bias_relu(m, k, n):
         f"%b: Tensor[({n}), float32]",
     )
     tir = _check(mod, {"x": _rand(m, k)}, {"w": _rand(n, k, seed=1), "b": _rand(n, seed=2)})
-    _assert_tiled(tir)
-    if m > 4:  # W[j, k] is strided along j: packed into [j // 16, k, j % 16]
-        assert f"T.alloc_buffer(({-(-n // 16)}, {k}, 16)" in tir
+    _assert_tiled(tir, m)
+    # W[j, k] is strided along j: packed into [j // 16, k, j % 16]
+    assert f"T.alloc_buffer(({-(-n // 16)}, {k}, 16)" in tir
+    assert "T.max(T_matmul_NT_local" in tir or "T.max(T_dense_local" in tir  # relu inlined
 
 
 @pytest.mark.parametrize(("b", "m", "k", "n"), [(1, 7, 13, 129), (2, 13, 129, 7), (3, 129, 1, 13),
@@ -54,7 +58,7 @@ def test_batch_matmul(b, m, k, n):
         "  nn.batch_matmul(%x, %y)",
         f"%x: Tensor[({b}, {m}, {k}), float32], %y: Tensor[({b}, {n}, {k}), float32]",
     )
-    _assert_tiled(_check(mod, {"x": _rand(b, m, k), "y": _rand(b, n, k, seed=1)}, {}))
+    _assert_tiled(_check(mod, {"x": _rand(b, m, k), "y": _rand(b, n, k, seed=1)}, {}), m)
 
 
 @pytest.mark.parametrize(("m", "k", "n"), [(7, 13, 129), (129, 7, 13), (1, 127, 7), (13, 1, 127)])
@@ -64,5 +68,5 @@ def test_matmul_contiguous_b(m, k, n):
         f"%x: Tensor[({m}, {k}), float32], %y: Tensor[({k}, {n}), float32]",
     )
     tir = _check(mod, {"x": _rand(m, k), "y": _rand(k, n, seed=1)}, {})
-    _assert_tiled(tir)
-    assert "T.alloc_buffer((" not in tir.replace("T_matmul", "")  # B[k, j] needs no packing
+    _assert_tiled(tir, m)
+    assert "_global" not in tir  # B[k, j] is contiguous along j: no packed copy
