@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from tessel.graph.schedule_conv import conv_padding, schedule_conv
 from tessel.graph.schedule_gemm import schedule_gemm
+from tessel.graph.schedule_reduction import schedule_row_reduction
 from tessel.ir.expr import PrimExpr, Var
 from tessel.ir.functor import post_order
 from tessel.schedule import BlockRV, LoopRV, Schedule, ScheduleError
@@ -25,7 +26,11 @@ def default_schedule(func: PrimFunc) -> PrimFunc:
     done = {"root"}
     for name in block_names(sch.func):
         if name not in done and _exists(sch, name):  # a rule may have inlined a later block
-            done |= schedule_conv(sch, name) or schedule_gemm(sch, name)
+            done |= (
+                schedule_conv(sch, name)
+                or schedule_gemm(sch, name)
+                or schedule_row_reduction(sch, name)
+            )
     for name in block_names(sch.func):
         if name not in done:
             _parallel_and_vectorize(sch, name)

@@ -23,6 +23,7 @@ from tessel.graph.aot import AotModule, aot_module
 from tessel.graph.export import export_model
 from tessel.graph.expr import Constant, Expr, Function, Var
 from tessel.graph.memory_plan import MemoryPlan, TensorSlot, plan_memory
+from tessel.graph.passes.layout_rewrite import PACKED_CONSTANTS, LayoutRewrite
 from tessel.graph.passes.lower_te import LowerTE
 from tessel.graph.passes.pipeline import default_pipeline
 from tessel.graph.traversal import post_order_exprs
@@ -71,7 +72,11 @@ def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name user
     mod, names = _bind(mod, params or {})
     for pass_ in default_passes() if passes is None else passes:
         mod = pass_(mod, ctx)
-    lowered = LowerTE()(mod, ctx)
+    lowered = LayoutRewrite(target)(LowerTE()(mod, ctx), ctx)
+    for packed, source in lowered.attrs.get(PACKED_CONSTANTS, ()):
+        if id(source.data) in names:  # a packed weight is named after its parameter
+            name, _ = names[id(source.data)]
+            names[id(packed.data)] = (f"{name}_packed", packed.data)
     plan = plan_memory(lowered)
     if executor == "python":
         kernels = {gv: f for gv, f in lowered.items() if isinstance(f, PrimFunc)}

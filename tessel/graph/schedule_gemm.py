@@ -50,6 +50,9 @@ def match_gemm(block: Block) -> Gemm | None:
     store = block.body
     if tuple(store.indices[-2:]) != tuple(spatial[-2:]) or not _is_update(store):
         return None
+    columns = next(iv.dom.extent for iv in block.iter_vars if iv.var is spatial[-1])
+    if getattr(columns, "value", None) == 1:
+        return None  # a row reduction kept as a column (sum of squares, keepdims): not a GEMM
     return Gemm(spatial[-2], spatial[-1], reduce[0])
 
 

@@ -95,3 +95,18 @@ def assert_close(actual: np.ndarray, expected: np.ndarray, rtol: float = 1e-4) -
     np.testing.assert_allclose(
         actual, expected, rtol=rtol, atol=rtol * float(np.abs(expected).max())
     )
+
+
+def exported_weights(weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The MLP's weights as a compiled model holds them: LayoutRewrite packs each dense weight
+    W[j, k] into `<name>_packed`, laid out [j // 16, k, j % 16] and zero-padded."""
+    held = {}
+    for name, value in weights.items():
+        if value.ndim != 2:
+            held[name] = value
+            continue
+        n, k = value.shape
+        padded = np.zeros((-(-n // 16) * 16, k), value.dtype)
+        padded[:n] = value
+        held[f"{name}_packed"] = padded.reshape(-1, 16, k).transpose(0, 2, 1).copy()
+    return held

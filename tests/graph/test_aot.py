@@ -12,7 +12,15 @@ import time
 import numpy as np
 import pytest
 import safetensors.numpy as safetensors
-from graph_models import INPUTS, MODELS, assert_close, load, random_inputs, random_weights
+from graph_models import (
+    INPUTS,
+    MODELS,
+    assert_close,
+    exported_weights,
+    load,
+    random_inputs,
+    random_weights,
+)
 
 import tessel.graph as graph
 from tessel.graph import evaluate
@@ -60,11 +68,14 @@ def test_aot_is_the_default_and_agrees_with_the_python_loop(mlp):
 
 
 def test_weights_are_parameters_named_as_bound(mlp):
+    """Dense weights are packed at compile time (LayoutRewrite) and named `<param>_packed`:
+    W[j, k] as [j // 16, k, j % 16], zero-padded; the biases are passed as bound."""
     _, weights, model = mlp
     names = [p.name for p in model.aot.of_kind("weight")]
-    assert names == ["w1", "b1", "w2", "b2", "w3", "b3"]
+    assert names == ["w1_packed", "b1", "w2_packed", "b2", "w3_packed", "b3"]
+    held = exported_weights(weights)
     for p in model.aot.of_kind("weight"):
-        np.testing.assert_array_equal(model.weights[p.index], weights[p.name])
+        np.testing.assert_array_equal(model.weights[p.index], held[p.name])
     assert "static const float" not in model.library.source  # no weight embedded as C text
 
 
@@ -133,15 +144,16 @@ def test_export_writes_library_header_and_weights(mlp, tmp_path):
     out = model.export(tmp_path / "mlp")
     assert sorted(os.listdir(out)) == ["model.h", "model.so", "params.bin", "params.safetensors"]
     loaded = safetensors.load_file(str(out / "params.safetensors"))
-    assert sorted(loaded) == sorted(weights)
-    for name, array in weights.items():
+    held = exported_weights(weights)  # dense weights pre-packed by LayoutRewrite
+    assert sorted(loaded) == sorted(held)
+    for name, array in held.items():
         np.testing.assert_array_equal(loaded[name], array)
     raw = np.fromfile(out / "params.bin", "<f4")
-    assert raw.size == sum(w.size for w in weights.values())
+    assert raw.size == sum(w.size for w in held.values())
     header = (out / "model.h").read_text()
-    assert "static inline int32_t tessel_model_run(const float* x, const float* w1," in header
-    assert '{"w1", "weight", "float32", 2, {512, 784}, 1605632, 0},' in header
-    assert '{"output", "output", "float32", 2, {2, 10}, 80, -1},' in header
+    assert "static inline int32_t tessel_model_run(const float* x, const float* w1_packed," in header
+    assert '{"w1_packed", "weight", "float32", 3, {32, 784, 16}, 1605632, 0},' in header
+    assert '{"output", "output", "float32", 2, {2, 10, 0}, 80, -1},' in header  # rank 3 max
 
 
 C_PROGRAM = r"""

@@ -45,9 +45,14 @@ def test_dense_bias_relu(m, k, n):
         f"%b: Tensor[({n}), float32]",
     )
     tir = _check(mod, {"x": _rand(m, k)}, {"w": _rand(n, k, seed=1), "b": _rand(n, seed=2)})
+    if n == 1:  # one column: a row reduction, which the GEMM rule leaves to the others
+        assert "T_matmul_NT_local" not in tir
+        return
     _assert_tiled(tir, m)
-    # W[j, k] is strided along j: packed into [j // 16, k, j % 16]
-    assert f"T.alloc_buffer(({-(-n // 16)}, {k}, 16)" in tir
+    # W[j, k] is strided along j: packed into [j // 16, k, j % 16], at compile time since it is
+    # a constant (LayoutRewrite): the kernel takes the packed weight
+    assert f'p1_global: T.Buffer(({-(-n // 16)}, {k}, 16), "float32")' in tir
+    assert "T.alloc_buffer" not in tir.replace("_local = T.alloc_buffer", "")
     assert "T.max(T_matmul_NT_local" in tir or "T.max(T_dense_local" in tir  # relu inlined
 
 
@@ -58,7 +63,9 @@ def test_batch_matmul(b, m, k, n):
         "  nn.batch_matmul(%x, %y)",
         f"%x: Tensor[({b}, {m}, {k}), float32], %y: Tensor[({b}, {n}, {k}), float32]",
     )
-    _assert_tiled(_check(mod, {"x": _rand(b, m, k), "y": _rand(b, n, k, seed=1)}, {}), m)
+    tir = _check(mod, {"x": _rand(b, m, k), "y": _rand(b, n, k, seed=1)}, {})
+    if n > 1:  # one column is a row reduction, left to the other rules
+        _assert_tiled(tir, m)
 
 
 @pytest.mark.parametrize(("m", "k", "n"), [(7, 13, 129), (129, 7, 13), (1, 127, 7), (13, 1, 127)])

@@ -1,0 +1,216 @@
+"""The default schedule's rule for row reductions (softmax, log_softmax, layer_norm, and sum,
+mean, max, min over the last axis): the kernel runs row by row. The group is a reduction, the
+reductions after it that read its result (softmax's sum reads the max), and the data-parallel
+block that consumes them (the anchor: softmax's normalisation, layer_norm's output, mean's
+division), or else the last reduction. Every reduction moves under the anchor's innermost row
+loop with compute_at, so each row is read while it is in cache; a reduction over at least one
+vector is split into a vector of partial results with rfactor (init and sum update vectorized;
+a max/min update is left as a plain loop, see `_is_min_max`) and a write-back; the anchor's
+loop along the row is vectorized; the row loops are fused into one parallel loop. Each step is
+tried and skipped where the schedule refuses it (ScheduleError): a refusal costs speed, never
+correctness."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from tessel.ir.builders import is_const_int
+from tessel.ir.expr import IntImm, Max, Min, Var
+from tessel.ir.functor import post_order
+from tessel.schedule import BlockRV, LoopRV, Schedule, ScheduleError
+from tessel.schedule.state import block_names
+from tessel.tir.block import Block, IterVarType
+from tessel.tir.buffer import BufferLoad
+from tessel.tir.stmt import BufferStore
+
+# The partial results of one reduction fill one 32-byte vector (8 float32 lanes: AVX2's
+# register, the chunk VectorizeLoop uses by default); a row shorter than that stays scalar.
+VECTOR_BYTES = 32
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class RowReduction:
+    """A block `W[rows.. (, 0)] = W[..] op f(X[rows.., k], ..)` reducing over the last axis k of
+    its data, for `rows` leading data-parallel iterators (then a unit one, with keepdims)."""
+
+    rows: int
+
+
+def match_row_reduction(block: Block) -> RowReduction | None:
+    """`block` as a reduction over the last axis of the data it reads, or None."""
+    reduce = [iv for iv in block.iter_vars if iv.iter_type == IterVarType.COMM_REDUCE]
+    spatial = [iv for iv in block.iter_vars if iv.iter_type == IterVarType.DATA_PAR]
+    if block.init is None or len(reduce) != 1 or len(spatial) + 1 != len(block.iter_vars):
+        return None
+    store, k = block.body, reduce[0]
+    if not isinstance(store, BufferStore):
+        return None
+    if tuple(store.indices) != tuple(iv.var for iv in spatial):
+        return None
+    rows = _row_count(store, k.var, [iv.var for iv in spatial])
+    if rows is None or rows == 0:
+        return None
+    if rows < len(spatial) and not is_const_int(spatial[-1].dom.extent, 1):
+        return None  # the kept axis of a keepdims reduction has extent 1
+    return RowReduction(rows)
+
+
+def _row_count(store: BufferStore, k: Var, spatial: list[Var]) -> int | None:
+    """The number of row iterators: each load along k reads `X[spatial[:rows].., k]`, with the
+    output indexed by those rows alone or followed by one kept unit axis."""
+    loads = [
+        node
+        for node in post_order(store.value)
+        if isinstance(node, BufferLoad) and any(v is k for v in _vars_in(node))
+    ]
+    if not loads:
+        return None
+    rows = len(loads[0].indices) - 1
+    if len(spatial) not in (rows, rows + 1):
+        return None
+    for load in loads:
+        *row_indices, last = load.indices
+        if last is not k or len(row_indices) != rows:
+            return None
+        if not all(index is var for index, var in zip(row_indices, spatial, strict=False)):
+            return None
+    return rows
+
+
+def _vars_in(load: BufferLoad) -> list[Var]:
+    return [node for index in load.indices for node in post_order(index) if isinstance(node, Var)]
+
+
+def schedule_row_reduction(sch: Schedule, name: str) -> set[str]:
+    """Schedule the row reduction `name` with the blocks that consume it row by row; the names
+    of the blocks it scheduled, empty (nothing changed) if `name` is not a row reduction in the
+    plain nest (rows.., k) TOPI builds."""
+    block = sch.get_block(name)
+    reduction = match_row_reduction(sch.block(block).block)
+    if reduction is None or not _is_plain_nest(sch, block):
+        return set()
+    reductions, anchor = _group(sch, name, reduction.rows)
+    last = anchor if anchor is not None else reductions.pop()
+    rows = sch.get_loops(last)[: reduction.rows]
+    # compute_at under the innermost row loop, before fusing: the schedule then need not prove
+    # that the fused loop's `f // 128 % 12` covers every row.
+    moved = [r for r in reversed(reductions) if _compute_at(sch, r, rows[-1])]
+    done = {last.name} | {rv.name for rv in moved}
+    for rv in moved:
+        done |= _vectorize_reduction(sch, rv)
+    if anchor is not None:
+        _vectorize_row(sch, anchor, reduction.rows)
+    else:
+        done |= _vectorize_last_reduction(sch, last, rows[-1])
+    _parallel_rows(sch, rows)
+    return done
+
+
+def _compute_at(sch: Schedule, block: BlockRV, loop: LoopRV) -> bool:
+    """Whether `block` moved under `loop`."""
+    return _try(lambda: sch.compute_at(block, loop)) is not False
+
+
+def _vectorize_last_reduction(sch: Schedule, block: BlockRV, row: LoopRV) -> set[str]:
+    """_vectorize_reduction for the reduction that ends the group: its write-back lands after
+    the row loops when they hold only the partial results, so it moves back under them, to
+    run while the row is in cache."""
+    factored = _vectorize_reduction(sch, block)
+    row_var = sch.loop(row).loop_var
+    if factored and all(sch.loop(loop).loop_var is not row_var for loop in sch.get_loops(block)):
+        _try(lambda: sch.reverse_compute_at(block, row))
+    return factored
+
+
+def _is_plain_nest(sch: Schedule, block: BlockRV) -> bool:
+    """Whether each loop above `block` binds one iterator, in order (as create_prim_func builds)."""
+    realize = sch.block(block)
+    loops = sch.get_loops(block)
+    if len(loops) != len(realize.iter_values):
+        return False
+    loop_vars = [sch.loop(loop).loop_var for loop in loops]
+    return all(v is lv for v, lv in zip(realize.iter_values, loop_vars, strict=True))
+
+
+def _group(sch: Schedule, name: str, rows: int) -> tuple[list[BlockRV], BlockRV | None]:
+    """The row reductions from `name` on that read each other's results (softmax's max and sum),
+    and the data-parallel block that consumes them (the anchor), if there is one."""
+    reductions = [sch.get_block(name)]
+    produced = {w.buffer.name for w in sch.block(reductions[0]).block.writes}
+    names = block_names(sch.func)
+    for later in names[names.index(name) + 1 :]:
+        rv = sch.get_block(later)
+        block = sch.block(rv).block
+        if not any(r.buffer.name in produced for r in block.reads):
+            continue
+        found = match_row_reduction(block)
+        if found is not None and found.rows == rows and _is_plain_nest(sch, rv):
+            reductions.append(rv)
+            produced |= {w.buffer.name for w in block.writes}
+            continue
+        return reductions, rv if _is_anchor(sch, rv, rows) else None
+    return reductions, None
+
+
+def _is_anchor(sch: Schedule, block: BlockRV, rows: int) -> bool:
+    """Whether `block` is data-parallel over the rows (mean's division) or the rows and their
+    elements (softmax's normalisation), in a plain nest."""
+    iter_vars = sch.block(block).block.iter_vars
+    if any(iv.iter_type != IterVarType.DATA_PAR for iv in iter_vars):
+        return False
+    return len(iter_vars) in (rows, rows + 1) and _is_plain_nest(sch, block)
+
+
+def _parallel_rows(sch: Schedule, rows: list[LoopRV]) -> None:
+    """The row loops fused into one parallel loop (the first alone if fusing is refused)."""
+    fused = _try(lambda: sch.fuse(*rows)) if len(rows) > 1 else rows[0]
+    outer = fused if isinstance(fused, LoopRV) else rows[0]
+    _try(lambda: sch.parallel(outer))
+
+
+def _vectorize_reduction(sch: Schedule, block: BlockRV) -> set[str]:
+    """Split the reduction loop into one vector of partial results (rfactor), initialised and
+    updated by vector; the write-back reduces that vector. The new blocks' names."""
+    k = sch.get_loops(block)[-1]
+    extent = sch.loop(k).extent
+    lanes = VECTOR_BYTES * 8 // sch.block(block).block.writes[0].buffer.dtype.bits
+    if not isinstance(extent, IntImm) or extent.value < lanes:
+        return set()  # a short row: scalar, in cache
+    try:
+        k_outer, k_inner = sch.split(k, [None, lanes])
+        rf = sch.rfactor(k_inner, factor_axis=-1)
+    except ScheduleError:
+        return set()
+    init = _try(lambda: sch.decompose_reduction(rf, k_outer))
+    if isinstance(init, BlockRV):
+        _try(lambda: sch.vectorize(sch.get_loops(init)[-1]))
+    if not _is_min_max(sch.block(rf).block):
+        _try(lambda: sch.vectorize(k_inner))
+    return {rf.name} | ({init.name} if isinstance(init, BlockRV) else set())
+
+
+def _vectorize_row(sch: Schedule, anchor: BlockRV, rows: int) -> None:
+    """Vectorize the anchor's loop along the row, if it has one (not mean's division)."""
+    loops = sch.get_loops(anchor)
+    if len(loops) > rows:
+        _try(lambda: sch.vectorize(loops[-1]))
+
+
+def _is_min_max(block: Block) -> bool:
+    """Whether `block` updates by max or min: C's float max/min keep NaN lane by lane, a branch
+    GCC vectorizes in a plain loop over the partial results but not in the vector code that
+    `vectorize` emits (softmax's max took 0.32 ms for 0.06 ms so, at [1, 12, 128, 128])."""
+    return isinstance(block.body, BufferStore) and isinstance(block.body.value, Max | Min)
+
+
+def _try(step: Callable[[], T]) -> T | bool:
+    """The step's result (True for None), or False when the schedule refuses it."""
+    try:
+        result = step()
+    except ScheduleError:
+        return False
+    return True if result is None else result

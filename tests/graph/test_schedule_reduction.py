@@ -1,0 +1,165 @@
+"""The default schedule's row-reduction rule (tessel.graph.schedule_reduction): softmax,
+log_softmax, layer_norm and sum/mean/max/min over the last axis, on odd shapes, run row by row
+(one parallel row loop holding every block), give the unscheduled results in the interpreter
+and in C, and their traces replay."""
+
+import numpy as np
+import pytest
+
+import tessel.graph as graph
+from tessel import te, topi
+from tessel.graph import InferType, evaluate, parse
+from tessel.graph.default_schedule import default_schedule
+from tessel.graph.schedule_reduction import match_row_reduction, schedule_row_reduction
+from tessel.ir.functor import post_order
+from tessel.ir.structural import assert_structural_equal
+from tessel.schedule import Schedule
+from tessel.schedule.state import block_names
+from tessel.testing import check_same_results, check_schedule
+from tessel.tir.block import BlockRealize
+from tessel.tir.function import PrimFunc
+from tessel.tir.stmt import For, ForKind
+
+SHAPES = [(2, 3, 7), (1, 5, 129), (4, 1)]
+OPS = ["softmax", "log_softmax", "layer_norm", "sum", "sum_keepdims", "mean", "mean_keepdims",
+       "max", "min_keepdims"]  # fmt: skip
+
+
+def _func(op: str, shape: tuple[int, ...], dtype: str = "float32") -> PrimFunc:
+    x = te.placeholder(shape, dtype, name="x")
+    if op == "layer_norm":
+        gamma = te.placeholder(shape[-1:], dtype, name="gamma")
+        beta = te.placeholder(shape[-1:], dtype, name="beta")
+        return te.create_prim_func([x, gamma, beta, topi.nn.layer_norm(x, gamma, beta, -1)])
+    if op in ("softmax", "log_softmax"):
+        return te.create_prim_func([x, getattr(topi.nn, op)(x, -1)])
+    name, _, keepdims = op.partition("_")
+    return te.create_prim_func([x, getattr(topi, name)(x, -1, keepdims=bool(keepdims))])
+
+
+def _inline_and_schedule(sch: Schedule) -> set[str]:
+    """What default_schedule does before the rule: inline the injective intermediates (softmax's
+    exp, layer_norm's squared deviation, mean's division), then the rule on the first block."""
+    for name in ("T_softmax_exp", "T_log_softmax_exp", "T_mean", "T_ln_sq_dev", "T_mean_1"):
+        if name in _block_names(sch) and name not in _output_names(sch.func):
+            sch.compute_inline(sch.get_block(name))
+    return schedule_row_reduction(sch, _block_names(sch)[1])  # [0] is the root
+
+
+def _block_names(sch: Schedule) -> list[str]:
+    return block_names(sch.func)
+
+
+def _output_names(func: PrimFunc) -> set[str]:
+    return {buffer.name for buffer in func.buffer_map.values()}
+
+
+def _loops(func: PrimFunc) -> list[For]:
+    return [node for node in post_order(func.body) if isinstance(node, For)]
+
+
+def _root_loop(func: PrimFunc) -> For:
+    """The root block's only statement, a loop (the rule leaves one row loop holding all)."""
+    assert isinstance(func.body, BlockRealize)
+    body = func.body.block.body
+    assert isinstance(body, For), "the root holds several statements"
+    return body
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("op", OPS)
+def test_rule_keeps_results_and_replays(op, shape):
+    func = _func(op, shape)
+    sch = check_schedule(func, _inline_and_schedule, rtol=1e-5, atol=1e-5)
+    nest = _root_loop(sch.func)  # every block under one row loop
+    assert nest.kind is ForKind.PARALLEL
+    assert nest.extent.value == int(np.prod(shape[:-1]))
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("op", OPS)
+def test_default_schedule_keeps_results(op, shape):
+    func = _func(op, shape)
+    after = default_schedule(func)
+    check_same_results(func, after, rtol=1e-5, atol=1e-5)
+    nest = _root_loop(after)
+    assert nest.kind is ForKind.PARALLEL
+
+
+@pytest.mark.parametrize("op", ["softmax", "layer_norm", "sum_keepdims", "max"])
+def test_long_rows_get_vector_partial_results(op):
+    sch = Schedule(_func(op, (1, 5, 129)))
+    scheduled = _inline_and_schedule(sch)
+    blocks = set(_block_names(sch)) - {"root"}
+    assert scheduled == blocks  # the rule claims every block, its rfactor blocks included
+    assert any(name.endswith("_rf") for name in blocks)
+    assert any(name.endswith("_rf_init") for name in blocks)
+    vectorized = [loop for loop in _loops(sch.func) if loop.kind is ForKind.VECTORIZED]
+    assert vectorized
+    assert all(loop.extent.value in (8, 129) for loop in vectorized)
+
+
+def test_float64_rows_use_four_lanes():
+    func = _func("softmax", (3, 9), "float64")
+    sch = check_schedule(func, _inline_and_schedule, rtol=1e-12, atol=1e-12)
+    assert "T_sum_rf" in _block_names(sch)
+    vectorized = {loop.extent.value for loop in _loops(sch.func) if loop.kind is ForKind.VECTORIZED}
+    assert vectorized == {4, 9}  # the partial results, the row
+
+
+def test_short_rows_stay_scalar():
+    sch = Schedule(_func("softmax", (2, 3, 7)))
+    assert _inline_and_schedule(sch) == {"T_max", "T_sum", "T_softmax_norm"}
+    assert not any(name.endswith("_rf") for name in _block_names(sch))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda x: topi.sum(x, 1, keepdims=True),  # not the last axis
+        lambda x: topi.sum(x, None),  # every axis
+        lambda x: topi.nn.relu(x),  # no reduction
+        lambda x: topi.argmax(x, -1),  # an index reduction
+    ],
+    ids=["middle-axis", "all-axes", "elementwise", "argmax"],
+)
+def test_other_blocks_are_left_alone(make):
+    x = te.placeholder((2, 3, 7), "float32", name="x")
+    func = te.create_prim_func([x, make(x)])
+    sch = Schedule(func)
+    for name in _block_names(sch)[1:]:
+        assert schedule_row_reduction(sch, name) == set()
+    assert_structural_equal(sch.func, func)
+
+
+def test_matmul_is_not_a_row_reduction():
+    a = te.placeholder((4, 8), "float32", name="a")
+    b = te.placeholder((8, 5), "float32", name="b")
+    func = te.create_prim_func([a, b, topi.matmul(a, b)])
+    sch = Schedule(func)
+    (name,) = _block_names(sch)[1:]
+    assert match_row_reduction(sch.block(sch.get_block(name)).block) is None
+
+
+def _model(body: str, params: str) -> object:
+    return InferType()(parse(f'#[version = "0.0.5"]\ndef @main({params}) {{\n{body}\n}}\n'))
+
+
+def test_compiled_graph_runs_softmax_and_layer_norm_row_by_row():
+    mod = _model(
+        "  %0 = nn.layer_norm(%x, %g, %b, axis=-1);\n  nn.softmax(%0, axis=-1)",
+        "%x: Tensor[(3, 5, 129), float32], %g: Tensor[(129), float32], %b: Tensor[(129), float32]",
+    )
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((3, 5, 129), dtype=np.float32)
+    weights = {name: rng.standard_normal(129, dtype=np.float32) for name in ("g", "b")}
+    model = graph.compile(mod, params=weights)
+    expected = evaluate(mod, x, params=weights)
+    np.testing.assert_allclose(model(x), expected, rtol=1e-4, atol=1e-5)
+    kernels = [f for gv, f in model.lowered.items() if gv.name_hint != "main"]
+    assert len(kernels) == 2
+    for kernel in kernels:
+        nest = _root_loop(kernel)
+        assert nest.kind is ForKind.PARALLEL
+        assert nest.extent.value == 15
+        assert "_rf" in kernel.script()
