@@ -10,11 +10,11 @@ from __future__ import annotations
 from tessel.graph.schedule_conv import conv_padding, schedule_conv
 from tessel.graph.schedule_gemm import schedule_gemm
 from tessel.graph.schedule_reduction import schedule_row_reduction
-from tessel.ir.expr import PrimExpr, Var
+from tessel.ir.expr import Call, PrimExpr, Var
 from tessel.ir.functor import post_order
 from tessel.schedule import BlockRV, LoopRV, Schedule, ScheduleError
 from tessel.schedule.state import block_names
-from tessel.tir.block import IterVarType
+from tessel.tir.block import Block, IterVarType
 from tessel.tir.function import PrimFunc
 
 
@@ -49,10 +49,17 @@ def _inline_injective(sch: Schedule, keep: set[str]) -> None:
             continue
         if any(iv.iter_type != IterVarType.DATA_PAR for iv in block.iter_vars):
             continue
+        if _calls_math(block) and len(sch.get_consumers(sch.get_block(name))) > 1:
+            continue  # softmax's exp, read by the sum and the normalisation: computed once
         try:
             sch.compute_inline(sch.get_block(name))
         except ScheduleError:
             continue
+
+
+def _calls_math(block: Block) -> bool:
+    """Whether the block's body calls a math function (exp, erf, ...): costly to recompute."""
+    return any(isinstance(node, Call) for node in post_order(block.body))
 
 
 def _parallel_and_vectorize(sch: Schedule, name: str) -> None:

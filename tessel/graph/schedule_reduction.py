@@ -93,15 +93,19 @@ def schedule_row_reduction(sch: Schedule, name: str) -> set[str]:
     reduction = match_row_reduction(sch.block(block).block)
     if reduction is None or not _is_plain_nest(sch, block):
         return set()
-    reductions, anchor = _group(sch, name, reduction.rows)
+    reductions, middles, anchor = _group(sch, name, reduction.rows)
     last = anchor if anchor is not None else reductions.pop()
     rows = sch.get_loops(last)[: reduction.rows]
-    # compute_at under the innermost row loop, before fusing: the schedule then need not prove
-    # that the fused loop's `f // 128 % 12` covers every row.
-    moved = [r for r in reversed(reductions) if _compute_at(sch, r, rows[-1])]
+    # compute_at under the innermost row loop, consumers first, before fusing: the schedule
+    # then need not prove that the fused loop's `f // 128 % 12` covers every row.
+    group = sorted(reductions + middles, key=lambda rv: block_names(sch.func).index(rv.name))
+    moved = [rv for rv in reversed(group) if _compute_at(sch, rv, rows[-1])]
     done = {last.name} | {rv.name for rv in moved}
     for rv in moved:
-        done |= _vectorize_reduction(sch, rv)
+        if rv in middles:
+            _vectorize_row(sch, rv, reduction.rows)
+        else:
+            done |= _vectorize_reduction(sch, rv)
     if anchor is not None:
         _vectorize_row(sch, anchor, reduction.rows)
     else:
@@ -136,13 +140,16 @@ def _is_plain_nest(sch: Schedule, block: BlockRV) -> bool:
     return all(v is lv for v, lv in zip(realize.iter_values, loop_vars, strict=True))
 
 
-def _group(sch: Schedule, name: str, rows: int) -> tuple[list[BlockRV], BlockRV | None]:
+def _group(
+    sch: Schedule, name: str, rows: int
+) -> tuple[list[BlockRV], list[BlockRV], BlockRV | None]:
     """The row reductions from `name` on that read each other's results (softmax's max and sum),
-    and the data-parallel block that consumes them (the anchor), if there is one."""
-    reductions = [sch.get_block(name)]
+    the data-parallel blocks between them (softmax's exp, kept as a block because two blocks
+    read it), and the data-parallel block that consumes them (the anchor), if there is one."""
+    reductions, middles = [sch.get_block(name)], []
     produced = {w.buffer.name for w in sch.block(reductions[0]).block.writes}
     names = block_names(sch.func)
-    for later in names[names.index(name) + 1 :]:
+    for position, later in enumerate(names[names.index(name) + 1 :], names.index(name) + 1):
         rv = sch.get_block(later)
         block = sch.block(rv).block
         if not any(r.buffer.name in produced for r in block.reads):
@@ -152,8 +159,23 @@ def _group(sch: Schedule, name: str, rows: int) -> tuple[list[BlockRV], BlockRV 
             reductions.append(rv)
             produced |= {w.buffer.name for w in block.writes}
             continue
-        return reductions, rv if _is_anchor(sch, rv, rows) else None
-    return reductions, None
+        if _is_anchor(sch, rv, rows) and _feeds_reduction(sch, block, names[position + 1 :], rows):
+            middles.append(rv)
+            produced |= {w.buffer.name for w in block.writes}
+            continue
+        return reductions, middles, rv if _is_anchor(sch, rv, rows) else None
+    return reductions, middles, None
+
+
+def _feeds_reduction(sch: Schedule, block: Block, later: list[str], rows: int) -> bool:
+    """Whether a row reduction among the `later` blocks reads what `block` writes."""
+    written = {w.buffer.name for w in block.writes}
+    for name in later:
+        other = sch.block(sch.get_block(name)).block
+        if any(r.buffer.name in written for r in other.reads):
+            found = match_row_reduction(other)
+            return found is not None and found.rows == rows
+    return False
 
 
 def _is_anchor(sch: Schedule, block: BlockRV, rows: int) -> bool:

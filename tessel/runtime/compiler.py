@@ -26,7 +26,8 @@ from tessel.runtime.errors import BuildError
 from tessel.support.abi import DataFile
 
 # -fwrapv: the IR's integer arithmetic wraps (as constant folding does), so C's must too.
-BASE_FLAGS = ("-O3", "-shared", "-fPIC", "-std=c11", "-fwrapv")
+# -fno-math-errno: no kernel reads errno, and it lets gcc vectorize calls of libm functions.
+BASE_FLAGS = ("-O3", "-shared", "-fPIC", "-std=c11", "-fwrapv", "-fno-math-errno")
 # Dropped (each separately) only if the compiler rejects them; detected once per compiler.
 OPTIONAL_FLAGS = ("-march=native", "-fopenmp")
 LINK_FLAGS = ("-lm",)
