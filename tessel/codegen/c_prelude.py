@@ -25,6 +25,12 @@ _HEADER = r"""
 
 #define TESSEL_EXPORT __attribute__((visibility("default")))
 
+/* Vector exp clamps its argument to these (just above the log of the smallest normal number):
+   libmvec's exp is slow on every lane whose result is denormal or zero. Variables, not
+   constants, so that gcc cannot fold exp of the bound and drop the clamp (c_expr.py). */
+__attribute__((visibility("hidden"))) float tessel_exp_floor_f32 = -87.0f;
+__attribute__((visibility("hidden"))) double tessel_exp_floor_f64 = -708.0;
+
 /* Vector math: a vectorized loop calling these gets glibc's libmvec versions (16 lanes at a time
    on AVX-512) instead of one scalar call per lane; the lane loops of vector exp and erf are
    most of softmax's and gelu's time otherwise. Declared only where libmvec has them. */
