@@ -32,6 +32,7 @@ import numpy as np
 from tessel.graph.call_lowered import call_lowered, is_call_lowered
 from tessel.graph.expr import Call, Constant, Expr, Function, with_type
 from tessel.graph.passes.rewriter import ExprRewriter
+from tessel.graph.traversal import post_order_exprs
 from tessel.graph.ty import TensorType
 from tessel.ir.expr import GlobalVar, Var
 from tessel.ir.functor import post_order
@@ -211,7 +212,7 @@ PACKED_CONSTANTS = "packed_constants"
 def _constant_params(main: Function) -> dict[GlobalVar, set[int]]:
     """For each kernel `main` calls, the argument positions that some call passes a Constant."""
     found: dict[GlobalVar, set[int]] = {}
-    for node in post_order(main.body):
+    for node in post_order_exprs(main.body):
         if is_call_lowered(node):
             positions = {i for i, arg in enumerate(node.args) if isinstance(arg, Constant)}
             if positions:
@@ -224,7 +225,7 @@ def _kernels_called_unpackable(main: Function, lifted: dict[GlobalVar, LiftedKer
     """The lifted kernels that some call passes a non-constant argument to pack."""
     return {
         node.op
-        for node in post_order(main.body)
+        for node in post_order_exprs(main.body)
         if is_call_lowered(node) and node.op in lifted and not _packable(node, lifted[node.op])
     }
 
