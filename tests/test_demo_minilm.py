@@ -85,3 +85,12 @@ def test_compiled_encoder_at_sequence_128_matches_onnxruntime(encoder, session):
     expected = session.run(None, inputs)[0]
     actual = model(*(inputs[name] for name in minilm.INPUTS))
     np.testing.assert_allclose(actual, expected, rtol=0, atol=1e-4)
+
+
+def test_compiled_encoder_loads_prepacked_weights(compiled):
+    """LayoutRewrite: no kernel packs a weight at run time; the dense weights arrive packed."""
+    from tessel.graph.passes.layout_rewrite import packing_left
+
+    assert packing_left(compiled.lowered) == []
+    packed = [c for c in compiled.plan.constants if c.ndim == 3 and c.shape[-1] == 16]
+    assert len(packed) >= 6 * 6  # q, k, v, output, and the two feed-forward weights per layer

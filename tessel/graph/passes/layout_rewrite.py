@@ -94,7 +94,6 @@ def lift_packing_stages(func: PrimFunc, params: Sequence[int] | None = None) -> 
         source = func.params[position]
         target = Var(packed.name, source.dtype, source.type_annotation)
         kernel_params[position] = target
-        del buffer_map[source]
         buffer_map[target] = packed
         body = SeqStmt.flatten([statements[i] for i in indices])
         pack_root = BlockRealize(root.iter_values, root.predicate,
@@ -110,6 +109,8 @@ def lift_packing_stages(func: PrimFunc, params: Sequence[int] | None = None) -> 
         body=SeqStmt.flatten(kept),
         alloc_buffers=tuple(b for b in block.alloc_buffers if b not in moved),
     )
+    # In parameter order, as the original's (the packed buffer where the weight was).
+    buffer_map = {p: buffer_map[p] for p in kernel_params if p in buffer_map}
     kernel = with_changes(func, params=tuple(kernel_params), buffer_map=FrozenMap(buffer_map),
                           body=with_changes(root, block=new_block))  # fmt: skip
     return LiftedKernel(kernel, tuple(packing))
@@ -218,6 +219,17 @@ def _constant_params(main: Function) -> dict[GlobalVar, set[int]]:
             if positions:
                 found.setdefault(node.op, set()).update(positions)
     return found
+
+
+def packing_left(mod: IRModule) -> list[tuple[str, int]]:
+    """(kernel, argument position) of every call in `main` that passes a Constant which the
+    kernel still packs at run time: empty after LayoutRewrite (a check for tests and users)."""
+    left = []
+    for gv, positions in _constant_params(mod["main"]).items():
+        func = mod[gv]
+        lifted = lift_packing_stages(func, sorted(positions)) if isinstance(func, PrimFunc) else None
+        left += [(gv.name_hint, stage.param) for stage in lifted.stages] if lifted else []
+    return sorted(left)
 
 
 def _kernels_called_unpackable(main: Function, lifted: dict[GlobalVar, LiftedKernel]
