@@ -145,7 +145,9 @@ def _schedule_conv2d(sch: Schedule, block: BlockRV, name: str) -> set[str]:
         _try(lambda: sch.transform_layout(
             block, ("write", 0), IndexMap.from_func(lambda b, o, h, w: (b, h, w, o), ndim=4)))
         _inline_epilogue(sch, write_back)
-        _try(lambda: sch.reverse_compute_at(write_back, x))
+        if _try(lambda: sch.reverse_compute_at(write_back, x)) is not False:
+            # Along the output row: contiguous stores, the tile read across its [x, f] layout.
+            _try(lambda: sch.vectorize(sch.get_loops(write_back)[-1]))
     # Fused after compute_at: the write-back's coverage proof needs the tile loops unfused.
     outer = _parallel(sch, [n, f_o, y])
     init = _try(lambda: sch.decompose_reduction(block, c))
