@@ -18,7 +18,8 @@ def test_demo_checks_the_seed_matmul_against_numpy_and_reports_each_step(capsys)
     assert cli.main(["demo"]) == 0
     out = capsys.readouterr().out
     assert "T.grid(127, 127, 127)" in out
-    for step in ("parse script", "reference interpreter", "compiled C run", "NumPy a @ b"):
+    for step in ("parse script", "reference interpreter", "compiled C run",
+                 "default-scheduled C run", "NumPy a @ b"):
         assert step in out
     assert "result: OK" in out
 
