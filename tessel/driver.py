@@ -12,6 +12,9 @@ from tessel.codegen import CodegenError, CSource, generate
 from tessel.ir.module import IRModule
 from tessel.ir.target import Target
 from tessel.runtime import BuildError, Module, compile_source
+from tessel.schedule.rules import default_schedule
+from tessel.support.errors import UserError
+from tessel.support.frozen_map import FrozenMap
 from tessel.tir.function import PrimFunc
 from tessel.transform import lower
 
@@ -20,10 +23,15 @@ def build(
     func_or_mod: PrimFunc | IRModule,
     target: Target | str = "c",
     *,
+    schedule: str | None = None,
     cache_dir: str | Path | None = None,
 ) -> Module:
-    """Compile a PrimFunc or IRModule to native code and load it as a runtime Module."""
+    """Compile a PrimFunc or IRModule to native code and load it as a runtime Module;
+    `schedule="default"` first applies the default schedule rules (tessel.schedule.rules) to
+    every function, for code that nobody scheduled by hand."""
     target = Target.of(target)
+    if schedule is not None:
+        func_or_mod = _scheduled(func_or_mod, schedule, target)
     lowered, c_source = _lower_and_generate(func_or_mod, target)
     library = compile_source(
         c_source.source,
@@ -40,6 +48,21 @@ def build(
         constants=constants,
         constant_specs=c_source.constants,
     )
+
+
+SCHEDULES = ("default",)
+
+
+def _scheduled(func_or_mod: PrimFunc | IRModule, schedule: str, target: Target
+               ) -> PrimFunc | IRModule:  # fmt: skip
+    if schedule not in SCHEDULES:
+        raise UserError(f"unknown schedule {schedule!r}; choose one of {list(SCHEDULES)} or None",
+                        rule="build.schedule")  # fmt: skip
+    if isinstance(func_or_mod, PrimFunc):
+        return default_schedule(func_or_mod, target).func
+    functions = {gv: default_schedule(f, target).func if isinstance(f, PrimFunc) else f
+                 for gv, f in func_or_mod.items()}  # fmt: skip
+    return IRModule(FrozenMap(functions), func_or_mod.attrs)
 
 
 def generate_c_source(func_or_mod: PrimFunc | IRModule, target: Target | str = "c") -> str:

@@ -13,7 +13,7 @@ import numpy as np
 
 from tessel import driver, graph, script
 from tessel.cli import minilm
-from tessel.graph.default_schedule import default_schedule
+from tessel.schedule.rules import default_schedule
 from tessel.frontend.onnx import from_onnx
 from tessel.tir import interpreter
 
@@ -189,7 +189,7 @@ def run_matmul_demo(out: Callable[[str], None] = print) -> bool:
     module, t_build = _timed(lambda: driver.build(func))
     c_native = np.zeros((127, 127), "float32")
     t_native = _median_time(lambda: module(a, b, c_native), repeat=20)
-    scheduled = driver.build(default_schedule(func))
+    scheduled = driver.build(default_schedule(func).func)
     c_scheduled = np.zeros((127, 127), "float32")
     t_scheduled = _median_time(lambda: scheduled(a, b, c_scheduled), repeat=20)
     t_numpy = _median_time(lambda: a @ b, repeat=20)

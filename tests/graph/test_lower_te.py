@@ -178,7 +178,7 @@ def @main(%x: Tensor[(4, 64), float32], %w: Tensor[(32, 64), float32]) {
 }
 """)
     dense, relu = (str(f) for f in kernels(after).values())
-    # the GEMM rule (tessel.graph.schedule_gemm): 4x16 tiles, the tile loops fused in parallel
+    # the GEMM rule (tessel.schedule.rules.gemm): 4x16 tiles, the tile loops fused in parallel
     assert "T.parallel(2)" in dense
     assert "T.vectorized(16)" in dense
     assert "T.parallel(4)" in relu and "T.vectorized(32)" in relu

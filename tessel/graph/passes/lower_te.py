@@ -4,8 +4,8 @@ its call a `call_lowered` of that kernel (tessel/graph/call_lowered.py), as Rela
 Primitive functions are those FuseOps marks `Primitive=1` (inline function values or module
 functions); an operator call left unfused counts as a one-operator primitive, so this pass
 works with or without FuseOps. Structurally equal primitives share one kernel. Kernels get
-TVM's names (`fused_nn_conv2d_add_nn_relu`, made unique) and the minimal default schedule of
-`tessel.graph.default_schedule`. The rebuilt `main` keeps every `checked_type`.
+TVM's names (`fused_nn_conv2d_add_nn_relu`, made unique) and the default schedule rules of
+`tessel.schedule.rules`. The rebuilt `main` keeps every `checked_type`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from tessel.graph.call_lowered import call_lowered, is_call_lowered
-from tessel.graph.default_schedule import default_schedule
+from tessel.schedule.rules import default_schedule
 from tessel.graph.expr import (
     Call,
     Constant,
@@ -138,7 +138,7 @@ class _Lowering:
                 return gv
         gv = GlobalVar(unique_name(kernel_name(primitive.func), self.taken))
         prim_func = build_prim_func(primitive.func, gv.name_hint)
-        self.kernels[gv] = default_schedule(prim_func) if self.schedule else prim_func
+        self.kernels[gv] = default_schedule(prim_func).func if self.schedule else prim_func
         self.by_hash.setdefault(key, []).append((primitive.func, gv))
         return gv
 

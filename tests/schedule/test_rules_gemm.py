@@ -1,4 +1,4 @@
-"""The default schedule's GEMM rule (tessel.graph.schedule_gemm): dense (with its bias and relu
+"""The default schedule's GEMM rule (tessel.schedule.rules.gemm): dense (with its bias and relu
 epilogue), batch_matmul and matmul of odd shapes compile to tiled, vectorized kernels that give
 the evaluator's results."""
 

@@ -9,7 +9,7 @@ contiguous vector of W' times a broadcast input element) and x_i unrolled; the a
 scope-local tile laid out [x, f] (cache_write + transform_layout) that the C compiler keeps in
 registers, stored once per tile by a write-back block into which the epilogue (bias, batch norm,
 relu, a residual add) is inlined; n, f_o, y fused and run in parallel. A weight that is a model
-constant is packed once at compile time (tessel.graph.layout_rewrite). The f-vectorized tile
+constant is packed once at compile time (tessel.graph.passes.layout_rewrite). The f-vectorized tile
 runs at 3x the speed of the x-vectorized one it replaced (64->64 3x3 at 28x28, one thread).
 
 Grouped conv2d (the graph's depthwise convolutions lower to group_conv2d_nchw): output channels
@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tessel.graph.schedule_gemm import _is_update, _try, _uncast
 from tessel.ir.expr import PrimExpr, Var
 from tessel.ir.functor import post_order
 from tessel.schedule import BlockRV, LoopRV, Schedule, ScheduleError
+from tessel.schedule.rules.gemm import _is_update, _try, _uncast
 from tessel.schedule.state import block_names
 from tessel.tir.block import Block, IterVarType
 from tessel.tir.buffer import BufferLoad
@@ -158,7 +158,8 @@ def _schedule_conv2d(sch: Schedule, block: BlockRV, name: str) -> set[str]:
     if not isinstance(write_back, BlockRV):
         epilogue = _epilogue_into(sch, block, outer)
     blocks = (init, epilogue, write_back)
-    return {name, *([packed] if packed else [])} | {rv.name for rv in blocks if isinstance(rv, BlockRV)}
+    names = {name, *([packed] if packed else [])}
+    return names | {rv.name for rv in blocks if isinstance(rv, BlockRV)}
 
 
 def _schedule_grouped(sch: Schedule, block: BlockRV, name: str) -> set[str]:
@@ -189,7 +190,7 @@ def _pack_weight(sch: Schedule, block: BlockRV, f_tile: int) -> str | None:
     """Copy the weight W[f, c, r, s] into W'[f // f_tile, c, r, s, f % f_tile], so the tile's
     f_tile output channels are one contiguous vector per (c, r, s); the copy block's name.
     A weight that is a constant of the model is packed once at compile time instead
-    (tessel.graph.layout_rewrite lifts this block out of the kernel)."""
+    (tessel.graph.passes.layout_rewrite lifts this block out of the kernel)."""
     store = sch.block(block).block.body
     assert isinstance(store, BufferStore)
     product = _uncast(store.value.b)  # type: ignore[attr-defined]

@@ -1,4 +1,4 @@
-"""The default schedule's row-reduction rule (tessel.graph.schedule_reduction): softmax,
+"""The default schedule's row-reduction rule (tessel.schedule.rules.reduction): softmax,
 log_softmax, layer_norm and sum/mean/max/min over the last axis, on odd shapes, run row by row
 (one parallel row loop holding every block), give the unscheduled results in the interpreter
 and in C, and their traces replay."""
@@ -9,11 +9,11 @@ import pytest
 import tessel.graph as graph
 from tessel import te, topi
 from tessel.graph import InferType, evaluate, parse
-from tessel.graph.default_schedule import default_schedule
-from tessel.graph.schedule_reduction import match_row_reduction, schedule_row_reduction
 from tessel.ir.functor import post_order
 from tessel.ir.structural import assert_structural_equal
 from tessel.schedule import Schedule
+from tessel.schedule.rules import default_schedule
+from tessel.schedule.rules.reduction import match_row_reduction, schedule_row_reduction
 from tessel.schedule.state import block_names
 from tessel.testing import check_same_results, check_schedule
 from tessel.tir.block import BlockRealize
@@ -80,7 +80,7 @@ def test_rule_keeps_results_and_replays(op, shape):
 @pytest.mark.parametrize("op", OPS)
 def test_default_schedule_keeps_results(op, shape):
     func = _func(op, shape)
-    after = default_schedule(func)
+    after = default_schedule(func).func
     check_same_results(func, after, rtol=1e-5, atol=1e-5)
     nest = _root_loop(after)
     assert nest.kind is ForKind.PARALLEL

@@ -7,9 +7,9 @@ the C compiler keeps in registers, stored once per tile by a write-back block in
 epilogue (bias, relu, a residual add) is inlined; 4x the speed of accumulating in C itself. When
 the B operand is not contiguous along j (dense's W[j, k]), it is copied into a packed
 [..., j // TILE_J, k, j % TILE_J] buffer, so j_i reads whole vectors; a weight that is a model
-constant is packed once at compile time instead (tessel.graph.layout_rewrite). Each step is tried
-and skipped where the schedule refuses it (ScheduleError): a refusal costs speed, never
-correctness."""
+constant is packed once at compile time instead (tessel.graph.passes.layout_rewrite). Each
+step is tried and skipped where the schedule refuses it (ScheduleError): a refusal costs speed,
+never correctness."""
 
 from __future__ import annotations
 

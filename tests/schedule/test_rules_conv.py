@@ -1,4 +1,4 @@
-"""The default schedule's conv rule (tessel.graph.schedule_conv): conv2d (strides, padding,
+"""The default schedule's conv rule (tessel.schedule.rules.conv): conv2d (strides, padding,
 dilation, odd channel counts and sizes, with its relu epilogue), depthwise conv2d (groups) and
 TOPI's depthwise_conv2d_nchw compile to vectorized kernels that give the reference results."""
 
@@ -9,7 +9,7 @@ import tessel
 import tessel.graph as graph
 from tessel import te, topi
 from tessel.graph import InferType, evaluate, parse
-from tessel.graph.default_schedule import default_schedule
+from tessel.schedule.rules import default_schedule
 
 
 def _model(body: str, params: str) -> object:
@@ -100,7 +100,7 @@ def test_topi_depthwise(c, m, size, k, s, p):
     kernel = te.placeholder((c, m, k, k), name="kernel")
     out = topi.nn.depthwise_conv2d_nchw(data, kernel, s, p, 1)
     func = te.create_prim_func([data, kernel, out])
-    scheduled = default_schedule(func)
+    scheduled = default_schedule(func).func
     tir = scheduled.script()
     assert "DepthwiseConv2d_init" in tir
     assert 'T.block("PaddedInput")' in tir  # kept, not inlined

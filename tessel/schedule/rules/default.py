@@ -1,26 +1,33 @@
-"""A minimal default schedule for the kernels LowerTE builds, so they are not naive loop nests:
-inline injective intermediate blocks, run the outermost loop of each nest in parallel and
-vectorize the innermost one; GEMM-like blocks get a register tile (tessel.graph.schedule_gemm).
-Every step is tried and skipped where the schedule refuses it
-(a reduction loop, a block that cannot inline). The real rules come with issue 15
-(`tessel.schedule.rules`), which replaces this file."""
+"""Default schedules: what a kernel gets when nobody wrote a schedule for it (TVM needs hours of
+tuning for this; Tessel applies rules, in milliseconds). Injective intermediate blocks are
+inlined (except a math-heavy block read twice, such as softmax's exp), then each block goes to
+the first rule that matches it: conv2d (tessel.schedule.rules.conv), GEMM-like contractions
+(tessel.schedule.rules.gemm), row reductions (tessel.schedule.rules.reduction); any other nest
+gets its outer spatial loops fused into one parallel loop and its innermost loop vectorized.
+Every step is tried and skipped where the schedule refuses it (a reduction loop, a block that
+cannot inline): a refusal costs speed, never correctness."""
 
 from __future__ import annotations
 
-from tessel.graph.schedule_conv import conv_padding, schedule_conv
-from tessel.graph.schedule_gemm import schedule_gemm
-from tessel.graph.schedule_reduction import schedule_row_reduction
 from tessel.ir.expr import Call, PrimExpr, Var
 from tessel.ir.functor import post_order
+from tessel.ir.target import Target
 from tessel.schedule import BlockRV, LoopRV, Schedule, ScheduleError
+from tessel.schedule.rules.conv import conv_padding, schedule_conv
+from tessel.schedule.rules.gemm import schedule_gemm
+from tessel.schedule.rules.reduction import schedule_row_reduction
 from tessel.schedule.state import block_names
 from tessel.tir.block import Block, IterVarType
 from tessel.tir.function import PrimFunc
 
 
-def default_schedule(func: PrimFunc) -> PrimFunc:
-    """`func` with injective intermediates inlined, GEMM-like blocks tiled, and each other loop
-    nest parallel + vectorized."""
+def default_schedule(func: PrimFunc, target: Target | str | None = None) -> Schedule:
+    """The default schedule of `func`: injective intermediates inlined, then each block given
+    to the first rule that matches it (conv2d, GEMM-like, row reduction), any other nest made
+    parallel and vectorized. Every step is a schedule primitive, so `.trace` shows (and
+    replays) them all and `.func` is the scheduled function. `target` (default: the C target)
+    sets the vector width the rules assume."""
+    vector_bytes = Target.of(target).vector_bytes if target is not None else Target().vector_bytes
     sch = Schedule(func)
     _inline_injective(sch, keep=conv_padding(sch))
     done = {"root"}
@@ -29,12 +36,12 @@ def default_schedule(func: PrimFunc) -> PrimFunc:
             done |= (
                 schedule_conv(sch, name)
                 or schedule_gemm(sch, name)
-                or schedule_row_reduction(sch, name)
+                or schedule_row_reduction(sch, name, vector_bytes)
             )
     for name in block_names(sch.func):
         if name not in done:
             _parallel_and_vectorize(sch, name)
-    return sch.func
+    return sch
 
 
 def _exists(sch: Schedule, name: str) -> bool:
@@ -78,7 +85,7 @@ def _parallel_and_vectorize(sch: Schedule, name: str) -> None:
         if vector is not None:
             sch.vectorize(vector)
     except ScheduleError:
-        pass  # keep what was applied; issue 15's rules handle the hard cases
+        pass  # keep what was applied
 
 
 def _spatial_prefix(sch: Schedule, block: BlockRV, loops: list[LoopRV]) -> list[LoopRV]:

@@ -85,7 +85,7 @@ def _vars_in(load: BufferLoad) -> list[Var]:
     return [node for index in load.indices for node in post_order(index) if isinstance(node, Var)]
 
 
-def schedule_row_reduction(sch: Schedule, name: str) -> set[str]:
+def schedule_row_reduction(sch: Schedule, name: str, vector_bytes: int = VECTOR_BYTES) -> set[str]:
     """Schedule the row reduction `name` with the blocks that consume it row by row; the names
     of the blocks it scheduled, empty (nothing changed) if `name` is not a row reduction in the
     plain nest (rows.., k) TOPI builds."""
@@ -105,11 +105,11 @@ def schedule_row_reduction(sch: Schedule, name: str) -> set[str]:
         if rv in middles:
             _vectorize_row(sch, rv, reduction.rows)
         else:
-            done |= _vectorize_reduction(sch, rv)
+            done |= _vectorize_reduction(sch, rv, vector_bytes)
     if anchor is not None:
         _vectorize_row(sch, anchor, reduction.rows)
     else:
-        done |= _vectorize_last_reduction(sch, last, rows[-1])
+        done |= _vectorize_last_reduction(sch, last, rows[-1], vector_bytes)
     _parallel_rows(sch, rows)
     return done
 
@@ -119,11 +119,12 @@ def _compute_at(sch: Schedule, block: BlockRV, loop: LoopRV) -> bool:
     return _try(lambda: sch.compute_at(block, loop)) is not False
 
 
-def _vectorize_last_reduction(sch: Schedule, block: BlockRV, row: LoopRV) -> set[str]:
+def _vectorize_last_reduction(sch: Schedule, block: BlockRV, row: LoopRV,
+                              vector_bytes: int) -> set[str]:  # fmt: skip
     """_vectorize_reduction for the reduction that ends the group: its write-back lands after
     the row loops when they hold only the partial results, so it moves back under them, to
     run while the row is in cache."""
-    factored = _vectorize_reduction(sch, block)
+    factored = _vectorize_reduction(sch, block, vector_bytes)
     row_var = sch.loop(row).loop_var
     if factored and all(sch.loop(loop).loop_var is not row_var for loop in sch.get_loops(block)):
         _try(lambda: sch.reverse_compute_at(block, row))
@@ -194,12 +195,12 @@ def _parallel_rows(sch: Schedule, rows: list[LoopRV]) -> None:
     _try(lambda: sch.parallel(outer))
 
 
-def _vectorize_reduction(sch: Schedule, block: BlockRV) -> set[str]:
+def _vectorize_reduction(sch: Schedule, block: BlockRV, vector_bytes: int) -> set[str]:
     """Split the reduction loop into one vector of partial results (rfactor), initialised and
     updated by vector; the write-back reduces that vector. The new blocks' names."""
     k = sch.get_loops(block)[-1]
     extent = sch.loop(k).extent
-    lanes = VECTOR_BYTES * 8 // sch.block(block).block.writes[0].buffer.dtype.bits
+    lanes = vector_bytes * 8 // sch.block(block).block.writes[0].buffer.dtype.bits
     if not isinstance(extent, IntImm) or extent.value < lanes:
         return set()  # a short row: scalar, in cache
     try:

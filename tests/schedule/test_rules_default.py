@@ -1,0 +1,74 @@
+"""The default schedule (tessel.schedule.rules.default_schedule) is a Schedule whose trace shows
+and replays every step, keeps the results of every kernel kind it has a rule for on odd shapes
+(interpreter and C), and `tessel.build(..., schedule="default")` applies it."""
+
+import numpy as np
+import pytest
+
+import tessel
+from tessel import te, topi
+from tessel.ir.structural import assert_structural_equal
+from tessel.schedule import Schedule
+from tessel.schedule.rules import default_schedule
+from tessel.support.errors import UserError
+from tessel.testing import check_same_results
+
+
+def _dense(m, k, n):
+    x, w = te.placeholder((m, k), name="x"), te.placeholder((n, k), name="w")
+    return te.create_prim_func([x, w, topi.nn.relu(topi.nn.dense(x, w))])
+
+
+def _conv(c, f, size):
+    x, w = te.placeholder((1, c, size, size), name="x"), te.placeholder((f, c, 3, 3), name="w")
+    return te.create_prim_func([x, w, topi.nn.conv2d_nchw(x, w, 1, 1, 1)])
+
+
+def _softmax(*shape):
+    x = te.placeholder(shape, name="x")
+    return te.create_prim_func([x, topi.nn.softmax(x)])
+
+
+def _elementwise(*shape):
+    x = te.placeholder(shape, name="x")
+    return te.create_prim_func([x, topi.sigmoid(topi.add(x, x))])
+
+
+KERNELS = {
+    "dense 1x7x129": lambda: _dense(1, 7, 129),
+    "dense 127x13x17": lambda: _dense(127, 13, 17),
+    "dense 129x127x7": lambda: _dense(129, 127, 7),
+    "conv 3->16 at 7": lambda: _conv(3, 16, 7),
+    "conv 5->7 at 13": lambda: _conv(5, 7, 13),
+    "softmax 3x129": lambda: _softmax(3, 129),
+    "softmax 1x1": lambda: _softmax(1, 1),
+    "elementwise 7x127": lambda: _elementwise(7, 127),
+}
+
+
+@pytest.mark.parametrize("kernel", sorted(KERNELS))
+def test_default_schedule_keeps_results_and_its_trace_replays(kernel):
+    func = KERNELS[kernel]()
+    sch = default_schedule(func)
+    assert isinstance(sch, Schedule)
+    assert len(sch.trace.instructions) > 0  # every step is a recorded primitive
+    check_same_results(func, sch.func, rtol=1e-5, atol=1e-5)
+    replayed = Schedule(func)
+    sch.trace.apply_to_schedule(replayed)
+    assert_structural_equal(replayed.func, sch.func)
+
+
+def test_build_with_the_default_schedule():
+    func = _dense(33, 20, 17)
+    x = np.random.default_rng(0).standard_normal((33, 20), dtype=np.float32)
+    w = np.random.default_rng(1).standard_normal((17, 20), dtype=np.float32)
+    out = np.empty((33, 17), np.float32)
+    module = tessel.build(func, schedule="default")
+    module(x, w, out)
+    np.testing.assert_allclose(out, np.maximum(x @ w.T, 0), rtol=1e-5, atol=1e-5)
+    assert "#pragma omp parallel for" in module.source
+
+
+def test_build_refuses_an_unknown_schedule():
+    with pytest.raises(UserError, match="unknown schedule 'fast'"):
+        tessel.build(_dense(2, 2, 2), schedule="fast")
