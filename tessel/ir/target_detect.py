@@ -47,7 +47,7 @@ def detect_cpu(
     first = cpus[0] if cpus else 0  # caches are read from the first CPU this process may use
     fields = CPUFields()
     fields.update(_vector_fields(processors, machine or platform.machine()))
-    fields.update(_cache_fields(base / "sys" / "devices" / "system" / "cpu" / f"cpu{first}" / "cache"))
+    fields.update(_cache_fields(base / "sys/devices/system/cpu" / f"cpu{first}" / "cache"))
     fields["cores"] = _physical_cores(processors, cpus)
     return fields
 
