@@ -72,3 +72,15 @@ def test_build_with_the_default_schedule():
 def test_build_refuses_an_unknown_schedule():
     with pytest.raises(UserError, match="unknown schedule 'fast'"):
         tessel.build(_dense(2, 2, 2), schedule="fast")
+
+
+def test_register_tiles_follow_the_targets_vector_registers():
+    """48 rows: 8 per tile where AVX-512's 32 registers hold them, 6 with AVX2's 16 (each
+    16-float row of accumulators is two 32-byte registers); results unchanged."""
+    from tessel.ir.target import Target
+
+    func = _dense(48, 13, 32)
+    avx512 = default_schedule(func, Target(vector_bytes=64, vector_registers=32)).func
+    avx2 = default_schedule(func, Target(vector_bytes=32, vector_registers=16)).func
+    assert "T.unroll(8)" in avx512.script() and "T.unroll(6)" in avx2.script()
+    check_same_results(func, avx2, rtol=1e-5, atol=1e-5)

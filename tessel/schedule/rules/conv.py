@@ -106,7 +106,7 @@ def conv_padding(sch: Schedule) -> set[str]:
     return names
 
 
-def schedule_conv(sch: Schedule, name: str) -> set[str]:
+def schedule_conv(sch: Schedule, name: str, max_columns: int = X_TILES[0]) -> set[str]:
     """Tile the conv block `name`; the names of the blocks it scheduled, empty (nothing changed)
     if it is not one or its loops are not the plain nest TOPI builds."""
     block = sch.get_block(name)
@@ -122,13 +122,13 @@ def schedule_conv(sch: Schedule, name: str) -> set[str]:
         return _schedule_depthwise(sch, block, name)
     if conv.grouped:
         return _schedule_grouped(sch, block, name)
-    return _schedule_conv2d(sch, block, name)
+    return _schedule_conv2d(sch, block, name, max_columns)
 
 
-def _schedule_conv2d(sch: Schedule, block: BlockRV, name: str) -> set[str]:
+def _schedule_conv2d(sch: Schedule, block: BlockRV, name: str, max_columns: int) -> set[str]:
     n, f, y, x, c, r, s = sch.get_loops(block)
     f_tile = _channel_tile(sch.loop(f).extent)
-    x_tile = _divisor_tile(sch.loop(x).extent, X_TILES)
+    x_tile = _divisor_tile(sch.loop(x).extent, tuple(t for t in X_TILES if t <= max_columns))
     packed = _pack_weight(sch, block, f_tile)
     try:
         f_o, f_i = sch.split(f, [None, f_tile])

@@ -9,6 +9,8 @@ cannot inline): a refusal costs speed, never correctness."""
 
 from __future__ import annotations
 
+from functools import cache
+
 from tessel.ir.expr import Call, PrimExpr, Var
 from tessel.ir.functor import post_order
 from tessel.ir.target import Target
@@ -25,23 +27,39 @@ def default_schedule(func: PrimFunc, target: Target | str | None = None) -> Sche
     """The default schedule of `func`: injective intermediates inlined, then each block given
     to the first rule that matches it (conv2d, GEMM-like, row reduction), any other nest made
     parallel and vectorized. Every step is a schedule primitive, so `.trace` shows (and
-    replays) them all and `.func` is the scheduled function. `target` (default: the C target)
-    sets the vector width the rules assume."""
+    replays) them all and `.func` is the scheduled function. `target` (default: this machine,
+    which the C compiler builds for) sizes the register tiles by its vector registers; the
+    row reductions use its vector width (default 32 bytes, the lowering's vector chunk)."""
     vector_bytes = Target.of(target).vector_bytes if target is not None else Target().vector_bytes
+    tile = accumulator_rows(Target.of(target) if target is not None else host_target())
     sch = Schedule(func)
     _inline_injective(sch, keep=conv_padding(sch))
     done = {"root"}
     for name in block_names(sch.func):
         if name not in done and _exists(sch, name):  # a rule may have inlined a later block
             done |= (
-                schedule_conv(sch, name)
-                or schedule_gemm(sch, name)
+                schedule_conv(sch, name, tile)
+                or schedule_gemm(sch, name, tile)
                 or schedule_row_reduction(sch, name, vector_bytes)
             )
     for name in block_names(sch.func):
         if name not in done:
             _parallel_and_vectorize(sch, name)
     return sch
+
+
+@cache
+def host_target() -> Target:
+    """This machine (Target.detect): what the C compiler's -march=native builds for."""
+    return Target.detect()
+
+
+def accumulator_rows(target: Target) -> int:
+    """How many rows (GEMM) or columns (conv2d) of 16 float32 accumulators a register tile may
+    have: the vector registers less four (operands and broadcasts), 8 at most. AVX-512: 8;
+    AVX2: 6."""
+    per_row = max(1, 64 // target.vector_bytes)
+    return max(1, min(8, (target.vector_registers - 4) // per_row))
 
 
 def _exists(sch: Schedule, name: str) -> bool:

@@ -69,12 +69,13 @@ def _is_update(store: BufferStore) -> bool:
     )
 
 
-def _row_tile(rows: int) -> int:
-    """The largest of ROW_TILES dividing `rows`; else TILE_I with a guarded tail (fewer rows:
-    all of them)."""
-    if 0 < rows < TILE_I:
+def _row_tile(rows: int, max_rows: int = TILE_I) -> int:
+    """The largest of ROW_TILES up to `max_rows` dividing `rows`; else `max_rows` with a
+    guarded tail (fewer rows: all of them)."""
+    top = min(TILE_I, max_rows)
+    if 0 < rows < top:
         return rows
-    return next((t for t in ROW_TILES if rows % t == 0), TILE_I)
+    return next((t for t in ROW_TILES if t <= top and rows % t == 0), top)
 
 
 def _rows(block: Block, gemm: Gemm) -> int:
@@ -124,10 +125,11 @@ def _uncast(expr: PrimExpr) -> PrimExpr:
     return expr.value if isinstance(expr, Cast) else expr
 
 
-def schedule_gemm(sch: Schedule, name: str) -> set[str]:
-    """Tile the GEMM-like block `name`; the names of the blocks it scheduled (the block, its
-    init and its epilogue), empty (nothing changed) if it is not one or its loops are not the
-    plain nest (outer..., i, j, k) TOPI builds."""
+def schedule_gemm(sch: Schedule, name: str, max_rows: int = TILE_I) -> set[str]:
+    """Tile the GEMM-like block `name`, with at most `max_rows` rows of accumulators (what the
+    vector registers hold); the names of the blocks it scheduled (the block, its init and its
+    epilogue), empty (nothing changed) if it is not one or its loops are not the plain nest
+    (outer..., i, j, k) TOPI builds."""
     block = sch.get_block(name)
     realize = sch.block(block)
     gemm = match_gemm(realize.block)
@@ -139,7 +141,7 @@ def schedule_gemm(sch: Schedule, name: str) -> set[str]:
         return set()
     _pack_strided_operand(sch, block, gemm)
     *outer, i, j, k = sch.get_loops(block)
-    rows = _row_tile(_rows(realize.block, gemm))
+    rows = _row_tile(_rows(realize.block, gemm), max_rows)
     try:
         i_o, i_i = sch.split(i, [None, rows])
         j_o, j_i = sch.split(j, [None, TILE_J])
