@@ -4,28 +4,11 @@ TOPI's depthwise_conv2d_nchw compile to vectorized kernels that give the referen
 
 import numpy as np
 import pytest
+from rules_testing import compile_and_check, model, rand
 
 import tessel
-import tessel.graph as graph
 from tessel import te, topi
-from tessel.graph import InferType, evaluate, parse
 from tessel.schedule.rules import default_schedule
-
-
-def _model(body: str, params: str) -> object:
-    return InferType()(parse(f'#[version = "0.0.5"]\ndef @main({params}) {{\n{body}\n}}\n'))
-
-
-def _check(mod, inputs: dict, weights: dict) -> str:
-    """Compile `mod`, compare with the evaluator; the kernels' printed TIR."""
-    model = graph.compile(mod, params=weights)
-    expected = evaluate(mod, *inputs.values(), params=weights)
-    np.testing.assert_allclose(model(*inputs.values()), expected, rtol=1e-4, atol=1e-4)
-    return "\n".join(f.script() for gv, f in model.lowered.items() if gv.name_hint != "main")
-
-
-def _rand(*shape: int, seed: int = 0) -> np.ndarray:
-    return np.random.default_rng(seed).standard_normal(shape, dtype=np.float32)
 
 
 def _conv(ci: int, co: int, size: int, kernel: int, stride: int, pad: int, dilation: int,
@@ -52,12 +35,12 @@ CONV2D = [
 
 @pytest.mark.parametrize(("n", "ci", "co", "size", "k", "s", "p", "d"), CONV2D)
 def test_conv2d_relu(n, ci, co, size, k, s, p, d):
-    mod = _model(
+    mod = model(
         _conv(ci, co, size, k, s, p, d),
         f"%x: Tensor[({n}, {ci}, {size}, {size}), float32], "
         f"%w: Tensor[({co}, {ci}, {k}, {k}), float32]",
     )
-    tir = _check(mod, {"x": _rand(n, ci, size, size)}, {"w": _rand(co, ci, k, k, seed=1)})
+    tir = compile_and_check(mod, {"x": rand(n, ci, size, size)}, {"w": rand(co, ci, k, k, seed=1)})
     width = (size + 2 * p - d * (k - 1) - 1) // s + 1
     columns = next(t for t in (8, 7, 6, 5, 4, 3, 2, 1) if width % t == 0)
     assert f"T.unroll({columns})" in tir  # x_i: the largest tile that leaves no tail
@@ -82,11 +65,11 @@ DEPTHWISE = [(7, 13, 3, 1, 1), (17, 7, 3, 2, 1), (3, 13, 5, 1, 2), (16, 16, 3, 2
 
 @pytest.mark.parametrize(("c", "size", "k", "s", "p"), DEPTHWISE)
 def test_depthwise_relu(c, size, k, s, p):
-    mod = _model(
+    mod = model(
         _conv(c, c, size, k, s, p, 1, groups=c),
         f"%x: Tensor[(1, {c}, {size}, {size}), float32], %w: Tensor[({c}, 1, {k}, {k}), float32]",
     )
-    tir = _check(mod, {"x": _rand(1, c, size, size)}, {"w": _rand(c, 1, k, k, seed=1)})
+    tir = compile_and_check(mod, {"x": rand(1, c, size, size)}, {"w": rand(c, 1, k, k, seed=1)})
     assert "group_conv2d_nchw_init" in tir  # groups=c: the grouped tile, with c of extent 1
     assert _column_vector((size + 2 * p - k) // s + 1) in tir
 
@@ -105,7 +88,7 @@ def test_topi_depthwise(c, m, size, k, s, p):
     assert "DepthwiseConv2d_init" in tir
     assert 'T.block("PaddedInput")' in tir  # kept, not inlined
     assert f"T.vectorized({(size + 2 * p - k) // s + 1})" in tir
-    x, w = _rand(1, c, size, size), _rand(c, m, k, k, seed=1)
+    x, w = rand(1, c, size, size), rand(c, m, k, k, seed=1)
     expected, got = np.zeros(out.shape, "float32"), np.zeros(out.shape, "float32")
     tessel.build(func)(x, w, expected)
     tessel.build(scheduled)(x, w, got)

@@ -2,29 +2,10 @@
 epilogue), batch_matmul and matmul of odd shapes compile to tiled, vectorized kernels that give
 the evaluator's results."""
 
-import numpy as np
 import pytest
-
-import tessel.graph as graph
-from tessel.graph import InferType, evaluate, parse
+from rules_testing import compile_and_check, model, rand
 
 ODD = (1, 7, 13, 127, 129)
-
-
-def _model(body: str, params: str) -> object:
-    return InferType()(parse(f'#[version = "0.0.5"]\ndef @main({params}) {{\n{body}\n}}\n'))
-
-
-def _check(mod, inputs: dict, weights: dict) -> str:
-    """Compile `mod`, compare with the evaluator; the kernels' printed TIR."""
-    model = graph.compile(mod, params=weights)
-    expected = evaluate(mod, *inputs.values(), params=weights)
-    np.testing.assert_allclose(model(*inputs.values()), expected, rtol=1e-4, atol=1e-4)
-    return "\n".join(f.script() for gv, f in model.lowered.items() if gv.name_hint != "main")
-
-
-def _rand(*shape: int, seed: int = 0) -> np.ndarray:
-    return np.random.default_rng(seed).standard_normal(shape, dtype=np.float32)
 
 
 def _assert_tiled(tir: str, rows: int) -> None:
@@ -39,12 +20,12 @@ def _assert_tiled(tir: str, rows: int) -> None:
 @pytest.mark.parametrize(("m", "k", "n"), [(m, k, n) for m in ODD for k, n in [(13, 129), (129, 7)]]
                          + [(7, 1, 13), (13, 127, 1), (127, 7, 129)])  # fmt: skip
 def test_dense_bias_relu(m, k, n):
-    mod = _model(
+    mod = model(
         f"  %0 = nn.dense(%x, %w, units={n});\n  %1 = nn.bias_add(%0, %b);\n  nn.relu(%1)",
         f"%x: Tensor[({m}, {k}), float32], %w: Tensor[({n}, {k}), float32], "
         f"%b: Tensor[({n}), float32]",
     )
-    tir = _check(mod, {"x": _rand(m, k)}, {"w": _rand(n, k, seed=1), "b": _rand(n, seed=2)})
+    tir = compile_and_check(mod, {"x": rand(m, k)}, {"w": rand(n, k, seed=1), "b": rand(n, seed=2)})
     if n == 1:  # one column: a row reduction, which the GEMM rule leaves to the others
         assert "T_matmul_NT_local" not in tir
         return
@@ -59,21 +40,21 @@ def test_dense_bias_relu(m, k, n):
 @pytest.mark.parametrize(("b", "m", "k", "n"), [(1, 7, 13, 129), (2, 13, 129, 7), (3, 129, 1, 13),
                                                 (1, 1, 127, 13), (2, 127, 7, 1)])  # fmt: skip
 def test_batch_matmul(b, m, k, n):
-    mod = _model(
+    mod = model(
         "  nn.batch_matmul(%x, %y)",
         f"%x: Tensor[({b}, {m}, {k}), float32], %y: Tensor[({b}, {n}, {k}), float32]",
     )
-    tir = _check(mod, {"x": _rand(b, m, k), "y": _rand(b, n, k, seed=1)}, {})
+    tir = compile_and_check(mod, {"x": rand(b, m, k), "y": rand(b, n, k, seed=1)}, {})
     if n > 1:  # one column is a row reduction, left to the other rules
         _assert_tiled(tir, m)
 
 
 @pytest.mark.parametrize(("m", "k", "n"), [(7, 13, 129), (129, 7, 13), (1, 127, 7), (13, 1, 127)])
 def test_matmul_contiguous_b(m, k, n):
-    mod = _model(
+    mod = model(
         "  nn.matmul(%x, %y)",
         f"%x: Tensor[({m}, {k}), float32], %y: Tensor[({k}, {n}), float32]",
     )
-    tir = _check(mod, {"x": _rand(m, k), "y": _rand(k, n, seed=1)}, {})
+    tir = compile_and_check(mod, {"x": rand(m, k), "y": rand(k, n, seed=1)}, {})
     _assert_tiled(tir, m)
     assert "_global" not in tir  # B[k, j] is contiguous along j: no packed copy

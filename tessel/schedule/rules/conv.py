@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from tessel.ir.expr import PrimExpr, Var
 from tessel.ir.functor import post_order
 from tessel.schedule import BlockRV, LoopRV, Schedule, ScheduleError
-from tessel.schedule.rules.gemm import _is_update, _try, _uncast
+from tessel.schedule.rules.gemm import _is_update, _try, _uncast, vectorized_init
 from tessel.schedule.state import block_names
 from tessel.tir.block import Block, IterVarType
 from tessel.tir.buffer import BufferLoad
@@ -150,9 +150,7 @@ def _schedule_conv2d(sch: Schedule, block: BlockRV, name: str, max_columns: int)
             _try(lambda: sch.vectorize(sch.get_loops(write_back)[-1]))
     # Fused after compute_at: the write-back's coverage proof needs the tile loops unfused.
     outer = _parallel(sch, [n, f_o, y])
-    init = _try(lambda: sch.decompose_reduction(block, c))
-    if isinstance(init, BlockRV):
-        _try(lambda: sch.vectorize(sch.get_loops(init)[-1]))
+    init = vectorized_init(sch, block, c)
     _try(lambda: sch.vectorize(f_i))
     _try(lambda: sch.unroll(x_i))
     if not isinstance(write_back, BlockRV):
@@ -176,9 +174,7 @@ def _schedule_grouped(sch: Schedule, block: BlockRV, name: str) -> set[str]:
     except ScheduleError:
         return set()
     outer = _parallel(sch, [n, f_o, y])
-    init = _try(lambda: sch.decompose_reduction(block, c))
-    if isinstance(init, BlockRV):
-        _try(lambda: sch.vectorize(sch.get_loops(init)[-1]))
+    init = vectorized_init(sch, block, c)
     if x_i is not None:
         _try(lambda: sch.vectorize(x_i))
     _try(lambda: sch.unroll(f_i))
@@ -238,9 +234,7 @@ def _schedule_depthwise(sch: Schedule, block: BlockRV, name: str) -> set[str]:
     except ScheduleError:
         return set()
     outer = _parallel(sch, [n, c, y])
-    init = _try(lambda: sch.decompose_reduction(block, r))
-    if isinstance(init, BlockRV):
-        _try(lambda: sch.vectorize(sch.get_loops(init)[-1]))
+    init = vectorized_init(sch, block, r)
     _try(lambda: sch.vectorize(x))
     epilogue = _epilogue_into(sch, block, outer)
     return {name} | {rv.name for rv in (init, epilogue) if isinstance(rv, BlockRV)}

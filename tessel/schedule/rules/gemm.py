@@ -200,6 +200,15 @@ def _epilogue_into_tile(sch: Schedule, block: BlockRV, tile: LoopRV) -> BlockRV 
     return consumer
 
 
+def vectorized_init(sch: Schedule, block: BlockRV, loop: LoopRV) -> BlockRV | bool:
+    """decompose_reduction of `block` above `loop`, the init's innermost loop vectorized; the
+    init block, or False when the schedule refuses."""
+    init = _try(lambda: sch.decompose_reduction(block, loop))
+    if isinstance(init, BlockRV):
+        _try(lambda: sch.vectorize(sch.get_loops(init)[-1]))
+    return init
+
+
 def _try(step):  # noqa: ANN001, ANN202 - a thunk; its result, or False when the schedule refuses
     try:
         result = step()

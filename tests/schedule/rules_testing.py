@@ -1,0 +1,27 @@
+"""Helpers of the schedule-rule tests that go through the graph compiler: a model from Relay
+text, compiled and checked against the evaluator, and seeded random inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tessel.graph as graph
+from tessel.graph import InferType, evaluate, parse
+
+
+def model(body: str, params: str) -> object:
+    """A typed module whose main has `params` and `body` (Relay text)."""
+    return InferType()(parse(f'#[version = "0.0.5"]\ndef @main({params}) {{\n{body}\n}}\n'))
+
+
+def compile_and_check(mod, inputs: dict, weights: dict) -> str:
+    """Compile `mod`, compare with the evaluator; the kernels' printed TIR."""
+    compiled = graph.compile(mod, params=weights)
+    expected = evaluate(mod, *inputs.values(), params=weights)
+    np.testing.assert_allclose(compiled(*inputs.values()), expected, rtol=1e-4, atol=1e-4)
+    return "\n".join(f.script() for gv, f in compiled.lowered.items() if gv.name_hint != "main")
+
+
+def rand(*shape: int, seed: int = 0) -> np.ndarray:
+    """Standard-normal float32 values of `shape`."""
+    return np.random.default_rng(seed).standard_normal(shape, dtype=np.float32)
