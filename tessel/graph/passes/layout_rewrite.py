@@ -154,8 +154,8 @@ def _stage_of(
     if len(written) != 1:
         return None
     (packed,) = written
-    if packed not in allocated:
-        return None
+    if packed not in allocated or packed.scope not in ("", "global"):
+        return None  # only a global buffer can become a parameter
     writers = [i for i, (_, writes) in enumerate(accesses) if packed in writes]
     users = [i for i, (reads, _) in enumerate(accesses) if packed in reads and i not in writers]
     if set(readers) != set(writers) or (users and max(writers) > min(users)):
