@@ -28,7 +28,8 @@ def build(
 ) -> Module:
     """Compile a PrimFunc or IRModule to native code and load it as a runtime Module;
     `schedule="default"` first applies the default schedule rules (tessel.schedule.rules) to
-    every function, for code that nobody scheduled by hand."""
+    every function, for code that nobody scheduled by hand, with tiles sized for `target`
+    (`Target.detect()` describes this machine; the plain "c" target, a modest AVX2 core)."""
     target = Target.of(target)
     if schedule is not None:
         func_or_mod = _scheduled(func_or_mod, schedule, target)
