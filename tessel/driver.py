@@ -38,6 +38,7 @@ def build(
         c_source.source,
         cache_dir=cache_dir,
         sanitize=target.sanitize,
+        fp_contract=target.fp_contract,
         data_files=c_source.data_files,  # with link_params: the blob of constants
     )
     # Without link_params the library holds no constant data: the Module is handed it here.

@@ -62,11 +62,15 @@ def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name user
     `export` writes); the others stay inputs of the model, in order. `executor` is "aot" (one C
     entry runs the model) or "python" (a Python loop of kernel calls). With the aot executor,
     `Target(link_params=True)` links the bound weights into the library instead of passing them
-    at each call (the Python executor always hands its kernels the weights)."""
+    at each call (the Python executor always hands its kernels the weights). A `target` given
+    by kind name ("c") compiles with multiply-adds fused (`Target.fp_contract`); pass a `Target`
+    to choose."""
     if executor not in EXECUTORS:
         raise UserError(f"unknown executor {executor!r}; choose one of {list(EXECUTORS)}",
                         rule="executor.unknown")  # fmt: skip
-    ctx, target = ctx or PassContext(), Target.of(target)
+    ctx = ctx or PassContext()
+    # A kind name asks for the defaults: for a model, multiply-adds fused (Target.fp_contract).
+    target = Target(kind=target, fp_contract=True) if isinstance(target, str) else target
     if isinstance(params, str | Path):
         params = load_params(params)
     mod, names = _bind(mod, params or {})

@@ -30,7 +30,10 @@ class Target:
     lacks, and `cores` the physical cores this process may use. `Target()` describes a modest
     AVX2 x86-64 core and never looks at the machine, so lowering is the same everywhere;
     `Target.detect()` describes this machine, which is what the C compiler's `-march=native`
-    builds for (tessel/runtime/compiler.py)."""
+    builds for (tessel/runtime/compiler.py). `fp_contract` lets the C compiler fuse `a * b + c`
+    into one multiply-add: faster, but results then differ from the reference interpreter in
+    the last bits, so it is off unless asked for; `graph.compile` asks for it when its target
+    is given by kind name ("c"), as TVM's LLVM backend fuses by default."""
 
     kind: str = "c"
     max_stack_alloca_size: int = 1024
@@ -43,6 +46,7 @@ class Target:
     l2_bytes: int = 256 * _KIB
     l3_bytes: int = 8 * _MIB
     cores: int = 1
+    fp_contract: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in _KINDS:

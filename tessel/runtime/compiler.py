@@ -98,12 +98,16 @@ def compile_source(
     cache_dir: str | Path | None = None,
     sanitize: str | None = None,
     data_files: Sequence[DataFile] = (),
+    fp_contract: bool = False,
 ) -> Path:
     """The path of a shared object built from C `source`, compiling only on a cache miss;
     `sanitize` ("address") adds that sanitizer's flags (and so gives another cache key);
-    `data_files` are the binary files the source includes with `.incbin`."""
+    `data_files` are the binary files the source includes with `.incbin`; `fp_contract` lets
+    the compiler fuse `a * b + c` into one multiply-add (ISO C mode keeps them apart)."""
     compiler = find_compiler()
     flags = compiler_flags(compiler)
+    if fp_contract:
+        flags = (*flags, "-ffp-contract=fast")
     if sanitize is not None:
         if sanitize not in SANITIZER_FLAGS:
             raise BuildError(f"unknown sanitizer {sanitize!r}", rule="build.sanitize",
