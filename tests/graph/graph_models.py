@@ -7,6 +7,7 @@ import numpy as np
 
 from tessel.graph import InferType, TensorType, parse
 from tessel.ir.module import IRModule
+from tessel.schedule.rules.default import gemm_columns, host_target
 
 MLP = """#[version = "0.0.5"]
 def @main(%x: Tensor[(2, 784), float32], %w1: Tensor[(512, 784), float32], %b1: Tensor[(512), float32],
@@ -97,16 +98,21 @@ def assert_close(actual: np.ndarray, expected: np.ndarray, rtol: float = 1e-4) -
     )
 
 
+# The columns of the GEMM rule's tile (and of a packed dense weight) on this machine.
+COLUMNS = gemm_columns(host_target())
+
+
 def exported_weights(weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The MLP's weights as a compiled model holds them: LayoutRewrite packs each dense weight
-    W[j, k] into `<name>_packed`, laid out [j // 16, k, j % 16] and zero-padded."""
+    W[j, k] into `<name>_packed`, laid out [j // c, k, j % c] and zero-padded, c the GEMM
+    rule's columns on this machine (COLUMNS)."""
     held = {}
     for name, value in weights.items():
         if value.ndim != 2:
             held[name] = value
             continue
         n, k = value.shape
-        padded = np.zeros((-(-n // 16) * 16, k), value.dtype)
+        padded = np.zeros((-(-n // COLUMNS) * COLUMNS, k), value.dtype)
         padded[:n] = value
-        held[f"{name}_packed"] = padded.reshape(-1, 16, k).transpose(0, 2, 1).copy()
+        held[f"{name}_packed"] = padded.reshape(-1, COLUMNS, k).transpose(0, 2, 1).copy()
     return held

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import safetensors.numpy as safetensors
 from graph_models import (
+    COLUMNS,
     INPUTS,
     MODELS,
     assert_close,
@@ -69,7 +70,7 @@ def test_aot_is_the_default_and_agrees_with_the_python_loop(mlp):
 
 def test_weights_are_parameters_named_as_bound(mlp):
     """Dense weights are packed at compile time (LayoutRewrite) and named `<param>_packed`:
-    W[j, k] as [j // 16, k, j % 16], zero-padded; the biases are passed as bound."""
+    W[j, k] as [j // COLUMNS, k, j % COLUMNS], zero-padded; the biases are passed as bound."""
     _, weights, model = mlp
     names = [p.name for p in model.aot.of_kind("weight")]
     assert names == ["w1_packed", "b1", "w2_packed", "b2", "w3_packed", "b3"]
@@ -151,8 +152,10 @@ def test_export_writes_library_header_and_weights(mlp, tmp_path):
     raw = np.fromfile(out / "params.bin", "<f4")
     assert raw.size == sum(w.size for w in held.values())
     header = (out / "model.h").read_text()
-    assert "static inline int32_t tessel_model_run(const float* x, const float* w1_packed," in header
-    assert '{"w1_packed", "weight", "float32", 3, {32, 784, 16}, 1605632, 0},' in header
+    signature = "static inline int32_t tessel_model_run(const float* x, const float* w1_packed,"
+    assert signature in header
+    shape = f"{{{512 // COLUMNS}, 784, {COLUMNS}}}"
+    assert f'{{"w1_packed", "weight", "float32", 3, {shape}, 1605632, 0}},' in header
     assert '{"output", "output", "float32", 2, {2, 10, 0}, 80, -1},' in header  # rank 3 max
 
 

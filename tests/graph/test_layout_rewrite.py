@@ -5,7 +5,7 @@ argument is not constant keeps packing at run time."""
 
 import numpy as np
 import pytest
-from graph_models import INPUTS, assert_close, load, random_inputs, random_weights
+from graph_models import COLUMNS, INPUTS, assert_close, load, random_inputs, random_weights
 
 import tessel.graph as graph
 from tessel.graph import InferType, evaluate, parse
@@ -33,13 +33,14 @@ def test_constant_weight_is_packed_at_compile_time():
     assert_close(model(x), evaluate(mod, x, params={"w": w}))
     (name,) = [gv.name_hint for gv in model.lowered.functions if gv.name_hint != "main"]
     kernel = model.lowered[name]
-    # the kernel takes W' [j // 16, k, j % 16] and has no copy of its own
-    assert 'p1_global: T.Buffer((2, 13, 16), "float32")' in kernel.script()
-    assert "T.alloc_buffer((2, 13, 16)" not in kernel.script()
+    # the kernel takes W' [j // COLUMNS, k, j % COLUMNS] and has no copy of its own
+    tiles = -(-20 // COLUMNS)
+    assert f'p1_global: T.Buffer(({tiles}, 13, {COLUMNS}), "float32")' in kernel.script()
+    assert f"T.alloc_buffer(({tiles}, 13, {COLUMNS})" not in kernel.script()
     (packed,) = [c for c in model.plan.constants if c.ndim == 3]
-    expected = np.zeros((32, 13), np.float32)
+    expected = np.zeros((tiles * COLUMNS, 13), np.float32)
     expected[:20] = w
-    np.testing.assert_array_equal(packed, expected.reshape(2, 16, 13).transpose(0, 2, 1))
+    np.testing.assert_array_equal(packed, expected.reshape(tiles, COLUMNS, 13).transpose(0, 2, 1))
     assert packing_left(model.lowered) == []
 
 
@@ -50,7 +51,7 @@ def test_weight_passed_at_run_time_keeps_the_packing_in_the_kernel():
     assert_close(model(x, w), evaluate(mod, x, w))
     (name,) = [gv.name_hint for gv in model.lowered.functions if gv.name_hint != "main"]
     assert not name.endswith("_packed")
-    assert "T.alloc_buffer((2, 13, 16)" in model.lowered[name].script()
+    assert f"T.alloc_buffer(({-(-20 // COLUMNS)}, 13, {COLUMNS})" in model.lowered[name].script()
 
 
 def test_kernel_called_with_a_constant_and_an_input_gets_a_packed_twin():

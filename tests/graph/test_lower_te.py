@@ -4,7 +4,7 @@ kernels run against the NumPy evaluator."""
 
 import numpy as np
 import pytest
-from graph_models import assert_close
+from graph_models import COLUMNS, assert_close
 
 from tessel.driver import build
 from tessel.graph import Constant, TupleGetItem, TupleType, astext, evaluate, parse
@@ -178,8 +178,9 @@ def @main(%x: Tensor[(4, 64), float32], %w: Tensor[(32, 64), float32]) {
 }
 """)
     dense, relu = (str(f) for f in kernels(after).values())
-    # the GEMM rule (tessel.schedule.rules.gemm): 4x16 tiles, the tile loops fused in parallel
-    assert "T.parallel(2)" in dense
+    # the GEMM rule (tessel.schedule.rules.gemm): 4 x COLUMNS tiles, the tile loops fused in
+    # parallel
+    assert f"T.parallel({32 // COLUMNS})" in dense
     assert "T.vectorized(16)" in dense
     assert "T.parallel(4)" in relu and "T.vectorized(32)" in relu
     _, naive = lower(

@@ -7,6 +7,10 @@ import numpy as np
 
 import tessel.graph as graph
 from tessel.graph import InferType, evaluate, parse
+from tessel.schedule.rules.default import accumulator_rows, gemm_columns, host_target
+
+# The GEMM rule's register tile on this machine: at most ROWS rows of COLUMNS accumulators.
+ROWS, COLUMNS = accumulator_rows(host_target()), gemm_columns(host_target())
 
 
 def model(body: str, params: str) -> object:

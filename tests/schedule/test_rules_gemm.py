@@ -3,15 +3,17 @@ epilogue), batch_matmul and matmul of odd shapes compile to tiled, vectorized ke
 the evaluator's results."""
 
 import pytest
-from rules_testing import compile_and_check, model, rand
+from rules_testing import COLUMNS, ROWS, compile_and_check, model, rand
 
 ODD = (1, 7, 13, 127, 129)
 
 
 def _assert_tiled(tir: str, rows: int) -> None:
     assert "T.vectorized(16)" in tir  # j_i
-    # i_i: all rows when fewer than 8, else the largest of 8..4 dividing them, else 8 and a tail
-    tile = rows if rows < 8 else next((t for t in (8, 7, 6, 5, 4) if rows % t == 0), 8)
+    # i_i: all rows when fewer than ROWS, else the largest of ROWS..4 dividing them, else ROWS
+    # and a tail
+    top = min(ROWS, 8)
+    tile = rows if rows < top else next((t for t in range(top, 3, -1) if rows % t == 0), top)
     assert f"T.unroll({tile})" in tir
     assert "_init" in tir  # decompose_reduction
     assert 'scope="local"' in tir  # the accumulators
@@ -30,9 +32,9 @@ def test_dense_bias_relu(m, k, n):
         assert "T_matmul_NT_local" not in tir
         return
     _assert_tiled(tir, m)
-    # W[j, k] is strided along j: packed into [j // 16, k, j % 16], at compile time since it is
+    # W[j, k] is strided along j: packed into [j // c, k, j % c], at compile time since it is
     # a constant (LayoutRewrite): the kernel takes the packed weight
-    assert f'p1_global: T.Buffer(({-(-n // 16)}, {k}, 16), "float32")' in tir
+    assert f'p1_global: T.Buffer(({-(-n // COLUMNS)}, {k}, {COLUMNS}), "float32")' in tir
     assert "T.alloc_buffer" not in tir.replace("_local = T.alloc_buffer", "")
     assert "T.max(T_matmul_NT_local" in tir or "T.max(T_dense_local" in tir  # relu inlined
 

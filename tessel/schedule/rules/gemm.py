@@ -1,12 +1,13 @@
 """The default schedule's rule for GEMM-like blocks (dense, matmul, batch_matmul): a block whose
 update is `C[..., i, j] = C[..., i, j] + A[...] * B[...]` with one reduction iterator k gets a
-register tile: i split by the largest of ROW_TILES dividing it, j by TILE_J, loops ordered
-(outer..., i_o, j_o, k, i_i, j_i), the init decomposed above k, i_i unrolled and j_i vectorized,
+register tile: i split by the largest of ROW_TILES dividing it, j by one or two vectors of
+TILE_J, loops ordered (outer..., i_o, j_o, k, i_i, j_i), the init decomposed above k, i_i
+unrolled and j_i vectorized (in vectors of TILE_J),
 the outer loops fused and run in parallel. The accumulators are a scope-local tile (cache_write)
 the C compiler keeps in registers, stored once per tile by a write-back block into which the
 epilogue (bias, relu, a residual add) is inlined; 4x the speed of accumulating in C itself. When
 the B operand is not contiguous along j (dense's W[j, k]), it is copied into a packed
-[..., j // TILE_J, k, j % TILE_J] buffer, so j_i reads whole vectors; a weight that is a model
+[..., j // columns, k, j % columns] buffer, so j_i reads whole vectors; a weight that is a model
 constant is packed once at compile time instead (tessel.graph.passes.layout_rewrite). Each
 step is tried and skipped where the schedule refuses it (ScheduleError): a refusal costs speed,
 never correctness."""
@@ -22,9 +23,9 @@ from tessel.tir.buffer import BufferLoad
 from tessel.tir.index_map import IndexMap
 from tessel.tir.stmt import BufferStore
 
-# 8 rows x 16 columns of float32 accumulators: eight AVX-512 registers (AVX2 would need all 16
-# of its registers: the target description of issue 15 will pick the tile per machine). On a
-# 128x384x384 dense, 8x16 ran at 150 GFLOP/s, 4x16 at 148 and 4x32, 6x32, 8x32 under 45.
+# Rows of accumulators (at most) and one vector of columns: the default rule takes two vectors
+# of columns where 32 vector registers hold 8 x 32 float32 accumulators (AVX-512: MiniLM's
+# dense layers 8-10% faster than with 8 x 16), one otherwise.
 TILE_I, TILE_J = 8, 16
 # Rows per tile: the largest dividing the rows (no tail: a tail's guard predicates every access).
 ROW_TILES = (TILE_I, 7, 6, 5, 4)
@@ -101,8 +102,8 @@ def _strided_operand(block: Block, gemm: Gemm) -> tuple[int, int] | None:
     return None
 
 
-def _pack_strided_operand(sch: Schedule, block: BlockRV, gemm: Gemm) -> None:
-    """Copy the strided operand into a buffer laid out [.., j // TILE_J, .., k, j % TILE_J]."""
+def _pack_strided_operand(sch: Schedule, block: BlockRV, gemm: Gemm, columns: int) -> None:
+    """Copy the strided operand into a buffer laid out [.., j // columns, .., k, j % columns]."""
     strided = _strided_operand(sch.block(block).block, gemm)
     if strided is None:
         return
@@ -110,8 +111,8 @@ def _pack_strided_operand(sch: Schedule, block: BlockRV, gemm: Gemm) -> None:
     ndim = len(sch.block(block).block.reads[index].buffer.shape)
 
     def packed(*axes: PrimExpr) -> tuple[PrimExpr, ...]:
-        split = [a // TILE_J if p == axis else a for p, a in enumerate(axes)]
-        return (*split, axes[axis] % TILE_J)
+        split = [a // columns if p == axis else a for p, a in enumerate(axes)]
+        return (*split, axes[axis] % columns)
 
     try:
         sch.cache_read(block, index, "global")
@@ -125,11 +126,12 @@ def _uncast(expr: PrimExpr) -> PrimExpr:
     return expr.value if isinstance(expr, Cast) else expr
 
 
-def schedule_gemm(sch: Schedule, name: str, max_rows: int = TILE_I) -> set[str]:
-    """Tile the GEMM-like block `name`, with at most `max_rows` rows of accumulators (what the
-    vector registers hold); the names of the blocks it scheduled (the block, its init and its
-    epilogue), empty (nothing changed) if it is not one or its loops are not the plain nest
-    (outer..., i, j, k) TOPI builds."""
+def schedule_gemm(sch: Schedule, name: str, max_rows: int = TILE_I,
+                  columns: int = TILE_J) -> set[str]:  # fmt: skip
+    """Tile the GEMM-like block `name`, with at most `max_rows` rows of `columns` accumulators
+    (what the vector registers hold; columns a multiple of TILE_J); the names of the blocks it
+    scheduled (the block, its init and its epilogue), empty (nothing changed) if it is not one
+    or its loops are not the plain nest (outer..., i, j, k) TOPI builds."""
     block = sch.get_block(name)
     realize = sch.block(block)
     gemm = match_gemm(realize.block)
@@ -139,12 +141,12 @@ def schedule_gemm(sch: Schedule, name: str, max_rows: int = TILE_I) -> set[str]:
     loop_vars = [sch.loop(loop).loop_var for loop in loops]
     if not all(v is lv for v, lv in zip(realize.iter_values, loop_vars, strict=True)):
         return set()
-    _pack_strided_operand(sch, block, gemm)
+    _pack_strided_operand(sch, block, gemm, columns)
     *outer, i, j, k = sch.get_loops(block)
     rows = _row_tile(_rows(realize.block, gemm), max_rows)
     try:
         i_o, i_i = sch.split(i, [None, rows])
-        j_o, j_i = sch.split(j, [None, TILE_J])
+        j_o, j_i = sch.split(j, [None, columns])
         sch.reorder(i_o, j_o, k, i_i, j_i)
     except ScheduleError:
         return set()
@@ -182,6 +184,9 @@ def _vectorize_update(sch: Schedule, block: BlockRV, k: LoopRV, i_i: LoopRV,
     init = sch.decompose_reduction(block, k)
     init_loops = sch.get_loops(init)
     _try(lambda: sch.vectorize(init_loops[-1]))
+    if getattr(sch.loop(j_i).extent, "value", 0) > TILE_J:  # vectors of TILE_J, unrolled
+        j_io, j_i = sch.split(j_i, [None, TILE_J])
+        _try(lambda: sch.unroll(j_io))
     _try(lambda: sch.vectorize(j_i))
     _try(lambda: sch.unroll(i_i))
     return init
