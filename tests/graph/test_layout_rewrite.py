@@ -23,35 +23,35 @@ def _rand(*shape, seed=0):
 
 
 DENSE = "  %0 = nn.dense(%x, %w, units=20);\n  nn.relu(%0)"
-DENSE_PARAMS = "%x: Tensor[(8, 13), float32], %w: Tensor[(20, 13), float32]"
+DENSE_PARAMS = "%x: Tensor[(8, 64), float32], %w: Tensor[(20, 64), float32]"
 
 
 def test_constant_weight_is_packed_at_compile_time():
     mod = _model(DENSE, DENSE_PARAMS)
-    w, x = _rand(20, 13, seed=1), _rand(8, 13)
+    w, x = _rand(20, 64, seed=1), _rand(8, 64)
     model = graph.compile(mod, params={"w": w})
     assert_close(model(x), evaluate(mod, x, params={"w": w}))
     (name,) = [gv.name_hint for gv in model.lowered.functions if gv.name_hint != "main"]
     kernel = model.lowered[name]
     # the kernel takes W' [j // COLUMNS, k, j % COLUMNS] and has no copy of its own
     tiles = -(-20 // COLUMNS)
-    assert f'p1_global: T.Buffer(({tiles}, 13, {COLUMNS}), "float32")' in kernel.script()
-    assert f"T.alloc_buffer(({tiles}, 13, {COLUMNS})" not in kernel.script()
+    assert f'p1_global: T.Buffer(({tiles}, 64, {COLUMNS}), "float32")' in kernel.script()
+    assert f"T.alloc_buffer(({tiles}, 64, {COLUMNS})" not in kernel.script()
     (packed,) = [c for c in model.plan.constants if c.ndim == 3]
-    expected = np.zeros((tiles * COLUMNS, 13), np.float32)
+    expected = np.zeros((tiles * COLUMNS, 64), np.float32)
     expected[:20] = w
-    np.testing.assert_array_equal(packed, expected.reshape(tiles, COLUMNS, 13).transpose(0, 2, 1))
+    np.testing.assert_array_equal(packed, expected.reshape(tiles, COLUMNS, 64).transpose(0, 2, 1))
     assert packing_left(model.lowered) == []
 
 
 def test_weight_passed_at_run_time_keeps_the_packing_in_the_kernel():
     mod = _model(DENSE, DENSE_PARAMS)
     model = graph.compile(mod)  # w stays an input of the model
-    x, w = _rand(8, 13), _rand(20, 13, seed=1)
+    x, w = _rand(8, 64), _rand(20, 64, seed=1)
     assert_close(model(x, w), evaluate(mod, x, w))
     (name,) = [gv.name_hint for gv in model.lowered.functions if gv.name_hint != "main"]
     assert not name.endswith("_packed")
-    assert f"T.alloc_buffer(({-(-20 // COLUMNS)}, 13, {COLUMNS})" in model.lowered[name].script()
+    assert f"T.alloc_buffer(({-(-20 // COLUMNS)}, 64, {COLUMNS})" in model.lowered[name].script()
 
 
 def test_kernel_called_with_a_constant_and_an_input_gets_a_packed_twin():
