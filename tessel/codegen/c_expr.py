@@ -201,9 +201,7 @@ class ExprPrinter(BufferAccess):
             self.names.element_of(var, f"{name}[tessel_l]")
             scalars.append(var)
         scalar = _scalar_version(node, tuple(scalars))
-        lane = self.expr(scalar)
-        if _is_vector_exp(node):
-            lane = self._vector_exp_lane(scalar)
+        lane = self._vector_exp_lane(scalar) if _is_vector_exp(node) else self.expr(scalar)
         vector = c_type(node.dtype)
         # A math call's lane loop is a simd loop: gcc then calls libmvec's vector version (the
         # prelude declares them) instead of unrolling the loop into one scalar call per lane.
@@ -425,8 +423,6 @@ def _affine(index: PrimExpr) -> tuple[PrimExpr, PrimExpr] | None:
         if builders.is_const_int(a[1], 0):
             return a[0] * b[0], a[0] * b[1]
     return None
-
-
 
 
 def _is_vector_exp(node: PrimExpr) -> bool:
