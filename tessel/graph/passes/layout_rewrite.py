@@ -29,6 +29,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from tessel.driver import build
 from tessel.graph.call_lowered import call_lowered, is_call_lowered
 from tessel.graph.expr import Call, Constant, Expr, Function, with_type
 from tessel.graph.passes.rewriter import ExprRewriter
@@ -178,14 +179,7 @@ class LayoutRewrite(Pass):
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         main_gv = mod.get_global_var("main")
         main = mod[main_gv]
-        constant_params = _constant_params(main)
-        lifted: dict[GlobalVar, LiftedKernel] = {}
-        for gv, positions in constant_params.items():
-            func = mod[gv]
-            if isinstance(func, PrimFunc):
-                result = lift_packing_stages(func, sorted(positions))
-                if result is not None:
-                    lifted[gv] = result
+        lifted = _liftable(mod)
         if not lifted:
             return mod
         taken = set(mod.names())
@@ -224,12 +218,20 @@ def _constant_params(main: Function) -> dict[GlobalVar, set[int]]:
 def packing_left(mod: IRModule) -> list[tuple[str, int]]:
     """(kernel, argument position) of every call in `main` that passes a Constant which the
     kernel still packs at run time: empty after LayoutRewrite (a check for tests and users)."""
-    left = []
+    lifted = _liftable(mod)
+    return sorted((gv.name_hint, stage.param) for gv, k in lifted.items() for stage in k.stages)
+
+
+def _liftable(mod: IRModule) -> dict[GlobalVar, LiftedKernel]:
+    """Each kernel of `main` with packing stages of arguments some call passes a Constant."""
+    lifted = {}
     for gv, positions in _constant_params(mod["main"]).items():
         func = mod[gv]
-        lifted = lift_packing_stages(func, sorted(positions)) if isinstance(func, PrimFunc) else None
-        left += [(gv.name_hint, stage.param) for stage in lifted.stages] if lifted else []
-    return sorted(left)
+        if isinstance(func, PrimFunc):
+            result = lift_packing_stages(func, sorted(positions))
+            if result is not None:
+                lifted[gv] = result
+    return lifted
 
 
 def _kernels_called_unpackable(main: Function, lifted: dict[GlobalVar, LiftedKernel]
@@ -251,8 +253,6 @@ class _Packer:
 
     def __init__(self, lifted: dict[GlobalVar, LiftedKernel], target: Target | str,
                  taken: set[str]) -> None:  # fmt: skip
-        from tessel.driver import build  # the graph level compiles only here and in executor
-
         names: dict[tuple[GlobalVar, int], str] = {}
         functions: dict[GlobalVar, PrimFunc] = {}
         for gv, kernel in lifted.items():

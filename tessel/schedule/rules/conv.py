@@ -27,8 +27,17 @@ from dataclasses import dataclass
 
 from tessel.ir.expr import PrimExpr, Var
 from tessel.ir.functor import post_order
-from tessel.schedule import BlockRV, LoopRV, Schedule, ScheduleError
-from tessel.schedule.rules.gemm import _is_update, _try, _uncast, vectorized_init
+from tessel.schedule import BlockRV, Schedule, ScheduleError
+from tessel.schedule.rules.steps import (
+    consumer_under,
+    inline_consumer,
+    is_accumulation,
+    is_plain_nest,
+    parallel_fused,
+    try_step,
+    uncast,
+    vectorized_init,
+)
 from tessel.schedule.state import block_names
 from tessel.tir.block import Block, IterVarType
 from tessel.tir.buffer import BufferLoad
@@ -64,7 +73,7 @@ def match_conv(block: Block) -> Conv | None:
     if len(spatial) + len(reduce) != len(block.iter_vars) or not isinstance(store, BufferStore):
         return None
     outputs = zip(store.indices, spatial, strict=True)
-    if not all(a is b for a, b in outputs) or not _is_update(store):
+    if not all(a is b for a, b in outputs) or not is_accumulation(store):
         return None
     if len(reduce) == 2:
         return Conv(depthwise=True)
@@ -75,8 +84,8 @@ def match_conv(block: Block) -> Conv | None:
 
 def _data_depends_on(store: BufferStore, f: Var) -> bool:
     """Whether the product's data operand (the factor that is not the weight) mentions `f`."""
-    product = _uncast(store.value.b)  # type: ignore[attr-defined]
-    data = _uncast(product.a)
+    product = uncast(store.value.b)  # type: ignore[attr-defined]
+    data = uncast(product.a)
     return not isinstance(data, BufferLoad) or any(
         node is f for index in data.indices for node in post_order(index)
     )
@@ -84,12 +93,12 @@ def _data_depends_on(store: BufferStore, f: Var) -> bool:
 
 def _reads_weight(store: BufferStore, indices: tuple[Var, ...]) -> bool:
     """Whether one factor of the update's product is a load at exactly W[f, c, r, s]."""
-    product = _uncast(store.value.b)  # type: ignore[attr-defined]
+    product = uncast(store.value.b)  # type: ignore[attr-defined]
     return any(
         isinstance(operand, BufferLoad)
         and len(operand.indices) == len(indices)
         and all(a is b for a, b in zip(operand.indices, indices, strict=True))
-        for operand in (_uncast(product.a), _uncast(product.b))
+        for operand in (uncast(product.a), uncast(product.b))
     )
 
 
@@ -101,7 +110,7 @@ def conv_padding(sch: Schedule) -> set[str]:
         block = sch.get_block(name)
         if name == "root" or match_conv(sch.block(block).block) is None:
             continue
-        producers = _try(lambda block=block: sch.get_producers(block)) or []
+        producers = try_step(lambda block=block: sch.get_producers(block)) or []
         names |= {producer.name for producer in producers}
     return names
 
@@ -112,11 +121,7 @@ def schedule_conv(sch: Schedule, name: str, max_columns: int = X_TILES[0]) -> se
     block = sch.get_block(name)
     realize = sch.block(block)
     conv = match_conv(realize.block)
-    loops = sch.get_loops(block)
-    if conv is None or len(loops) != len(realize.block.iter_vars):
-        return set()
-    loop_vars = [sch.loop(loop).loop_var for loop in loops]
-    if not all(v is lv for v, lv in zip(realize.iter_values, loop_vars, strict=True)):
+    if conv is None or not is_plain_nest(sch, block):
         return set()
     if conv.depthwise:
         return _schedule_depthwise(sch, block, name)
@@ -139,22 +144,22 @@ def _schedule_conv2d(sch: Schedule, block: BlockRV, name: str, max_columns: int)
     # The tile's accumulators in a scope-local buffer laid out [x, f]: allocated per tile
     # (PlanBufferAllocation), a few vectors the C compiler keeps in registers, stored to the
     # output once per tile instead of loaded and stored at every step of the reduction.
-    write_back = _try(lambda: sch.cache_write(block, 0, "local"))
+    write_back = try_step(lambda: sch.cache_write(block, 0, "local"))
     epilogue = None
     if isinstance(write_back, BlockRV):
-        _try(lambda: sch.transform_layout(
+        try_step(lambda: sch.transform_layout(
             block, ("write", 0), IndexMap.from_func(lambda b, o, h, w: (b, h, w, o), ndim=4)))
-        _inline_epilogue(sch, write_back)
-        if _try(lambda: sch.reverse_compute_at(write_back, x)) is not False:
+        inline_consumer(sch, write_back)
+        if try_step(lambda: sch.reverse_compute_at(write_back, x)) is not False:
             # Along the output row: contiguous stores, the tile read across its [x, f] layout.
-            _try(lambda: sch.vectorize(sch.get_loops(write_back)[-1]))
+            try_step(lambda: sch.vectorize(sch.get_loops(write_back)[-1]))
     # Fused after compute_at: the write-back's coverage proof needs the tile loops unfused.
-    outer = _parallel(sch, [n, f_o, y])
+    outer = parallel_fused(sch, [n, f_o, y])
     init = vectorized_init(sch, block, c)
-    _try(lambda: sch.vectorize(f_i))
-    _try(lambda: sch.unroll(x_i))
+    try_step(lambda: sch.vectorize(f_i))
+    try_step(lambda: sch.unroll(x_i))
     if not isinstance(write_back, BlockRV):
-        epilogue = _epilogue_into(sch, block, outer)
+        epilogue = consumer_under(sch, block, outer)
     blocks = (init, epilogue, write_back)
     names = {name, *([packed] if packed else [])}
     return names | {rv.name for rv in blocks if isinstance(rv, BlockRV)}
@@ -173,12 +178,12 @@ def _schedule_grouped(sch: Schedule, block: BlockRV, name: str) -> set[str]:
         sch.reorder(f_o, y, x, c, r, s, f_i, *([x_i] if x_i is not None else []))
     except ScheduleError:
         return set()
-    outer = _parallel(sch, [n, f_o, y])
+    outer = parallel_fused(sch, [n, f_o, y])
     init = vectorized_init(sch, block, c)
     if x_i is not None:
-        _try(lambda: sch.vectorize(x_i))
-    _try(lambda: sch.unroll(f_i))
-    epilogue = _epilogue_into(sch, block, outer)
+        try_step(lambda: sch.vectorize(x_i))
+    try_step(lambda: sch.unroll(f_i))
+    epilogue = consumer_under(sch, block, outer)
     return {name} | {rv.name for rv in (init, epilogue) if isinstance(rv, BlockRV)}
 
 
@@ -189,8 +194,8 @@ def _pack_weight(sch: Schedule, block: BlockRV, f_tile: int) -> str | None:
     (tessel.graph.passes.layout_rewrite lifts this block out of the kernel)."""
     store = sch.block(block).block.body
     assert isinstance(store, BufferStore)
-    product = _uncast(store.value.b)  # type: ignore[attr-defined]
-    weight = _uncast(product.b)
+    product = uncast(store.value.b)  # type: ignore[attr-defined]
+    weight = uncast(product.b)
     reads = [region.buffer for region in sch.block(block).block.reads]
     if not isinstance(weight, BufferLoad) or weight.buffer not in reads:
         return None
@@ -199,19 +204,12 @@ def _pack_weight(sch: Schedule, block: BlockRV, f_tile: int) -> str | None:
     def packed(o: PrimExpr, i: PrimExpr, h: PrimExpr, w: PrimExpr) -> tuple[PrimExpr, ...]:
         return (o // f_tile, i, h, w, o % f_tile)
 
-    copy = _try(lambda: sch.cache_read(block, index, "global"))
+    copy = try_step(lambda: sch.cache_read(block, index, "global"))
     if not isinstance(copy, BlockRV):
         return None
-    _try(lambda: sch.transform_layout(block, ("read", index), IndexMap.from_func(packed, ndim=4)))
+    layout = IndexMap.from_func(packed, ndim=4)
+    try_step(lambda: sch.transform_layout(block, ("read", index), layout))
     return copy.name
-
-
-def _inline_epilogue(sch: Schedule, write_back: BlockRV) -> None:
-    """Inline the single injective consumer of the convolution (bias, batch norm, relu, a
-    residual add) into the block that stores the accumulators, so the output is written once."""
-    consumers = _try(lambda: sch.get_consumers(write_back)) or []
-    if len(consumers) == 1:
-        _try(lambda: sch.reverse_compute_inline(consumers[0]))
 
 
 def _channel_tile(extent: PrimExpr) -> int:
@@ -233,33 +231,8 @@ def _schedule_depthwise(sch: Schedule, block: BlockRV, name: str) -> set[str]:
         sch.reorder(r, s, x)
     except ScheduleError:
         return set()
-    outer = _parallel(sch, [n, c, y])
+    outer = parallel_fused(sch, [n, c, y])
     init = vectorized_init(sch, block, r)
-    _try(lambda: sch.vectorize(x))
-    epilogue = _epilogue_into(sch, block, outer)
+    try_step(lambda: sch.vectorize(x))
+    epilogue = consumer_under(sch, block, outer)
     return {name} | {rv.name for rv in (init, epilogue) if isinstance(rv, BlockRV)}
-
-
-def _parallel(sch: Schedule, loops: list[LoopRV]) -> LoopRV:
-    """The loops fused into one parallel loop; if fusing is refused, the first runs in parallel
-    and the last is returned."""
-    try:
-        fused = sch.fuse(*loops)
-    except ScheduleError:
-        _try(lambda: sch.parallel(loops[0]))
-        return loops[-1]
-    _try(lambda: sch.parallel(fused))
-    return fused
-
-
-def _epilogue_into(sch: Schedule, block: BlockRV, loop: LoopRV) -> BlockRV | None:
-    """Move the single consumer (bias, batch norm, relu) under `loop`, its innermost loop
-    vectorized; the consumer if it moved."""
-    consumers = _try(lambda: sch.get_consumers(block)) or []
-    if len(consumers) != 1:
-        return None
-    consumer = consumers[0]
-    if _try(lambda: sch.reverse_compute_at(consumer, loop)) is False:
-        return None
-    _try(lambda: sch.vectorize(sch.get_loops(consumer)[-1]))
-    return consumer

@@ -16,8 +16,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tessel.ir.expr import Add, Cast, Mul, PrimExpr, Var
+from tessel.ir.expr import PrimExpr, Var
 from tessel.schedule import BlockRV, LoopRV, Schedule, ScheduleError
+from tessel.schedule.rules.steps import (
+    consumer_under,
+    inline_consumer,
+    is_accumulation,
+    is_plain_nest,
+    parallel_fused,
+    try_step,
+    uncast,
+    vectorized_init,
+)
 from tessel.tir.block import Block, IterVarType
 from tessel.tir.buffer import BufferLoad
 from tessel.tir.index_map import IndexMap
@@ -52,25 +62,12 @@ def match_gemm(block: Block) -> Gemm | None:
     if len(spatial) + 1 != len(block.iter_vars) or not isinstance(block.body, BufferStore):
         return None
     store = block.body
-    if tuple(store.indices[-2:]) != tuple(spatial[-2:]) or not _is_update(store):
+    if tuple(store.indices[-2:]) != tuple(spatial[-2:]) or not is_accumulation(store):
         return None
     columns = next(iv.dom.extent for iv in block.iter_vars if iv.var is spatial[-1])
     if getattr(columns, "value", None) == 1:
         return None  # a row reduction kept as a column (sum of squares, keepdims): not a GEMM
     return Gemm(spatial[-2], spatial[-1], reduce[0])
-
-
-def _is_update(store: BufferStore) -> bool:
-    """Whether `store` is `C[idx] = C[idx] + X * Y` (each side possibly cast)."""
-    value = store.value
-    if not isinstance(value, Add) or not isinstance(_uncast(value.b), Mul):
-        return False
-    acc = value.a
-    return (
-        isinstance(acc, BufferLoad)
-        and acc.buffer is store.buffer
-        and all(a is b for a, b in zip(acc.indices, store.indices, strict=True))
-    )
 
 
 def _row_tile(rows: int, max_rows: int = TILE_I) -> int:
@@ -83,14 +80,9 @@ def _row_tile(rows: int, max_rows: int = TILE_I) -> int:
 
 
 def _extent_of(block: Block, var: Var) -> int:
-    """The constant extent of the block iterator `var` (0 when symbolic)."""
+    """The constant extent of the block iterator `var` (0 when symbolic: every tile divides
+    it, the first is taken)."""
     extent = next(iv.dom.extent for iv in block.iter_vars if iv.var is var)
-    return getattr(extent, "value", 0)
-
-
-def _rows(block: Block, gemm: Gemm) -> int:
-    """The extent of i (0 when symbolic: every row tile divides it, the first is taken)."""
-    extent = next(iv.dom.extent for iv in block.iter_vars if iv.var is gemm.i)
     return getattr(extent, "value", 0)
 
 
@@ -98,8 +90,8 @@ def _strided_operand(block: Block, gemm: Gemm) -> tuple[int, int] | None:
     """(read index, axis of j) of the operand indexed by j but not contiguous along it."""
     store = block.body
     assert isinstance(store, BufferStore)
-    product = _uncast(store.value.b)  # type: ignore[attr-defined]
-    for operand in (_uncast(product.a), _uncast(product.b)):
+    product = uncast(store.value.b)  # type: ignore[attr-defined]
+    for operand in (uncast(product.a), uncast(product.b)):
         if not isinstance(operand, BufferLoad):
             continue
         axes = [p for p, index in enumerate(operand.indices) if index is gemm.j]
@@ -131,10 +123,6 @@ def _pack_strided_operand(sch: Schedule, block: BlockRV, gemm: Gemm, columns: in
         return
 
 
-def _uncast(expr: PrimExpr) -> PrimExpr:
-    return expr.value if isinstance(expr, Cast) else expr
-
-
 def schedule_gemm(sch: Schedule, name: str, max_rows: int = TILE_I,
                   columns: int = TILE_J) -> set[str]:  # fmt: skip
     """Tile the GEMM-like block `name`, with at most `max_rows` rows of `columns` accumulators
@@ -144,17 +132,13 @@ def schedule_gemm(sch: Schedule, name: str, max_rows: int = TILE_I,
     block = sch.get_block(name)
     realize = sch.block(block)
     gemm = match_gemm(realize.block)
-    loops = sch.get_loops(block)
-    if gemm is None or len(loops) != len(realize.block.iter_vars):
-        return set()
-    loop_vars = [sch.loop(loop).loop_var for loop in loops]
-    if not all(v is lv for v, lv in zip(realize.iter_values, loop_vars, strict=True)):
+    if gemm is None or not is_plain_nest(sch, block):
         return set()
     if 0 < _extent_of(realize.block, gemm.k) < SHORT_REDUCTION:
         columns = TILE_J  # a short reduction does not pay for the wider tile's init and store
     _pack_strided_operand(sch, block, gemm, columns)
     *outer, i, j, k = sch.get_loops(block)
-    rows = _row_tile(_rows(realize.block, gemm), max_rows)
+    rows = _row_tile(_extent_of(realize.block, gemm.i), max_rows)
     try:
         i_o, i_i = sch.split(i, [None, rows])
         j_o, j_i = sch.split(j, [None, columns])
@@ -164,70 +148,31 @@ def schedule_gemm(sch: Schedule, name: str, max_rows: int = TILE_I,
     # The TILE_I x TILE_J accumulators in a scope-local buffer, allocated per tile: registers in
     # the C compiler's hands, stored to C once per tile, with the epilogue (bias, gelu's
     # arithmetic, a residual add) inlined into that store.
-    write_back = _try(lambda: sch.cache_write(block, 0, "local"))
+    write_back = try_step(lambda: sch.cache_write(block, 0, "local"))
     if isinstance(write_back, BlockRV):
-        consumers = _try(lambda: sch.get_consumers(write_back)) or []
-        if len(consumers) == 1:
-            _try(lambda: sch.reverse_compute_inline(consumers[0]))
-        if _try(lambda: sch.reverse_compute_at(write_back, j_o)) is False:
+        inline_consumer(sch, write_back)
+        if try_step(lambda: sch.reverse_compute_at(write_back, j_o)) is False:
             write_back = None
-    tile = _parallel_outer(sch, [*outer, i_o, j_o])
-    init = _try(lambda: _vectorize_update(sch, block, k, i_i, j_i))
-    epilogue = None if write_back else _epilogue_into_tile(sch, block, tile)
+    tile = parallel_fused(sch, [*outer, i_o, j_o])
+    init = _vectorize_update(sch, block, k, i_i, j_i)
+    epilogue = None if write_back else consumer_under(sch, block, tile)
     blocks = (init, epilogue, write_back)
     return {name} | {rv.name for rv in blocks if isinstance(rv, BlockRV)}
 
 
-def _parallel_outer(sch: Schedule, loops: list[LoopRV]) -> LoopRV:
-    """The loops fused into one parallel loop; if fusing is refused, the first runs in parallel
-    and the last is returned as the tile loop."""
-    try:
-        fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
-    except ScheduleError:
-        _try(lambda: sch.parallel(loops[0]))
-        return loops[-1]
-    _try(lambda: sch.parallel(fused))
-    return fused
-
-
 def _vectorize_update(sch: Schedule, block: BlockRV, k: LoopRV, i_i: LoopRV,
-                      j_i: LoopRV) -> BlockRV:
-    init = sch.decompose_reduction(block, k)
-    init_loops = sch.get_loops(init)
-    _try(lambda: sch.vectorize(init_loops[-1]))
-    if getattr(sch.loop(j_i).extent, "value", 0) > TILE_J:  # vectors of TILE_J, unrolled
-        j_io, j_i = sch.split(j_i, [None, TILE_J])
-        _try(lambda: sch.unroll(j_io))
-    _try(lambda: sch.vectorize(j_i))
-    _try(lambda: sch.unroll(i_i))
-    return init
-
-
-def _epilogue_into_tile(sch: Schedule, block: BlockRV, tile: LoopRV) -> BlockRV | None:
-    """Move the single consumer (bias, relu) under the tile loop, its innermost loop vectorized;
-    the consumer if it moved."""
-    consumers = _try(lambda: sch.get_consumers(block)) or []
-    if len(consumers) != 1:
-        return None
-    consumer = consumers[0]
-    if _try(lambda: sch.reverse_compute_at(consumer, tile)) is False:
-        return None
-    _try(lambda: sch.vectorize(sch.get_loops(consumer)[-1]))
-    return consumer
-
-
-def vectorized_init(sch: Schedule, block: BlockRV, loop: LoopRV) -> BlockRV | bool:
-    """decompose_reduction of `block` above `loop`, the init's innermost loop vectorized; the
-    init block, or False when the schedule refuses."""
-    init = _try(lambda: sch.decompose_reduction(block, loop))
-    if isinstance(init, BlockRV):
-        _try(lambda: sch.vectorize(sch.get_loops(init)[-1]))
-    return init
-
-
-def _try(step):  # noqa: ANN001, ANN202 - a thunk; its result, or False when the schedule refuses
-    try:
-        result = step()
-    except ScheduleError:
+                      j_i: LoopRV) -> BlockRV | bool:  # fmt: skip
+    """The init decomposed above k, then the update's columns vectorized (in vectors of
+    TILE_J, unrolled) and its rows unrolled; the init, or False (and nothing done) if the
+    schedule refuses the decomposition."""
+    init = vectorized_init(sch, block, k)
+    if init is False:
         return False
-    return True if result is None else result
+    if getattr(sch.loop(j_i).extent, "value", 0) > TILE_J:
+        vectors = try_step(lambda: sch.split(j_i, [None, TILE_J]))
+        if vectors:
+            j_io, j_i = vectors
+            try_step(lambda: sch.unroll(j_io))
+    try_step(lambda: sch.vectorize(j_i))
+    try_step(lambda: sch.unroll(i_i))
+    return init

@@ -12,14 +12,13 @@ correctness."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
 
 from tessel.ir.builders import is_const_int
 from tessel.ir.expr import IntImm, Max, Min, Var
 from tessel.ir.functor import post_order
 from tessel.schedule import BlockRV, LoopRV, Schedule, ScheduleError
+from tessel.schedule.rules.steps import is_plain_nest, parallel_fused, try_step, vectorized_init
 from tessel.schedule.state import block_names
 from tessel.tir.block import Block, IterVarType
 from tessel.tir.buffer import BufferLoad
@@ -29,7 +28,6 @@ from tessel.tir.stmt import BufferStore
 # register, the chunk VectorizeLoop uses by default); a row shorter than that stays scalar.
 VECTOR_BYTES = 32
 
-T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +89,7 @@ def schedule_row_reduction(sch: Schedule, name: str, vector_bytes: int = VECTOR_
     plain nest (rows.., k) TOPI builds."""
     block = sch.get_block(name)
     reduction = match_row_reduction(sch.block(block).block)
-    if reduction is None or not _is_plain_nest(sch, block):
+    if reduction is None or not is_plain_nest(sch, block):
         return set()
     reductions, middles, anchor = _group(sch, name, reduction.rows)
     last = anchor if anchor is not None else reductions.pop()
@@ -110,13 +108,13 @@ def schedule_row_reduction(sch: Schedule, name: str, vector_bytes: int = VECTOR_
         _vectorize_row(sch, anchor, reduction.rows)
     else:
         done |= _vectorize_last_reduction(sch, last, rows[-1], vector_bytes)
-    _parallel_rows(sch, rows)
+    parallel_fused(sch, rows)
     return done
 
 
 def _compute_at(sch: Schedule, block: BlockRV, loop: LoopRV) -> bool:
     """Whether `block` moved under `loop`."""
-    return _try(lambda: sch.compute_at(block, loop)) is not False
+    return try_step(lambda: sch.compute_at(block, loop)) is not False
 
 
 def _vectorize_last_reduction(sch: Schedule, block: BlockRV, row: LoopRV,
@@ -127,18 +125,8 @@ def _vectorize_last_reduction(sch: Schedule, block: BlockRV, row: LoopRV,
     factored = _vectorize_reduction(sch, block, vector_bytes)
     row_var = sch.loop(row).loop_var
     if factored and all(sch.loop(loop).loop_var is not row_var for loop in sch.get_loops(block)):
-        _try(lambda: sch.reverse_compute_at(block, row))
+        try_step(lambda: sch.reverse_compute_at(block, row))
     return factored
-
-
-def _is_plain_nest(sch: Schedule, block: BlockRV) -> bool:
-    """Whether each loop above `block` binds one iterator, in order (as create_prim_func builds)."""
-    realize = sch.block(block)
-    loops = sch.get_loops(block)
-    if len(loops) != len(realize.iter_values):
-        return False
-    loop_vars = [sch.loop(loop).loop_var for loop in loops]
-    return all(v is lv for v, lv in zip(realize.iter_values, loop_vars, strict=True))
 
 
 def _group(
@@ -156,7 +144,7 @@ def _group(
         if not any(r.buffer.name in produced for r in block.reads):
             continue
         found = match_row_reduction(block)
-        if found is not None and found.rows == rows and _is_plain_nest(sch, rv):
+        if found is not None and found.rows == rows and is_plain_nest(sch, rv):
             reductions.append(rv)
             produced |= {w.buffer.name for w in block.writes}
             continue
@@ -185,14 +173,7 @@ def _is_anchor(sch: Schedule, block: BlockRV, rows: int) -> bool:
     iter_vars = sch.block(block).block.iter_vars
     if any(iv.iter_type != IterVarType.DATA_PAR for iv in iter_vars):
         return False
-    return len(iter_vars) in (rows, rows + 1) and _is_plain_nest(sch, block)
-
-
-def _parallel_rows(sch: Schedule, rows: list[LoopRV]) -> None:
-    """The row loops fused into one parallel loop (the first alone if fusing is refused)."""
-    fused = _try(lambda: sch.fuse(*rows)) if len(rows) > 1 else rows[0]
-    outer = fused if isinstance(fused, LoopRV) else rows[0]
-    _try(lambda: sch.parallel(outer))
+    return len(iter_vars) in (rows, rows + 1) and is_plain_nest(sch, block)
 
 
 def _vectorize_reduction(sch: Schedule, block: BlockRV, vector_bytes: int) -> set[str]:
@@ -208,11 +189,9 @@ def _vectorize_reduction(sch: Schedule, block: BlockRV, vector_bytes: int) -> se
         rf = sch.rfactor(k_inner, factor_axis=-1)
     except ScheduleError:
         return set()
-    init = _try(lambda: sch.decompose_reduction(rf, k_outer))
-    if isinstance(init, BlockRV):
-        _try(lambda: sch.vectorize(sch.get_loops(init)[-1]))
+    init = vectorized_init(sch, rf, k_outer)
     if not _is_min_max(sch.block(rf).block):
-        _try(lambda: sch.vectorize(k_inner))
+        try_step(lambda: sch.vectorize(k_inner))
     return {rf.name} | ({init.name} if isinstance(init, BlockRV) else set())
 
 
@@ -220,7 +199,7 @@ def _vectorize_row(sch: Schedule, anchor: BlockRV, rows: int) -> None:
     """Vectorize the anchor's loop along the row, if it has one (not mean's division)."""
     loops = sch.get_loops(anchor)
     if len(loops) > rows:
-        _try(lambda: sch.vectorize(loops[-1]))
+        try_step(lambda: sch.vectorize(loops[-1]))
 
 
 def _is_min_max(block: Block) -> bool:
@@ -228,12 +207,3 @@ def _is_min_max(block: Block) -> bool:
     GCC vectorizes in a plain loop over the partial results but not in the vector code that
     `vectorize` emits (softmax's max took 0.32 ms for 0.06 ms so, at [1, 12, 128, 128])."""
     return isinstance(block.body, BufferStore) and isinstance(block.body.value, Max | Min)
-
-
-def _try(step: Callable[[], T]) -> T | bool:
-    """The step's result (True for None), or False when the schedule refuses it."""
-    try:
-        result = step()
-    except ScheduleError:
-        return False
-    return True if result is None else result

@@ -1,0 +1,93 @@
+"""The steps the schedule rules share: each tries schedule primitives and keeps what the schedule
+accepts (a refused step costs speed, never correctness), and the block shapes they match."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+from tessel.ir.expr import Add, Cast, Mul, PrimExpr
+from tessel.schedule import BlockRV, LoopRV, Schedule, ScheduleError
+from tessel.tir.buffer import BufferLoad
+from tessel.tir.stmt import BufferStore
+
+T = TypeVar("T")
+
+
+def try_step(step: Callable[[], T]) -> T | bool:
+    """The step's result (True for None), or False when the schedule refuses it."""
+    try:
+        result = step()
+    except ScheduleError:
+        return False
+    return True if result is None else result
+
+
+def uncast(expr: PrimExpr) -> PrimExpr:
+    """`expr` without an outer cast."""
+    return expr.value if isinstance(expr, Cast) else expr
+
+
+def is_accumulation(store: BufferStore) -> bool:
+    """Whether `store` is `C[idx] = C[idx] + X * Y` (each side possibly cast)."""
+    value = store.value
+    if not isinstance(value, Add) or not isinstance(uncast(value.b), Mul):
+        return False
+    acc = value.a
+    return (
+        isinstance(acc, BufferLoad)
+        and acc.buffer is store.buffer
+        and all(a is b for a, b in zip(acc.indices, store.indices, strict=True))
+    )
+
+
+def is_plain_nest(sch: Schedule, block: BlockRV) -> bool:
+    """Whether each loop above `block` binds one iterator, in order (as create_prim_func builds)."""
+    realize = sch.block(block)
+    loops = sch.get_loops(block)
+    if len(loops) != len(realize.iter_values):
+        return False
+    loop_vars = [sch.loop(loop).loop_var for loop in loops]
+    return all(v is lv for v, lv in zip(realize.iter_values, loop_vars, strict=True))
+
+
+def parallel_fused(sch: Schedule, loops: list[LoopRV]) -> LoopRV:
+    """The loops fused into one parallel loop; if fusing is refused, the first runs in parallel
+    and the last is returned."""
+    try:
+        fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
+    except ScheduleError:
+        try_step(lambda: sch.parallel(loops[0]))
+        return loops[-1]
+    try_step(lambda: sch.parallel(fused))
+    return fused
+
+
+def vectorized_init(sch: Schedule, block: BlockRV, loop: LoopRV) -> BlockRV | bool:
+    """decompose_reduction of `block` above `loop`, the init's innermost loop vectorized; the
+    init block, or False when the schedule refuses."""
+    init = try_step(lambda: sch.decompose_reduction(block, loop))
+    if isinstance(init, BlockRV):
+        try_step(lambda: sch.vectorize(sch.get_loops(init)[-1]))
+    return init
+
+
+def inline_consumer(sch: Schedule, producer: BlockRV) -> None:
+    """Inline the single injective consumer of `producer` (bias, batch norm, relu, a residual
+    add) into it, so the output is written once."""
+    consumers = try_step(lambda: sch.get_consumers(producer)) or []
+    if len(consumers) == 1:
+        try_step(lambda: sch.reverse_compute_inline(consumers[0]))
+
+
+def consumer_under(sch: Schedule, block: BlockRV, loop: LoopRV) -> BlockRV | None:
+    """Move the single consumer of `block` (bias, batch norm, relu) under `loop`, its innermost
+    loop vectorized; the consumer if it moved."""
+    consumers = try_step(lambda: sch.get_consumers(block)) or []
+    if len(consumers) != 1:
+        return None
+    consumer = consumers[0]
+    if try_step(lambda: sch.reverse_compute_at(consumer, loop)) is False:
+        return None
+    try_step(lambda: sch.vectorize(sch.get_loops(consumer)[-1]))
+    return consumer
