@@ -13,10 +13,11 @@ one iteration touches.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import reduce
 from typing import ClassVar
 
-from tessel.arith.analyzer import Analyzer
 from tessel.arith import presburger
+from tessel.arith.analyzer import Analyzer
 from tessel.arith.presburger_read import NotPresburger
 from tessel.ir import builders
 from tessel.ir.expr import EQ, GT, LT, Or, Range, Var
@@ -130,12 +131,9 @@ def _distinct_iterations_disjoint(region: Region, loop: For) -> bool:
     apart = [EQ(loop.loop_var, other)]
     for lo, hi in region:
         apart += [GT(substitute(lo, moved), hi), LT(substitute(hi, moved), lo)]
-    condition = apart[0]
-    for clause in apart[1:]:
-        condition = Or(condition, clause)
     domain = Range(loop.min, loop.extent)
     try:
-        return presburger.can_prove(condition, {loop.loop_var: domain, other: domain})
+        return presburger.can_prove(reduce(Or, apart), {loop.loop_var: domain, other: domain})
     except NotPresburger:
         return False
 
