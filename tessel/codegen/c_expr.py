@@ -253,7 +253,8 @@ class ExprPrinter(BufferAccess):
         vector, lanes = c_type(node.dtype), node.dtype.lanes
         pointer, indices = self.vector_access(node.buffer, node.indices, lanes)
         if indices is None and node.predicate is not None:
-            return self._masked_copy_load(vector, lanes, pointer, node.predicate)
+            return self._masked_copy_load(vector, lanes, pointer, node.predicate,
+                                          node.dtype.element.itemsize)  # fmt: skip
         if indices is None:
             copy = f"__builtin_memcpy(&tessel_v, {pointer}, sizeof(tessel_v));"
             return f"({{ {vector} tessel_v; {copy} tessel_v; }})"
@@ -269,17 +270,21 @@ class ExprPrinter(BufferAccess):
         )
         return f"({{ {' '.join(lines)} tessel_v; }})"
 
-    def _masked_copy_load(self, vector: str, lanes: int, pointer: str, predicate: PrimExpr) -> str:
+    def _masked_copy_load(self, vector: str, lanes: int, pointer: str, predicate: PrimExpr,
+                          element_bytes: int) -> str:  # fmt: skip
         """A contiguous masked load: one copy when no lane is disabled (every chunk of a
         vectorized loop but the last), else lane by lane, disabled lanes reading 0 and never
-        touching memory."""
+        touching memory (one masked instruction for 8 or 16 lanes of 4 bytes, c_prelude.py)."""
         mask = f"{c_type(predicate.dtype)} tessel_m = {self.expr(predicate)};"
         copy = f"__builtin_memcpy(&tessel_v, {pointer}, sizeof(tessel_v));"
-        per_lane = (
-            f"tessel_v = ({vector}){{0}}; "
-            f"for (int32_t tessel_l = 0; tessel_l < {lanes}; ++tessel_l) "
-            f"if (tessel_m[tessel_l]) tessel_v[tessel_l] = {pointer}[tessel_l];"
-        )
+        if masked_copy_helper(predicate.dtype.lanes, element_bytes):
+            per_lane = f"tessel_masked_load4x{lanes}(&tessel_v, {pointer}, &tessel_m);"
+        else:
+            per_lane = (
+                f"tessel_v = ({vector}){{0}}; "
+                f"for (int32_t tessel_l = 0; tessel_l < {lanes}; ++tessel_l) "
+                f"if (tessel_m[tessel_l]) tessel_v[tessel_l] = {pointer}[tessel_l];"
+            )
         last_lane = self.last_lane_test(predicate)
         if last_lane is None:  # test the mask itself
             body = f"{mask} if (tessel_all_lanes(&tessel_m, {lanes})) {copy} else {{ {per_lane} }}"
@@ -477,3 +482,8 @@ _CALL_PRINTERS: dict[str, Callable[[ExprPrinter, E.Call], str]] = {
     "ret": ExprPrinter._ret,
     "undef": ExprPrinter._undef,
 }
+
+
+def masked_copy_helper(lanes: int, element_bytes: int) -> bool:
+    """True if the prelude has a masked load and store for `lanes` elements of this size."""
+    return element_bytes == 4 and lanes in (8, 16)

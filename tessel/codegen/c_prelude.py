@@ -224,6 +224,74 @@ static inline bool tessel_all_lanes(const void* mask, int32_t lanes) {
   }
   return true;
 }
+
+/* A contiguous load or store of the enabled lanes of 4-byte elements (8 or 16 lanes): one
+   masked instruction where the target has them (AVX-512, AVX2: disabled lanes never touch
+   memory, they cannot fault), lane by lane elsewhere. Disabled lanes load 0. The tails of
+   tiles that do not divide a loop (x = 7 of a depthwise convolution's 16 lanes) take this. */
+#if defined(__AVX512F__) || defined(__AVX2__)
+#include <immintrin.h>
+#endif
+#if defined(__AVX512F__)
+static inline __mmask16 tessel_mask16(const void* mask) {
+  __m128i bytes;
+  memcpy(&bytes, mask, 16);
+  return _mm512_cmpneq_epi32_mask(_mm512_cvtepi8_epi32(bytes), _mm512_setzero_si512());
+}
+static inline void tessel_masked_load4x16(void* dst, const void* src, const void* mask) {
+  __m512i v = _mm512_maskz_loadu_epi32(tessel_mask16(mask), src);
+  memcpy(dst, &v, 64);
+}
+static inline void tessel_masked_store4x16(void* dst, const void* src, const void* mask) {
+  __m512i v;
+  memcpy(&v, src, 64);
+  _mm512_mask_storeu_epi32(dst, tessel_mask16(mask), v);
+}
+#else
+static inline void tessel_masked_load4x16(void* dst, const void* src, const void* mask) {
+  const char* m = (const char*)mask;
+  for (int32_t l = 0; l < 16; ++l) {
+    int32_t word = 0;
+    if (m[l]) memcpy(&word, (const char*)src + 4 * l, 4);
+    memcpy((char*)dst + 4 * l, &word, 4);
+  }
+}
+static inline void tessel_masked_store4x16(void* dst, const void* src, const void* mask) {
+  const char* m = (const char*)mask;
+  for (int32_t l = 0; l < 16; ++l)
+    if (m[l]) memcpy((char*)dst + 4 * l, (const char*)src + 4 * l, 4);
+}
+#endif
+#if defined(__AVX2__)
+static inline __m256i tessel_mask8(const void* mask) {
+  int64_t bytes;
+  memcpy(&bytes, mask, 8);
+  return _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_cvtepi8_epi32(_mm_cvtsi64_si128(bytes)));
+}
+static inline void tessel_masked_load4x8(void* dst, const void* src, const void* mask) {
+  __m256i v = _mm256_maskload_epi32((const int*)src, tessel_mask8(mask));
+  memcpy(dst, &v, 32);
+}
+static inline void tessel_masked_store4x8(void* dst, const void* src, const void* mask) {
+  __m256i v;
+  memcpy(&v, src, 32);
+  _mm256_maskstore_epi32((int*)dst, tessel_mask8(mask), v);
+}
+#else
+static inline void tessel_masked_load4x8(void* dst, const void* src, const void* mask) {
+  const char* m = (const char*)mask;
+  for (int32_t l = 0; l < 8; ++l) {
+    int32_t word = 0;
+    if (m[l]) memcpy(&word, (const char*)src + 4 * l, 4);
+    memcpy((char*)dst + 4 * l, &word, 4);
+  }
+}
+static inline void tessel_masked_store4x8(void* dst, const void* src, const void* mask) {
+  const char* m = (const char*)mask;
+  for (int32_t l = 0; l < 8; ++l)
+    if (m[l]) memcpy((char*)dst + 4 * l, (const char*)src + 4 * l, 4);
+}
+#endif
 """
 
 PRELUDE = (_HEADER.replace("@ALIGNMENT@", str(ALIGNMENT)) + _INT_HELPERS + _FLOAT_HELPERS + _VECTOR_HELPERS).lstrip()

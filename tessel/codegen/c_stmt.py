@@ -21,7 +21,13 @@ import numpy as np
 
 from tessel.codegen.c_alloc import ChunkAllocation
 from tessel.codegen.c_calls import CalleeC, call_text
-from tessel.codegen.c_expr import STATUS, ExprPrinter, c_string, is_checked_division
+from tessel.codegen.c_expr import (
+    STATUS,
+    ExprPrinter,
+    c_string,
+    is_checked_division,
+    masked_copy_helper,
+)
 from tessel.codegen.c_names import NameScope
 from tessel.codegen.c_pragma import (
     auto_unroll_budget,
@@ -190,14 +196,14 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
         if indices is None and mask is None:
             self.effect(f"__builtin_memcpy({pointer}, &tessel_v, sizeof(tessel_v));")
         elif indices is None:
-            self._masked_copy_store(pointer, lanes, last_lane, mask)
+            self._masked_copy_store(pointer, lanes, last_lane, mask, node.value.dtype.element.itemsize)
         else:
             self._per_lane_store(pointer, "tessel_i[tessel_l]", lanes, mask is not None)
         self.depth -= 1
         self.emit("}")
 
     def _masked_copy_store(self, pointer: str, lanes: int, last_lane: str | None,
-                           mask: str | None) -> None:  # fmt: skip
+                           mask: str | None, element_bytes: int) -> None:  # fmt: skip
         """A contiguous masked store: one copy when no lane is disabled (every chunk of a
         vectorized loop but the last), else lane by lane. With `last_lane` (a scalar test) the
         mask is declared in the per-lane branch only; without, it is declared already."""
@@ -208,7 +214,10 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
         self.depth += 1
         if last_lane is not None and mask is not None:
             self.emit(mask)
-        self._per_lane_store(pointer, "tessel_l", lanes, masked=True)
+        if masked_copy_helper(lanes, element_bytes):
+            self.effect(f"tessel_masked_store4x{lanes}({pointer}, &tessel_v, &tessel_m);")
+        else:
+            self._per_lane_store(pointer, "tessel_l", lanes, masked=True)
         self.depth -= 1
         self.emit("}")
 

@@ -26,6 +26,7 @@ from tessel.transform.remove_undef_stores import RemoveUndefStores
 from tessel.transform.simplify import Simplify
 from tessel.transform.storage_rewrite import StorageRewrite
 from tessel.transform.unroll_loop import UnrollLoop
+from tessel.transform.unswitch_guards import UnswitchGuards
 from tessel.transform.vectorize_loop import VectorizeLoop
 
 
@@ -50,6 +51,9 @@ def default_passes(target: Target) -> tuple[Pass, ...]:
         LowerMatchBuffer(),
         # Then: every later pass, and codegen, works on loops and buffers, not blocks.
         LowerOpaqueBlock(),
+        # Guards are `if`s now, and loops still carry their ranges; before Simplify, which
+        # cleans up each copy under its branch's condition.
+        UnswitchGuards(),
         # On loops (ranges known) while the `T.assume` facts are still there to remove branches.
         Simplify(),
         # After Simplify has used them as facts; assumptions have no run-time code.

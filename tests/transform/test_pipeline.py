@@ -30,7 +30,7 @@ def test_lower_runs_the_passes_in_order_and_reports_each_to_instruments():
     assert [name for name, _ in timing.timings] == [
         "over_compute_padding", "lower_init_block", "plan_buffer_allocation",
         "convert_blocks_to_opaque", "compact_buffer_allocation", "lower_match_buffer",
-        "lower_opaque_block",
+        "lower_opaque_block", "unswitch_guards",
         "simplify", "remove_assume", "remove_undef_stores", "flatten_buffer", "storage_rewrite",
         "unroll_loop", "vectorize_loop", "lower_division",
         "extract_constants", "lower_memory_scopes"]  # fmt: skip

@@ -1,4 +1,5 @@
-"""Regressions of VectorizeLoop (issue 12): a load every lane shares is masked by the guard."""
+"""Regressions of VectorizeLoop (issue 12): a load every lane shares is masked by the guard
+(or, through the whole pipeline, is under the guard UnswitchGuards hoists)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,13 @@ from tessel.script import tir as T
 from tessel.testing import check_same_results
 from tessel.tir import interpreter
 from tessel.tir.buffer import BufferLoad
+from tessel.ir.module import IRModule
+from tessel.ir.target import Target
+from tessel.ir.transform import PassContext
 from tessel.transform import lower
+from tessel.transform.pipeline import default_passes
+from tessel.transform.postconditions import check_postcondition
+from tessel.transform.unswitch_guards import UnswitchGuards
 
 
 @T.prim_func
@@ -35,12 +42,33 @@ def _scheduled():
     return sch.mod
 
 
+def _lower_keeping_guards(mod: IRModule) -> IRModule:
+    """`lower` without UnswitchGuards, which would hoist the guard out of the vector loop."""
+    ctx = PassContext(verify=True, verifier=check_postcondition)
+    for pass_ in default_passes(Target.of("c")):
+        if not isinstance(pass_, UnswitchGuards):
+            mod = pass_(mod, ctx)
+    return mod
+
+
 def test_lane_invariant_load_under_a_guard_is_masked():
-    lowered = lower(_scheduled(), verify=True)
+    lowered = _lower_keeping_guards(_scheduled())
     (load,) = [n for n in post_order(lowered["main"].body)
                if isinstance(n, BufferLoad) and n.buffer.name == "b"]  # fmt: skip
     assert load.predicate is not None
     assert isinstance(load.indices[0], Broadcast)
+    a, b = np.ones((8, 1), "float32"), np.arange(8, dtype="float32")
+    c = np.zeros((8, 1), "float32")
+    interpreter.run(lowered["main"], a, b, c)
+    np.testing.assert_array_equal(c[:, 0], 1 + b)
+
+
+def test_lane_invariant_guard_is_hoisted_out_of_the_vector_loop():
+    """With UnswitchGuards, the guard is a scalar test per row and the load needs no mask."""
+    lowered = lower(_scheduled(), verify=True)
+    loads = [n for n in post_order(lowered["main"].body)
+             if isinstance(n, BufferLoad) and n.buffer.name == "b"]  # fmt: skip
+    assert loads and all(load.predicate is None for load in loads)
 
 
 def test_lane_invariant_load_under_a_guard_never_reads_past_the_buffer():
