@@ -183,9 +183,25 @@ class ExprPrinter(BufferAccess):
         )
         if type(node) in (E.Div, E.Mod) and node.dtype.is_integer:
             native = not is_checked_division(node)
+        if type(node) in (E.Min, E.Max) and node.dtype.is_float:
+            return self._vector_float_min_max(node)
         if not native:
             return self.per_lane(node, (node.a, node.b))
         return f"({self.expr(node.a)} {_INFIX[type(node)]} {self.expr(node.b)})"
+
+    def _vector_float_min_max(self, node: E.Min | E.Max) -> str:
+        """Float min/max with NumPy's semantics (a NaN in either operand propagates, of equal
+        operands the second is the result: the scalar helpers' rule) as a compare and a bitwise
+        select, which gcc compiles to a vector compare and blend; a lane loop calling the
+        scalar helper made relu and clip epilogues the slowest part of a convolution."""
+        vector = c_type(node.dtype)
+        bits = c_type(DataType.of(f"int{node.dtype.element.bits}").with_lanes(node.dtype.lanes))
+        wins = "<" if isinstance(node, E.Min) else ">"
+        return (
+            f"({{ {vector} tessel_p0 = {self.expr(node.a)}; {vector} tessel_p1 = {self.expr(node.b)}; "
+            f"{bits} tessel_m = (tessel_p0 {wins} tessel_p1) | (tessel_p0 != tessel_p0); "
+            f"({vector})(((({bits})tessel_p0) & tessel_m) | ((({bits})tessel_p1) & ~tessel_m)); }})"
+        )
 
     def per_lane(self, node: PrimExpr, operands: tuple[PrimExpr, ...]) -> str:
         """`node` computed lane by lane: each vector operand is evaluated once into a local,

@@ -53,14 +53,18 @@ def test_conv2d_relu(n, ci, co, size, k, s, p, d):
         assert 'T.block("pad_temp")' in tir
 
 
-def _column_vector(width):
-    """The columns are vectorized by the largest of 8, 4, 2 dividing the output width (no
-    masked tail); an odd width is not vectorized."""
-    tile = next((t for t in (8, 4, 2) if width % t == 0), 1)
-    return f"T.vectorized({tile})" if tile > 1 else "conv2d_nchw"
-
-
-DEPTHWISE = [(7, 13, 3, 1, 1), (17, 7, 3, 2, 1), (3, 13, 5, 1, 2), (16, 16, 3, 2, 1)]
+DEPTHWISE = [
+    # (channels, size, kernel, stride, padding)
+    (7, 13, 3, 1, 1),  # 7 channels: rows are the vector (13 lanes of 16)
+    (17, 7, 3, 2, 1),
+    (3, 13, 5, 1, 2),
+    (7, 40, 3, 2, 1),  # a row of 20: a vector of 16 and a masked tail; input split by parity
+    (5, 9, 3, 2, 1),  # the padded width 11 is odd: the parity layout pads it to 12
+    (16, 16, 3, 2, 1),  # 16 channels: the channel-blocked tile
+    (24, 14, 3, 1, 1),  # blocks of 8 channels
+    (12, 20, 3, 2, 1),  # blocks of 4, stride 2
+    (32, 7, 3, 1, 0),  # no padding block: the input is copied into the blocked layout
+]
 
 
 @pytest.mark.parametrize(("c", "size", "k", "s", "p"), DEPTHWISE)
@@ -71,7 +75,18 @@ def test_depthwise_relu(c, size, k, s, p):
     )
     tir = compile_and_check(mod, {"x": rand(1, c, size, size)}, {"w": rand(c, 1, k, k, seed=1)})
     assert "group_conv2d_nchw_init" in tir  # groups=c: the grouped tile, with c of extent 1
-    assert _column_vector((size + 2 * p - k) // s + 1) in tir
+    assert 'scope="local"' in tir  # the accumulators, with the relu in their write-back
+    width = (size + 2 * p - k) // s + 1
+    tile = next(t for t in (16, 8, 4, 2, 1) if c % t == 0)
+    if tile >= 4:  # channel blocks: the input laid out [n, c // tile, h, w, c % tile]
+        assert f"T.vectorized({tile})" in tir
+        padded = size + 2 * p
+        assert f"({1}, {c // tile}, {padded}, {padded}, {tile})" in tir
+    else:  # rows: the vector is the output row, whole up to 16 columns
+        assert f"T.vectorized({min(width, 16)})" in tir
+        if s == 2:  # the padded input laid out by column parity
+            half = (size + 2 * p + 1) // 2
+            assert f", 2, {half}), \"float32\")" in tir
 
 
 @pytest.mark.parametrize(("c", "m", "size", "k", "s", "p"), [(7, 1, 13, 3, 1, 1),

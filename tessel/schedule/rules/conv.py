@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tessel.ir.expr import PrimExpr, Var
+from tessel.ir.expr import Add, IntImm, Mul, PrimExpr, Var
 from tessel.ir.functor import post_order
 from tessel.schedule import BlockRV, Schedule, ScheduleError
 from tessel.schedule.rules.steps import (
@@ -48,8 +48,10 @@ TILE_F = 16
 # Output columns per tile: the largest of these dividing the width (no tail loop). Seven or
 # eight 16-channel accumulators fit AVX-512's 32 registers with room for the weights.
 X_TILES = (8, 7, 6, 5, 4, 3, 2, 1)
-# Grouped: output columns are the vector, so a power of two.
-GROUPED_X_TILES = (8, 4, 2, 1)
+# Grouped: output columns are the vector, of up to VECTOR_X lanes (a row of 7 is one vector of 8,
+# 7 lanes enabled), and GROUPED_TILE_F channels' accumulators.
+VECTOR_X = 16
+GROUPED_TILE_F = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +128,10 @@ def schedule_conv(sch: Schedule, name: str, max_columns: int = X_TILES[0]) -> se
     if conv.depthwise:
         return _schedule_depthwise(sch, block, name)
     if conv.grouped:
-        return _schedule_grouped(sch, block, name)
+        blocked = _block_depthwise_data(sch, block)
+        if blocked is None:
+            return _schedule_grouped(sch, block, name)
+        return _schedule_conv2d(sch, block, name, max_columns) | blocked
     return _schedule_conv2d(sch, block, name, max_columns)
 
 
@@ -167,24 +172,125 @@ def _schedule_conv2d(sch: Schedule, block: BlockRV, name: str, max_columns: int)
 
 def _schedule_grouped(sch: Schedule, block: BlockRV, name: str) -> set[str]:
     """A grouped or depthwise conv2d: its f_i output channels read f_i different input
-    channels, so the vector runs along the output columns x_i, the f_i accumulators unrolled."""
+    channels, so the vector runs along the output columns x_i (a whole row up to VECTOR_X, in
+    chunks of VECTOR_X beyond: a tail is masked, UnswitchGuards keeps it off the full chunks),
+    the f_i accumulators unrolled in a scope-local tile [f, x] the C compiler keeps in
+    registers, with the epilogue inlined into its write-back. With stride 2 the padded input
+    is laid out by column parity (_split_by_stride), so each vector reads contiguous columns."""
     n, f, y, x, c, r, s = sch.get_loops(block)
-    x_tile = _divisor_tile(sch.loop(x).extent, GROUPED_X_TILES)
+    width = getattr(sch.loop(x).extent, "value", 0)
+    _split_by_stride(sch, block)
     try:
-        f_o, f_i = sch.split(f, [None, _channel_tile(sch.loop(f).extent)])
-        x_i = None
-        if x_tile > 1:
-            x, x_i = sch.split(x, [None, x_tile])
-        sch.reorder(f_o, y, x, c, r, s, f_i, *([x_i] if x_i is not None else []))
+        f_o, f_i = sch.split(f, [None, _channel_tile(sch.loop(f).extent, GROUPED_TILE_F)])
+        x_o = None
+        if not 0 < width <= VECTOR_X:
+            x_o, x = sch.split(x, [None, VECTOR_X])
+        sch.reorder(f_o, y, *([x_o] if x_o is not None else []), c, r, s, f_i, x)
     except ScheduleError:
         return set()
+    tile = x_o if x_o is not None else y
+    write_back = try_step(lambda: sch.cache_write(block, 0, "local"))
+    if isinstance(write_back, BlockRV):
+        inline_consumer(sch, write_back)
+        if try_step(lambda: sch.reverse_compute_at(write_back, tile)) is not False:
+            try_step(lambda: sch.vectorize(sch.get_loops(write_back)[-1]))
+        else:
+            write_back = None
     outer = parallel_fused(sch, [n, f_o, y])
     init = vectorized_init(sch, block, c)
-    if x_i is not None:
-        try_step(lambda: sch.vectorize(x_i))
+    try_step(lambda: sch.vectorize(x))
     try_step(lambda: sch.unroll(f_i))
-    epilogue = consumer_under(sch, block, outer)
-    return {name} | {rv.name for rv in (init, epilogue) if isinstance(rv, BlockRV)}
+    epilogue = None if write_back else consumer_under(sch, block, outer)
+    blocks = (init, epilogue, write_back)
+    return {name} | {rv.name for rv in blocks if isinstance(rv, BlockRV)}
+
+
+def _block_depthwise_data(sch: Schedule, block: BlockRV) -> set[str] | None:
+    """For a depthwise conv2d (output channel f reads input channel f alone: `I[n, f + rc, ..]`
+    with one rc), lay the input it reads out by channel blocks, [n, c // F, h, w, c % F] (F the
+    channel tile), so that F output channels read one contiguous vector and the conv2d tile
+    (f vectorized, x unrolled, accumulators [x, f]) applies: on 7x7 and 14x14 maps a row is
+    too short to be the vector. The input's producer (the zero padding) writes that layout, F
+    channels a vector; without one, a copy (cache_read) does. The names of the blocks added,
+    or None (nothing changed) if the block is not depthwise or the layout is refused."""
+    realize = sch.block(block)
+    store = realize.block.body
+    assert isinstance(store, BufferStore)
+    data = uncast(uncast(store.value.b).a)  # type: ignore[attr-defined]
+    f = realize.block.iter_vars[1]
+    rc = next(iv for iv in realize.block.iter_vars if iv.iter_type == IterVarType.COMM_REDUCE)
+    if not isinstance(data, BufferLoad) or len(data.indices) != 4:
+        return None
+    if getattr(rc.dom.extent, "value", 0) != 1 or not _is_channel(data.indices[1], f.var, rc.var):
+        return None
+    tile = _channel_tile(f.dom.extent)
+    if tile < 4:
+        return None
+    reads = [region.buffer for region in realize.block.reads]
+    if data.buffer not in reads:
+        return None
+    producers = try_step(lambda: sch.get_producers(block)) or []
+    added: set[str] = set()
+    if not producers:
+        copy = try_step(lambda: sch.cache_read(block, reads.index(data.buffer), "global"))
+        if not isinstance(copy, BlockRV):
+            return None
+        producers, added = [copy], {copy.name}
+    layout = IndexMap.from_func(lambda b, c, h, w: (b, c // tile, h, w, c % tile), ndim=4)
+    index = [region.buffer for region in sch.block(block).block.reads].index(
+        sch.block(producers[0]).block.writes[0].buffer)
+    if try_step(lambda: sch.transform_layout(block, ("read", index), layout)) is False:
+        return None
+    # The producer writes F channels a vector: its channel loop split, the inner part last.
+    n, c, h, w = sch.get_loops(producers[0])
+    parts = try_step(lambda: sch.split(c, [None, tile]))
+    if parts:
+        try_step(lambda: sch.reorder(h, w, parts[1]))
+    return added
+
+
+def _is_channel(index: PrimExpr, f: Var, rc: Var) -> bool:
+    """Whether a data channel index is `f` or `f + rc` (the channel the output channel is)."""
+    if index is f:
+        return True
+    return isinstance(index, Add) and index.a is f and index.b is rc
+
+
+def _split_by_stride(sch: Schedule, block: BlockRV) -> None:
+    """Lay the padded input a strided convolution reads at [.., y * S + r, x * S + s] out as
+    [.., h, w % S, w // S] (its producer writes it so), so that consecutive x read consecutive
+    addresses: vector loads instead of one load per lane."""
+    store = sch.block(block).block.body
+    assert isinstance(store, BufferStore)
+    data = uncast(uncast(store.value.b).a)  # type: ignore[attr-defined]
+    if not isinstance(data, BufferLoad) or len(data.indices) != 4:
+        return
+    stride = _column_stride(data.indices[3])
+    producers = try_step(lambda: sch.get_producers(block)) or []
+    if stride not in (2, 3, 4) or not producers:
+        return
+    reads = [region.buffer for region in sch.block(block).block.reads]
+    if data.buffer not in reads:
+        return
+    layout = IndexMap.from_func(lambda b, o, h, w: (b, o, h, w % stride, w // stride), ndim=4)
+    if try_step(lambda: sch.transform_layout(block, ("read", reads.index(data.buffer)), layout,
+                                             pad_value=0.0)) is False:  # fmt: skip
+        return
+    # The producer's columns in the new order (parity outer), so it writes whole vectors.
+    producer = producers[0]
+    *_, w = sch.get_loops(producer)
+    parts = try_step(lambda: sch.split(w, [None, stride]))
+    if parts:
+        try_step(lambda: sch.reorder(parts[1], parts[0]))
+
+
+def _column_stride(index: PrimExpr) -> int:
+    """S of a column index `x * S + s` (or `x * S`); 1 for any other form."""
+    if isinstance(index, Add):
+        index = index.a
+    if isinstance(index, Mul) and isinstance(index.b, IntImm):
+        return index.b.value
+    return 1
 
 
 def _pack_weight(sch: Schedule, block: BlockRV, f_tile: int) -> str | None:
@@ -212,11 +318,11 @@ def _pack_weight(sch: Schedule, block: BlockRV, f_tile: int) -> str | None:
     return copy.name
 
 
-def _channel_tile(extent: PrimExpr) -> int:
+def _channel_tile(extent: PrimExpr, largest: int = TILE_F) -> int:
     """The largest power of two up to TILE_F dividing `extent`: a split with no tail, since a
     tail's guard makes every vector access of the unrolled tile predicated (slow, and long to
     compile: MobileNet's cold build took 190 s with tails)."""
-    return _divisor_tile(extent, (TILE_F, 8, 4, 2, 1))
+    return _divisor_tile(extent, tuple(t for t in (16, 8, 4, 2, 1) if t <= largest))
 
 
 def _divisor_tile(extent: PrimExpr, tiles: tuple[int, ...]) -> int:
