@@ -8,6 +8,7 @@ from rules_testing import compile_and_check, model, rand
 
 import tessel
 from tessel import te, topi
+from tessel.ir.target import Target
 from tessel.schedule.rules import default_schedule
 
 
@@ -104,6 +105,27 @@ def test_topi_depthwise(c, m, size, k, s, p):
     assert 'T.block("PaddedInput")' in tir  # kept, not inlined
     assert f"T.vectorized({(size + 2 * p - k) // s + 1})" in tir
     x, w = rand(1, c, size, size), rand(c, m, k, k, seed=1)
+    expected, got = np.zeros(out.shape, "float32"), np.zeros(out.shape, "float32")
+    tessel.build(func)(x, w, expected)
+    tessel.build(scheduled)(x, w, got)
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("registers", [16, 32])
+def test_conv2d_channel_tile_follows_the_register_file(registers):
+    """32 registers: 32 output channels a tile, two vectors unrolled; 16: one vector of 16.
+    Both give the unscheduled results (C), odd width and a 3x3 window."""
+    data = te.placeholder((1, 5, 9, 9), name="data")
+    kernel = te.placeholder((64, 5, 3, 3), name="kernel")
+    out = topi.nn.relu(topi.nn.conv2d_nchw(data, kernel, 1, 1, 1))
+    func = te.create_prim_func([data, kernel, out])
+    target = Target(kind="c", vector_bytes=64, vector_registers=registers)
+    scheduled = default_schedule(func, target).func
+    tir = scheduled.script()
+    packed = 32 if registers == 32 else 16
+    assert f"(64 // {packed}" in tir or f"({64 // packed}, 5, 3, 3, {packed})" in tir
+    assert ("T.unroll(2)" in tir) == (registers == 32)
+    x, w = rand(1, 5, 9, 9), rand(64, 5, 3, 3, seed=1)
     expected, got = np.zeros(out.shape, "float32"), np.zeros(out.shape, "float32")
     tessel.build(func)(x, w, expected)
     tessel.build(scheduled)(x, w, got)

@@ -3,21 +3,29 @@
 conv2d: a block `C[n, f, y, x] += I[..] * W[f, c, r, s]` with reductions (c, r, s) gets the
 direct-convolution micro-kernel of TVM's x86 NCHWc schedules, kept in NCHW at the graph: the
 weight is packed (cache_read + transform_layout) to W'[f // F, c, r, s, f % F], F the largest
-power of two up to TILE_F dividing the channels; f is split by F and x by the largest of X_TILES
+power of two up to the rule's channel tile (32 where 32 vector registers hold 8 x 32
+accumulators, else 16) dividing the channels; f is split by F and x by the largest of X_TILES
 dividing the width (no tail); loops (n, f_o, y, x_o, c, r, s, x_i, f_i) with f_i vectorized (one
-contiguous vector of W' times a broadcast input element) and x_i unrolled; the accumulators are a
-scope-local tile laid out [x, f] (cache_write + transform_layout) that the C compiler keeps in
-registers, stored once per tile by a write-back block into which the epilogue (bias, batch norm,
-relu, a residual add) is inlined; n, f_o, y fused and run in parallel. A weight that is a model
-constant is packed once at compile time (tessel.graph.passes.layout_rewrite). The f-vectorized tile
-runs at 3x the speed of the x-vectorized one it replaced (64->64 3x3 at 28x28, one thread).
+contiguous vector of W' times a broadcast input element; two, unrolled, for F = 32) and x_i
+unrolled; the accumulators are a scope-local tile laid out [x, f] (cache_write +
+transform_layout) that the C compiler keeps in registers, stored once per tile by a write-back
+block into which the epilogue (bias, batch norm, relu, a residual add) is inlined; n, f_o, y
+fused and run in parallel. A weight that is a model constant is packed once at compile time
+(tessel.graph.passes.layout_rewrite). The f-vectorized tile runs at 3x the speed of the
+x-vectorized one it replaced (64->64 3x3 at 28x28, one thread); 32 channels rather than 16 took
+ResNet's 3x3 convs another 10-25%.
 
-Grouped conv2d (the graph's depthwise convolutions lower to group_conv2d_nchw): output channels
-of one vector would read different input channels, so x_i is vectorized and f_i unrolled, the
-epilogue moved under the parallel loop. TOPI's depthwise_conv2d_nchw (reductions r, s): the
-reductions go outside x, which is vectorized, and n, c, y run in parallel. The zero-padding
-block feeding a convolution is kept as its own loop nest (`conv_padding`): inlined, its bounds
-check makes the vector loop fall back to scalar code.
+Depthwise conv2d (groups = channels, the graph's depthwise convolutions): the padding block
+writes the input in channel blocks [n, c // F, h, w, c % F], so F output channels read one
+contiguous vector and the conv2d tile applies unchanged (a 7x7 map has rows too short to be the
+vector: 576 channels at 7x7 went from 0.19 to 0.045 ms). Other grouped convs, and depthwise ones
+with fewer than 4 channels in a block: the vector runs along the output row (whole up to 16
+columns, then chunks of 16 with a masked tail), the channels' accumulators unrolled in a local
+tile with the epilogue in its write-back; with stride 2 the padded input is laid out by column
+parity [.., h, w % 2, w // 2], so a vector reads contiguous columns. TOPI's
+depthwise_conv2d_nchw (reductions r, s): the reductions go outside x, which is vectorized, and
+n, c, y run in parallel. The zero-padding block feeding a convolution is kept as its own loop
+nest (`conv_padding`): inlined, its bounds check makes the vector loop fall back to scalar code.
 Each step is tried and skipped where the schedule refuses it (ScheduleError): a refusal costs
 speed, never correctness."""
 
@@ -117,9 +125,12 @@ def conv_padding(sch: Schedule) -> set[str]:
     return names
 
 
-def schedule_conv(sch: Schedule, name: str, max_columns: int = X_TILES[0]) -> set[str]:
-    """Tile the conv block `name`; the names of the blocks it scheduled, empty (nothing changed)
-    if it is not one or its loops are not the plain nest TOPI builds."""
+def schedule_conv(sch: Schedule, name: str, max_columns: int = X_TILES[0],
+                  max_channels: int = TILE_F) -> set[str]:  # fmt: skip
+    """Tile the conv block `name`, with at most `max_columns` output columns of `max_channels`
+    channels' accumulators (what the vector registers hold: 8 x 32 with 32 of them); the names
+    of the blocks it scheduled, empty (nothing changed) if it is not one or its loops are not
+    the plain nest TOPI builds."""
     block = sch.get_block(name)
     realize = sch.block(block)
     conv = match_conv(realize.block)
@@ -131,13 +142,16 @@ def schedule_conv(sch: Schedule, name: str, max_columns: int = X_TILES[0]) -> se
         blocked = _block_depthwise_data(sch, block)
         if blocked is None:
             return _schedule_grouped(sch, block, name)
-        return _schedule_conv2d(sch, block, name, max_columns) | blocked
-    return _schedule_conv2d(sch, block, name, max_columns)
+        tile = _channel_tile(sch.loop(sch.get_loops(block)[1]).extent)
+        return _schedule_conv2d(sch, block, name, max_columns, f_tile=tile) | blocked
+    return _schedule_conv2d(sch, block, name, max_columns, max_channels)
 
 
-def _schedule_conv2d(sch: Schedule, block: BlockRV, name: str, max_columns: int) -> set[str]:
+def _schedule_conv2d(sch: Schedule, block: BlockRV, name: str, max_columns: int,
+                     max_channels: int = TILE_F, f_tile: int | None = None) -> set[str]:  # fmt: skip
     n, f, y, x, c, r, s = sch.get_loops(block)
-    f_tile = _channel_tile(sch.loop(f).extent)
+    if f_tile is None:
+        f_tile = _channel_tile(sch.loop(f).extent, max_channels)
     x_tile = _divisor_tile(sch.loop(x).extent, tuple(t for t in X_TILES if t <= max_columns))
     packed = _pack_weight(sch, block, f_tile)
     try:
@@ -161,6 +175,11 @@ def _schedule_conv2d(sch: Schedule, block: BlockRV, name: str, max_columns: int)
     # Fused after compute_at: the write-back's coverage proof needs the tile loops unfused.
     outer = parallel_fused(sch, [n, f_o, y])
     init = vectorized_init(sch, block, c)
+    if f_tile > TILE_F:  # vectors of TILE_F channels, unrolled
+        vectors = try_step(lambda: sch.split(f_i, [None, TILE_F]))
+        if vectors:
+            f_io, f_i = vectors
+            try_step(lambda: sch.unroll(f_io))
     try_step(lambda: sch.vectorize(f_i))
     try_step(lambda: sch.unroll(x_i))
     if not isinstance(write_back, BlockRV):
@@ -322,7 +341,7 @@ def _channel_tile(extent: PrimExpr, largest: int = TILE_F) -> int:
     """The largest power of two up to TILE_F dividing `extent`: a split with no tail, since a
     tail's guard makes every vector access of the unrolled tile predicated (slow, and long to
     compile: MobileNet's cold build took 190 s with tails)."""
-    return _divisor_tile(extent, tuple(t for t in (16, 8, 4, 2, 1) if t <= largest))
+    return _divisor_tile(extent, tuple(t for t in (32, 16, 8, 4, 2, 1) if t <= largest))
 
 
 def _divisor_tile(extent: PrimExpr, tiles: tuple[int, ...]) -> int:
