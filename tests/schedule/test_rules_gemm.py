@@ -36,7 +36,8 @@ def test_dense_bias_relu(m, k, n):
     _assert_tiled(tir, m)
     # W[j, k] is strided along j: packed into [j // c, k, j % c], at compile time since it is
     # a constant (LayoutRewrite): the kernel takes the packed weight
-    columns = COLUMNS if k >= SHORT_REDUCTION else TILE_J  # a short reduction: one vector
+    # A short reduction, or at most one vector of columns: one vector.
+    columns = COLUMNS if k >= SHORT_REDUCTION and n > TILE_J else TILE_J
     assert f'p1_global: T.Buffer(({-(-n // columns)}, {k}, {columns}), "float32")' in tir
     assert "T.alloc_buffer" not in tir.replace("_local = T.alloc_buffer", "")
     assert "T.max(T_matmul_NT_local" in tir or "T.max(T_dense_local" in tir  # relu inlined

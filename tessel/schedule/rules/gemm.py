@@ -136,6 +136,8 @@ def schedule_gemm(sch: Schedule, name: str, max_rows: int = TILE_I,
         return set()
     if 0 < _extent_of(realize.block, gemm.k) < SHORT_REDUCTION:
         columns = TILE_J  # a short reduction does not pay for the wider tile's init and store
+    if 0 < _extent_of(realize.block, gemm.j) <= TILE_J:
+        columns = TILE_J  # a second vector would be all padding (a classifier's 10 outputs)
     _pack_strided_operand(sch, block, gemm, columns)
     *outer, i, j, k = sch.get_loops(block)
     rows = _row_tile(_extent_of(realize.block, gemm.i), max_rows)
