@@ -8,6 +8,7 @@ import numpy as np
 from tessel.graph import InferType, TensorType, parse
 from tessel.ir.module import IRModule
 from tessel.schedule.rules.default import gemm_columns, host_target
+from tessel.schedule.rules.gemm import SHORT_REDUCTION, TILE_J
 
 MLP = """#[version = "0.0.5"]
 def @main(%x: Tensor[(2, 784), float32], %w1: Tensor[(512, 784), float32], %b1: Tensor[(512), float32],
@@ -105,14 +106,16 @@ COLUMNS = gemm_columns(host_target())
 def exported_weights(weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The MLP's weights as a compiled model holds them: LayoutRewrite packs each dense weight
     W[j, k] into `<name>_packed`, laid out [j // c, k, j % c] and zero-padded, c the GEMM
-    rule's columns on this machine (COLUMNS)."""
+    rule's columns on this machine (COLUMNS; one vector, TILE_J, for a short reduction or at
+    most TILE_J outputs)."""
     held = {}
     for name, value in weights.items():
         if value.ndim != 2:
             held[name] = value
             continue
         n, k = value.shape
-        padded = np.zeros((-(-n // COLUMNS) * COLUMNS, k), value.dtype)
+        columns = COLUMNS if n > TILE_J and k >= SHORT_REDUCTION else TILE_J
+        padded = np.zeros((-(-n // columns) * columns, k), value.dtype)
         padded[:n] = value
-        held[f"{name}_packed"] = padded.reshape(-1, COLUMNS, k).transpose(0, 2, 1).copy()
+        held[f"{name}_packed"] = padded.reshape(-1, columns, k).transpose(0, 2, 1).copy()
     return held

@@ -2,6 +2,8 @@
 epilogue), batch_matmul and matmul of odd shapes compile to tiled, vectorized kernels that give
 the evaluator's results."""
 
+import re
+
 import pytest
 from rules_testing import COLUMNS, ROWS, compile_and_check, model, rand
 
@@ -10,13 +12,16 @@ from tessel.schedule.rules.gemm import SHORT_REDUCTION, TILE_J
 ODD = (1, 7, 13, 127, 129)
 
 
+def _row_tile(rows: int) -> int:
+    """i_i: all rows when fewer than ROWS, else the largest of ROWS..4 dividing them, else ROWS
+    (the rows then padded to a multiple of it)."""
+    top = min(ROWS, 8)
+    return rows if rows < top else next((t for t in range(top, 3, -1) if rows % t == 0), top)
+
+
 def _assert_tiled(tir: str, rows: int) -> None:
     assert "T.vectorized(16)" in tir  # j_i
-    # i_i: all rows when fewer than ROWS, else the largest of ROWS..4 dividing them, else ROWS
-    # and a tail
-    top = min(ROWS, 8)
-    tile = rows if rows < top else next((t for t in range(top, 3, -1) if rows % t == 0), top)
-    assert f"T.unroll({tile})" in tir
+    assert f"T.unroll({_row_tile(rows)})" in tir
     assert "_init" in tir  # decompose_reduction
     assert 'scope="local"' in tir  # the accumulators
 
@@ -39,8 +44,11 @@ def test_dense_bias_relu(m, k, n):
     # A short reduction, or at most one vector of columns: one vector.
     columns = COLUMNS if k >= SHORT_REDUCTION and n > TILE_J else TILE_J
     assert f'p1_global: T.Buffer(({-(-n // columns)}, {k}, {columns}), "float32")' in tir
-    assert "T.alloc_buffer" not in tir.replace("_local = T.alloc_buffer", "")
-    assert "T.max(T_matmul_NT_local" in tir or "T.max(T_dense_local" in tir  # relu inlined
+    # Nothing allocated but the accumulators and, where the tile does not divide the rows or
+    # the columns, the padded input and output of pad_einsum.
+    assert all(name.endswith(("_local", "_pad")) for name in re.findall(r"(\w+) = T.alloc_buffer", tir))
+    assert (m % _row_tile(m) == 0 and n % columns == 0) == ("_unpad" not in tir)
+    assert re.search(r"T\.max\(T_(matmul_NT|dense)_(local|pad)", tir)  # relu inlined
 
 
 @pytest.mark.parametrize(("b", "m", "k", "n"), [(1, 7, 13, 129), (2, 13, 129, 7), (3, 129, 1, 13),

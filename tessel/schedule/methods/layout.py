@@ -25,6 +25,7 @@ from tessel.schedule.primitives.layout import (
 )
 from tessel.schedule.primitives.layout_padding import compose_assumption, place_padding
 from tessel.schedule.primitives.layout_reduction import check_reduction_padding
+from tessel.schedule.primitives.pad_einsum import pad_einsum
 from tessel.schedule.recording import recorded, recorded_as
 from tessel.tir.buffer import Buffer
 from tessel.tir.index_map import IndexMap
@@ -127,6 +128,13 @@ class LayoutMethods:
         """Group `buffer`'s axes into physical axes, split before each of `axis_separators`."""
         old = resolve_buffer(self, "set_axis_separator", block, buffer)  # type: ignore[arg-type]
         self._func = set_axis_separator(self, old, tuple(axis_separators))  # type: ignore[arg-type]
+
+    @recorded
+    def pad_einsum(self, block: BlockRV, padding: Sequence[int]) -> None:
+        """Pad the block's spatial iterators to multiples of `padding` (a factor per iterator):
+        inputs it would read past are zero-padded copies, its output a padded buffer copied back
+        by a new block `<output>_unpad` (tiles then divide the domain; RFC 77)."""
+        self._func = pad_einsum(self, block, list(padding))  # type: ignore[arg-type]
 
     def transform_block_layout(self, block: BlockRV, index_map: Any) -> None:
         """Remap the block's iteration space by the bijection `index_map` (over its iterators)."""

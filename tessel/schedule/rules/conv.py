@@ -170,8 +170,12 @@ def _schedule_conv2d(sch: Schedule, block: BlockRV, name: str, max_columns: int,
             block, ("write", 0), IndexMap.from_func(lambda b, o, h, w: (b, h, w, o), ndim=4)))
         inline_consumer(sch, write_back)
         if try_step(lambda: sch.reverse_compute_at(write_back, x)) is not False:
-            # Along the output row: contiguous stores, the tile read across its [x, f] layout.
-            try_step(lambda: sch.vectorize(sch.get_loops(write_back)[-1]))
+            # Along the output row: contiguous stores, the tile read across its [x, f] layout;
+            # the channels unrolled, so every index into the tile is a constant and gcc keeps it
+            # in registers (1x1 convs with few input channels: 12% faster).
+            *_, channels, columns = sch.get_loops(write_back)
+            try_step(lambda: sch.vectorize(columns))
+            try_step(lambda: sch.unroll(channels))
     # Fused after compute_at: the write-back's coverage proof needs the tile loops unfused.
     outer = parallel_fused(sch, [n, f_o, y])
     init = vectorized_init(sch, block, c)

@@ -34,6 +34,7 @@ CHOOSERS: tuple[tuple[Chooser, int], ...] = (
     (cb.reindex, 1),
     (cb.storage, 2),
     (cb.reduction, 4),
+    (cb.pad_einsum, 1),
     (cb.query, 1),
     (cl.transform_layout, 4),
     (cl.buffer_steps, 2),

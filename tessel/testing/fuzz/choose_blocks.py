@@ -1,4 +1,5 @@
-"""Random block steps: compute placement, inlining, caching and scopes, reductions, queries.
+"""Random block steps: compute placement, inlining, caching and scopes, reductions, queries,
+padding (pad_einsum).
 
 Each takes the chosen block and every block of the function (a producer or consumer is
 preferred as the partner of compute_at and reverse_compute_at, any block sometimes).
@@ -98,3 +99,14 @@ def reduction(rng: random.Random, b: BlockView, blocks: list[BlockView]) -> Step
 def query(rng: random.Random, b: BlockView, blocks: list[BlockView]) -> Step | None:
     name = rng.choice(("get_child_blocks", "get_producers", "get_consumers"))
     return Step(name, (Ref(b.name),), f"sch.{name}({{0}})")
+
+
+def pad_einsum(rng: random.Random, b: BlockView, blocks: list[BlockView]) -> Step | None:
+    # Mostly spatial factors; sometimes a reduction factor, which pad_einsum must refuse.
+    factors = [
+        rng.choice((1, 2, 4, 8, 16)) if kind == "S" or rng.random() < 0.1 else 1
+        for kind in b.iter_kinds
+    ]
+    if rng.random() < 0.05:
+        factors = factors[:-1]  # a wrong count
+    return Step("pad_einsum", (Ref(b.name),), f"sch.pad_einsum({{0}}, {factors})")
