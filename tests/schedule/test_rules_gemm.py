@@ -4,10 +4,14 @@ the evaluator's results."""
 
 import re
 
+import numpy as np
 import pytest
 from rules_testing import COLUMNS, ROWS, compile_and_check, model, rand
 
-from tessel.schedule.rules.gemm import SHORT_REDUCTION, TILE_J
+import tessel
+from tessel import te, topi
+from tessel.schedule.rules import default_schedule
+from tessel.schedule.rules.gemm import PACK_ROWS, SHORT_REDUCTION, TILE_J
 
 ODD = (1, 7, 13, 127, 129)
 
@@ -72,3 +76,18 @@ def test_matmul_contiguous_b(m, k, n):
     tir = compile_and_check(mod, {"x": rand(m, k), "y": rand(k, n, seed=1)}, {})
     _assert_tiled(tir, m)
     assert "_global" not in tir  # B[k, j] is contiguous along j: no packed copy
+
+
+def test_a_tall_matmul_packs_its_contiguous_operand_into_panels():
+    """From PACK_ROWS rows on, B[k, j] is copied into panels [j // c, k, j % c] (zero-padded):
+    the tile then reads one stream instead of k strided rows."""
+    a, b = te.placeholder((PACK_ROWS, 3), name="A"), te.placeholder((3, 37), name="B")
+    func = te.create_prim_func([a, b, topi.matmul(a, b)])
+    scheduled = default_schedule(func).func
+    columns = COLUMNS if 3 >= SHORT_REDUCTION else TILE_J
+    assert f"B_global = T.alloc_buffer(({-(-37 // columns)}, 3, {columns})" in scheduled.script()
+    x = np.random.default_rng(0).standard_normal((PACK_ROWS, 3)).astype("float32")
+    y = np.random.default_rng(1).standard_normal((3, 37)).astype("float32")
+    out = np.zeros((PACK_ROWS, 37), "float32")
+    tessel.build(scheduled)(x, y, out)
+    np.testing.assert_allclose(out, x @ y, rtol=1e-5, atol=1e-5)
