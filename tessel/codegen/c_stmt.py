@@ -373,7 +373,10 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
             assert isinstance(node, S.For)
         start, end = self._loop_bounds(node)
         parallel = node.kind is S.ForKind.PARALLEL and not self.parallel_depth
-        if parallel:
+        # One iteration is not worth a parallel region (waking the team costs microseconds: a
+        # classifier's single-tile dense); the loop is still treated as parallel otherwise.
+        single = isinstance(node.extent, IntImm) and node.extent.value <= 1
+        if parallel and not single:
             self.emit("#pragma omp parallel for")
         elif node.kind is S.ForKind.UNROLLED and isinstance(node.extent, IntImm):
             self.emit(f"#pragma GCC unroll {min(max(node.extent.value, 1), _MAX_UNROLL)}")

@@ -109,6 +109,19 @@ def test_two_pass_layer_norm_with_heap_sized_intermediate_matches_numpy():
     np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4)
 
 
+def test_a_parallel_loop_of_one_iteration_opens_no_parallel_region():
+    """Waking the thread team for one iteration costs more than it saves (a single-tile
+    kernel); the loop runs in the calling thread and still gives its result."""
+    a_buf, out = decl_buffer((1, 16), "float32", "A"), decl_buffer((1, 16), "float32", "out")
+    body = loops((1, 16), lambda i, j: store(out, (i, j), a_buf[i, j] * B.const(2.0, "float32")),
+                 kind=ForKind.PARALLEL)  # fmt: skip
+    module = build(prim_func("double", (a_buf, out), body))
+    assert "#pragma omp parallel for" not in module.source
+    a, result = _floats(1, 16), np.zeros((1, 16), "float32")
+    module(a, result)
+    np.testing.assert_array_equal(result, a * 2)
+
+
 def test_elementwise_chain_with_broadcast_and_parallel_loop_matches_numpy():
     a_buf, row, col = decl_buffer((32, 16), "float32", "A"), decl_buffer((16,), "float32", "row"), decl_buffer((32,), "float32", "col")
     out = decl_buffer((32, 16), "float32", "out")
