@@ -198,7 +198,8 @@ class ExprPrinter(BufferAccess):
         bits = c_type(DataType.of(f"int{node.dtype.element.bits}").with_lanes(node.dtype.lanes))
         wins = "<" if isinstance(node, E.Min) else ">"
         return (
-            f"({{ {vector} tessel_p0 = {self.expr(node.a)}; {vector} tessel_p1 = {self.expr(node.b)}; "
+            f"({{ {vector} tessel_p0 = {self.expr(node.a)}; "
+            f"{vector} tessel_p1 = {self.expr(node.b)}; "
             f"{bits} tessel_m = (tessel_p0 {wins} tessel_p1) | (tessel_p0 != tessel_p0); "
             f"({vector})(((({bits})tessel_p0) & tessel_m) | ((({bits})tessel_p1) & ~tessel_m)); }})"
         )

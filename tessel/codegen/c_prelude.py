@@ -232,6 +232,19 @@ static inline bool tessel_all_lanes(const void* mask, int32_t lanes) {
 #if defined(__AVX512F__) || defined(__AVX2__)
 #include <immintrin.h>
 #endif
+static inline void tessel_masked_load4(void* dst, const void* src, const void* mask, int32_t lanes) {
+  const char* m = (const char*)mask;
+  for (int32_t l = 0; l < lanes; ++l) {
+    int32_t word = 0;
+    if (m[l]) memcpy(&word, (const char*)src + 4 * l, 4);
+    memcpy((char*)dst + 4 * l, &word, 4);
+  }
+}
+static inline void tessel_masked_store4(void* dst, const void* src, const void* mask, int32_t lanes) {
+  const char* m = (const char*)mask;
+  for (int32_t l = 0; l < lanes; ++l)
+    if (m[l]) memcpy((char*)dst + 4 * l, (const char*)src + 4 * l, 4);
+}
 #if defined(__AVX512F__)
 static inline __mmask16 tessel_mask16(const void* mask) {
   __m128i bytes;
@@ -249,17 +262,10 @@ static inline void tessel_masked_store4x16(void* dst, const void* src, const voi
 }
 #else
 static inline void tessel_masked_load4x16(void* dst, const void* src, const void* mask) {
-  const char* m = (const char*)mask;
-  for (int32_t l = 0; l < 16; ++l) {
-    int32_t word = 0;
-    if (m[l]) memcpy(&word, (const char*)src + 4 * l, 4);
-    memcpy((char*)dst + 4 * l, &word, 4);
-  }
+  tessel_masked_load4(dst, src, mask, 16);
 }
 static inline void tessel_masked_store4x16(void* dst, const void* src, const void* mask) {
-  const char* m = (const char*)mask;
-  for (int32_t l = 0; l < 16; ++l)
-    if (m[l]) memcpy((char*)dst + 4 * l, (const char*)src + 4 * l, 4);
+  tessel_masked_store4(dst, src, mask, 16);
 }
 #endif
 #if defined(__AVX2__)
@@ -279,17 +285,10 @@ static inline void tessel_masked_store4x8(void* dst, const void* src, const void
 }
 #else
 static inline void tessel_masked_load4x8(void* dst, const void* src, const void* mask) {
-  const char* m = (const char*)mask;
-  for (int32_t l = 0; l < 8; ++l) {
-    int32_t word = 0;
-    if (m[l]) memcpy(&word, (const char*)src + 4 * l, 4);
-    memcpy((char*)dst + 4 * l, &word, 4);
-  }
+  tessel_masked_load4(dst, src, mask, 8);
 }
 static inline void tessel_masked_store4x8(void* dst, const void* src, const void* mask) {
-  const char* m = (const char*)mask;
-  for (int32_t l = 0; l < 8; ++l)
-    if (m[l]) memcpy((char*)dst + 4 * l, (const char*)src + 4 * l, 4);
+  tessel_masked_store4(dst, src, mask, 8);
 }
 #endif
 """

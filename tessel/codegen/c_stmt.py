@@ -196,7 +196,8 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
         if indices is None and mask is None:
             self.effect(f"__builtin_memcpy({pointer}, &tessel_v, sizeof(tessel_v));")
         elif indices is None:
-            self._masked_copy_store(pointer, lanes, last_lane, mask, node.value.dtype.element.itemsize)
+            element = node.value.dtype.element.itemsize
+            self._masked_copy_store(pointer, lanes, last_lane, mask, element)
         else:
             self._per_lane_store(pointer, "tessel_i[tessel_l]", lanes, mask is not None)
         self.depth -= 1

@@ -13,8 +13,8 @@ from tessel.transform.compact_buffer_allocation import CompactBufferAllocation
 from tessel.transform.convert_blocks_to_opaque import ConvertBlocksToOpaque
 from tessel.transform.extract_constants import ExtractConstants
 from tessel.transform.flatten_buffer import FlattenBuffer
-from tessel.transform.lower_init_block import LowerInitBlock
 from tessel.transform.lower_division import LowerDivision
+from tessel.transform.lower_init_block import LowerInitBlock
 from tessel.transform.lower_match_buffer import LowerMatchBuffer
 from tessel.transform.lower_memory_scopes import LowerMemoryScopes
 from tessel.transform.lower_opaque_block import LowerOpaqueBlock

@@ -50,7 +50,8 @@ def test_dense_bias_relu(m, k, n):
     assert f'p1_global: T.Buffer(({-(-n // columns)}, {k}, {columns}), "float32")' in tir
     # Nothing allocated but the accumulators and, where the tile does not divide the rows or
     # the columns, the padded input and output of pad_einsum.
-    assert all(name.endswith(("_local", "_pad")) for name in re.findall(r"(\w+) = T.alloc_buffer", tir))
+    allocated = re.findall(r"(\w+) = T.alloc_buffer", tir)
+    assert all(name.endswith(("_local", "_pad")) for name in allocated)
     assert (m % _row_tile(m) == 0 and n % columns == 0) == ("_unpad" not in tir)
     assert re.search(r"T\.max\(T_(matmul_NT|dense)_(local|pad)", tir)  # relu inlined
 

@@ -30,9 +30,9 @@ from tessel.schedule.errors import ScheduleError
 from tessel.schedule.handles import BlockRV
 from tessel.schedule.primitives import cache_stage as S
 from tessel.schedule.state import replace_in, replace_stmt
-from tessel.tir.builtin import if_then_else
 from tessel.tir.block import Block, BlockRealize, IterVar, IterVarType
-from tessel.tir.buffer import Buffer, BufferLoad, BufferRegion
+from tessel.tir.buffer import Buffer, BufferLoad
+from tessel.tir.builtin import if_then_else
 from tessel.tir.function import PrimFunc
 from tessel.tir.stmt import BufferStore, For, ForKind, SeqStmt, Stmt
 
@@ -52,8 +52,9 @@ def pad_einsum(sch: Schedule, rv: BlockRV, padding: Sequence[int]) -> PrimFunc:
     if all(new == _extent(iv) for iv, new in zip(block.iter_vars, extents, strict=True)):
         return sch.func
     if len(block.writes) != 1:
-        raise _error(sch, block, "one-output", f"block `{block.name_hint}` writes "
-                     f"{len(block.writes)} buffers; pad_einsum pads a block with one output")  # fmt: skip
+        raise _error(sch, block, "one-output",
+                     f"block `{block.name_hint}` writes {len(block.writes)} buffers; pad_einsum "
+                     "pads a block with one output")  # fmt: skip
     domain = {iv.var: e for iv, e in zip(block.iter_vars, extents, strict=True)}
     output = block.writes[0].buffer
     output_pad = _padded_buffer(sch, block, output, domain, "output")
@@ -102,7 +103,8 @@ def _plain_nest(sch: Schedule, scope: Block, realize: BlockRealize) -> For:
         and all(builders.is_const_int(loop.min, 0)
                 and builders.is_const_int(loop.extent, _extent(iv))
                 for loop, iv in zip(loops, block.iter_vars, strict=True))  # fmt: skip
-        and all(outer.body is inner for outer, inner in zip(loops, [*loops[1:], realize], strict=True))
+        and all(outer.body is inner
+                for outer, inner in zip(loops, [*loops[1:], realize], strict=True))
     )  # fmt: skip
     if not plain:
         raise _error(sch, block, "plain-nest",

@@ -148,7 +148,8 @@ def schedule_conv(sch: Schedule, name: str, max_columns: int = X_TILES[0],
 
 
 def _schedule_conv2d(sch: Schedule, block: BlockRV, name: str, max_columns: int,
-                     max_channels: int = TILE_F, f_tile: int | None = None) -> set[str]:  # fmt: skip
+                     max_channels: int = TILE_F,
+                     f_tile: int | None = None) -> set[str]:  # fmt: skip
     n, f, y, x, c, r, s = sch.get_loops(block)
     if f_tile is None:
         f_tile = _channel_tile(sch.loop(f).extent, max_channels)

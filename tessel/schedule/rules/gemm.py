@@ -22,7 +22,6 @@ from dataclasses import dataclass
 
 from tessel.ir.expr import PrimExpr, Var
 from tessel.schedule import BlockRV, LoopRV, Schedule, ScheduleError
-from tessel.schedule.state import block_names
 from tessel.schedule.rules.steps import (
     consumer_under,
     inline_consumer,
@@ -33,6 +32,7 @@ from tessel.schedule.rules.steps import (
     uncast,
     vectorized_init,
 )
+from tessel.schedule.state import block_names
 from tessel.tir.block import Block, IterVarType
 from tessel.tir.buffer import BufferLoad
 from tessel.tir.index_map import IndexMap
