@@ -2,7 +2,8 @@
 (campaign seed 0 cases 638, 679, 1862; seed 2 case 117); reindex of a write after
 decompose_reduction, compute_at or reverse_compute_at read what nothing wrote (seed 0 cases
 930, 1122, 1626); cache_write after transform_layout with unspecified padding copied the
-padding nothing wrote (seed 0 case 72, seed 2 case 796)."""
+padding nothing wrote (seed 0 case 72, seed 2 case 796); compute_at dropped the guard of a reindex
+copy (seed 1 case 1689)."""
 
 import pytest
 
@@ -266,3 +267,40 @@ def test_cache_read_of_a_buffer_with_unspecified_padding_skips_it():
 
     sch = check_schedule(two_stages, steps)
     assert "T.where" in sch.func.script()
+
+
+def test_compute_at_keeps_the_guard_of_a_reindex_copy():  # seed 1, case 1689
+    """The reindex copy of a padding read skips the points outside the buffer (T.where); moved
+    under its consumer's loop, it must still skip them instead of reading A0[-1]."""
+
+    def steps(sch):
+        copy = sch.reindex(sch.get_block("T1"), ("read", 0))
+        (loop,) = sch.get_loops(sch.get_block("T1"))
+        sch.compute_at(copy, loop, preserve_unit_loops=False)
+
+    sch = check_schedule(pad_1d, steps)
+    assert "T.where" in sch.func.script()
+
+
+def test_compute_at_refuses_a_predicate_it_cannot_carry():
+    """A predicate over a loop the block's bindings do not name, stronger than the domains,
+    cannot be rebuilt under new loops: refused, the schedule unchanged."""
+
+    @T.prim_func
+    def guarded(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+        B = T.alloc_buffer((8,), "float32")
+        for i_o, i_i in T.grid(2, 4):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i_o * 4 + i_i)
+                T.where(i_i < 3)
+                B[vi] = A[vi] * T.float32(2)
+        for i in range(8):
+            with T.block("C"):
+                vi = T.axis.spatial(8, i)
+                C[vi] = B[vi] + T.float32(1)
+
+    sch = Schedule(guarded)
+    (loop,) = sch.get_loops(sch.get_block("C"))
+    with pytest.raises(ScheduleError, match=r"compute_at\.predicate"):
+        sch.compute_at(sch.get_block("B"), loop)
+    assert sch.func is guarded

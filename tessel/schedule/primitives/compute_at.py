@@ -6,7 +6,9 @@ producers' writes for reverse_compute_at) is relaxed over the loops inside the l
 loop and its ancestors kept symbolic; each block iterator whose store (or load) index is
 `iterator + offset` gets that region as its domain; the other iterators keep their full domain.
 New loops `ax0, ax1, ...` run over those domains, and a predicate guards what the analyzer cannot
-prove stays within the iterators' original domains.
+prove stays within the iterators' original domains. The block's own `T.where` goes with it,
+rewritten over its iterators; one that cannot be (it names loops the bindings do not, and says
+more than the domains) is refused (`predicate`).
 
 reverse_compute_at also refuses what it cannot show to be safe (issue 12): a consumer that would
 read elements its producers have not written in that iteration (`reads-unwritten`), per-iteration
@@ -268,6 +270,36 @@ class _Move:
                             f"part of its reduction again on every iteration of {repeating}, "
                             "which no iterator of it depends on")  # fmt: skip
 
+    def _own_predicate(self) -> PrimExpr:
+        """The block's `T.where` over its iterators, to keep under the new loops: a condition
+        beyond its iterators' domains (a reindex copy that skips the points it would read out
+        of bounds, fuzz seed 1, 1689) must survive the move. True when there is none, or when it
+        only restates the domains (a split's tail guard, which the new loops' bounds redo)."""
+        predicate = self.realize.predicate
+        if builders.is_const_int(predicate, 1):
+            return predicate
+        binding = {value: iv.var for iv, value in zip(self.block.iter_vars, self.realize.iter_values,
+                                                      strict=True) if isinstance(value, Var)}  # fmt: skip
+        used = {n for n in post_order(predicate) if isinstance(n, Var)}
+        if used <= set(binding):
+            return substitute(predicate, binding)
+        analyzer = Analyzer()
+        for node in self.located.ancestors:
+            if isinstance(node, For):
+                analyzer.bind(node.loop_var, Range(node.min, node.extent))
+        inside = [
+            condition
+            for iv, value in zip(self.block.iter_vars, self.realize.iter_values, strict=True)
+            for condition in (builders.ge(value, iv.dom.min),
+                              builders.lt(value, builders.add(iv.dom.min, iv.dom.extent)))
+        ]  # fmt: skip
+        with analyzer.constraint_scope(builders.conjunction(inside)):
+            if analyzer.can_prove(predicate):
+                return builders.const(True)
+        raise self.fail("predicate", f"block `{self.block.name_hint}` has the predicate "
+                        f"`{predicate}`, which is not over its iterators alone and says more than "
+                        "their domains; the new loops could not keep it")  # fmt: skip
+
     # -------------------------------------------------------------------- rebuild
     def apply(self, preserve_unit_loops: bool, index: int) -> PrimFunc:
         deps = self._check()
@@ -279,7 +311,8 @@ class _Move:
         if not self.forward:
             self._check_ready(analyzer, required, domains)
             self._check_coverage(analyzer, domains)
-        subtree = _make_loops(analyzer, self.realize, domains, preserve_unit_loops)
+        own = self._own_predicate()
+        subtree = _make_loops(analyzer, self.realize, domains, preserve_unit_loops, own)
         items: list[Stmt] = body_items(self.loop.body)
         body = SeqStmt.flatten([*items[:position], subtree, *items[position:]])
         func = replace_stmt(self.sch.func, self.loop, with_changes(self.loop, body=body))
@@ -409,9 +442,11 @@ def _tiles(analyzer: Analyzer, iv: IterVar, dom: _Domain, loops: list[For], exac
 
 
 def _make_loops(
-    analyzer: Analyzer, realize: BlockRealize, domains: list[_Domain], preserve: bool
+    analyzer: Analyzer, realize: BlockRealize, domains: list[_Domain], preserve: bool,
+    own: PrimExpr,
 ) -> Stmt:
-    """Loops `ax0, ax1, ...` over the domains of extent other than one, and the block under them."""
+    """Loops `ax0, ax1, ...` over the domains of extent other than one, and the block under them,
+    guarded by the domains' bounds and the block's `own` predicate (over its iterators)."""
     loops: list[tuple[Var, PrimExpr]] = []
     values: list[PrimExpr] = []
     predicate: PrimExpr = builders.const(True)
@@ -431,6 +466,8 @@ def _make_loops(
             ):
                 if not analyzer.can_prove(condition):
                     predicate = builders.logical_and(predicate, condition)
+    at = {iv.var: value for iv, value in zip(realize.block.iter_vars, values, strict=True)}
+    predicate = builders.logical_and(predicate, substitute(own, at))
     body: Stmt = BlockRealize(tuple(values), analyzer.simplify(predicate), realize.block)
     for var, extent in reversed(loops):
         body = For(var, builders.const(0, var.dtype), extent, ForKind.SERIAL, body)
