@@ -3,10 +3,12 @@
 decompose_reduction, compute_at or reverse_compute_at read what nothing wrote (seed 0 cases
 930, 1122, 1626); cache_write after transform_layout with unspecified padding copied the
 padding nothing wrote (seed 0 case 72, seed 2 case 796); compute_at dropped the guard of a reindex
-copy (seed 1 case 1689)."""
+copy (seed 1 case 1689), and transform_layout the guard of a rebuilt reindex copy (old seed 0 case
+1293)."""
 
 import pytest
 
+from tessel import te, topi
 from tessel.schedule import Schedule, ScheduleError
 from tessel.script import tir as T
 from tessel.testing import check_layout_schedule, check_schedule
@@ -304,3 +306,24 @@ def test_compute_at_refuses_a_predicate_it_cannot_carry():
     with pytest.raises(ScheduleError, match=r"compute_at\.predicate"):
         sch.compute_at(sch.get_block("B"), loop)
     assert sch.func is guarded
+
+
+def test_transform_layout_keeps_the_guard_of_a_reindex_copy():  # seed 0, case 1293 (old)
+    """transform_layout rebuilds the reindex copy over the new layout; the copy's guard (it
+    skips the points it would read outside T4) must hold at each point's old index, while the
+    padding is still written."""
+    a0 = te.placeholder((3,), "float32", name="A0")
+    a1 = te.placeholder((3,), "float32", name="A1")
+    t2 = te.compute((3,), lambda i: a0[i] + a1[i], name="T2")
+    r = te.reduce_axis((0, 3), name="r")
+    t3 = te.compute((1,), lambda i: te.sum(t2[i + r], axis=r), name="T3")
+    t4 = topi.nn.pad(t3, [1], [1], pad_value=0.0, name="T4")
+    t5 = topi.nn.pad(t4, [2], [2], pad_value=0.0, name="T5")
+    func = te.create_prim_func([a0, a1, t5])
+
+    def steps(sch):
+        block = sch.get_block("T5")
+        sch.reindex(block, ("read", 0))
+        sch.transform_layout(block, ("read", 0), lambda i: (i // 3, i % 3), pad_value=0.0)
+
+    check_schedule(func, steps)

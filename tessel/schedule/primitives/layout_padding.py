@@ -174,9 +174,10 @@ class _ProducerPlan:
     """A producer whose spatial iterators are the old indices and are each bound to one loop."""
 
     def __init__(self, realize: BlockRealize, change: LayoutChange, spatial: list[IterVar],
-                 loops: list[For], chain: list[For], kept: list[PrimExpr]) -> None:  # fmt: skip
+                 loops: list[For], chain: list[For], kept: list[PrimExpr],
+                 guards: list[PrimExpr]) -> None:  # fmt: skip
         self.realize, self.change, self.spatial = realize, change, spatial
-        self.loops, self.chain, self.kept = loops, chain, kept
+        self.loops, self.chain, self.kept, self.guards = loops, chain, kept, guards
 
     @staticmethod
     def of(func: PrimFunc, realize: BlockRealize, change: LayoutChange) -> _ProducerPlan | None:
@@ -197,8 +198,11 @@ class _ProducerPlan:
         kept = _kept_conjuncts(realize.predicate, {lp.loop_var for lp in loops})
         if kept is None or _uses_spatial_loops(realize, spatial, loops):
             return None
+        guards = _spatial_guards(realize, spatial, loops)
+        if guards is None:
+            return None
         start = chain.index(min(loops, key=chain.index))
-        return _ProducerPlan(realize, change, spatial, loops, chain[start:], kept)
+        return _ProducerPlan(realize, change, spatial, loops, chain[start:], kept, guards)
 
     def apply(self, func: PrimFunc) -> PrimFunc:
         """The function with the rebuilt nest in place of the producer's old one."""
@@ -227,7 +231,13 @@ class _ProducerPlan:
         reads, writes = infer_access_regions(new_block)
         new_block = with_changes(new_block, reads=reads, writes=writes)
         values = [v for iv, v in zip(block.iter_vars, self.realize.iter_values, strict=True) if iv in others]
-        predicate = builders.conjunction(self.kept)
+        # A guard stronger than the old domain (a reindex copy skipping what it would read out of
+        # bounds, fuzz seed 0, 1293) holds at the old index of each point; the padding is
+        # written regardless, as the layout's pad value.
+        on_loops = {iv.var: loop for iv, loop in zip(iters, loops, strict=True)}
+        guards = [substitute(builders.logical_or(padding, substitute(g, old_values)), on_loops)
+                  for g in self.guards]  # fmt: skip
+        predicate = builders.conjunction([*self.kept, *guards])
         stmt: Stmt = BlockRealize((*loops, *values), predicate, new_block)
         for loop in reversed([lp for lp in self.chain if lp not in self.loops]):
             stmt = with_changes(loop, body=stmt)
@@ -295,6 +305,35 @@ def _bound_loops(realize: BlockRealize, spatial: list[IterVar], chain: list[For]
     if any(not isinstance(lp.body, For | BlockRealize) for lp in chain[chain.index(outer) :]):
         return None
     return loops
+
+
+def _spatial_guards(realize: BlockRealize, spatial: list[IterVar],
+                    loops: list[For]) -> list[PrimExpr] | None:  # fmt: skip
+    """The predicate's conjuncts over the spatial loops that say more than the old domain,
+    rewritten over the spatial iterators (each bound to its loop alone); None if one cannot be."""
+    loop_vars = {lp.loop_var for lp in loops}
+    binding = {value: iv.var for iv, value in zip(realize.block.iter_vars, realize.iter_values,
+                                                  strict=True) if iv in spatial}  # fmt: skip
+    analyzer = Analyzer()
+    for loop in loops:
+        analyzer.bind(loop.loop_var, Range(loop.min, loop.extent))
+    inside = [  # the old domain, which the new loops replace
+        condition
+        for iv, value in zip(realize.block.iter_vars, realize.iter_values, strict=True)
+        if iv in spatial
+        for condition in (builders.ge(value, iv.dom.min),
+                          builders.lt(value, builders.add(iv.dom.min, iv.dom.extent)))
+    ]  # fmt: skip
+    guards = []
+    with analyzer.constraint_scope(builders.conjunction(inside)):
+        for conjunct in builders.conjuncts(realize.predicate):
+            used = {n for n in post_order(conjunct) if isinstance(n, Var)}
+            if not used & loop_vars or analyzer.can_prove(conjunct):
+                continue
+            if not used <= set(binding):
+                return None
+            guards.append(substitute(conjunct, binding))
+    return guards
 
 
 def _kept_conjuncts(predicate: PrimExpr, spatial_loops: set[Var]) -> list[PrimExpr] | None:
