@@ -2,9 +2,10 @@
 (campaign seed 0 cases 638, 679, 1862; seed 2 case 117); reindex of a write after
 decompose_reduction, compute_at or reverse_compute_at read what nothing wrote (seed 0 cases
 930, 1122, 1626); cache_write after transform_layout with unspecified padding copied the
-padding nothing wrote (seed 0 case 72, seed 2 case 796); compute_at dropped the guard of a reindex
-copy (seed 1 case 1689), and transform_layout the guard of a rebuilt reindex copy (old seed 0 case
-1293)."""
+padding nothing wrote (seed 0 case 72, seed 2 case 796). A guarded reindex copy: compute_at
+dropped its guard (seed 1 case 1689), transform_layout dropped it when rebuilding the copy (seed 0
+case 1293 before pad_einsum joined the fuzzer), cache_read copied the points it leaves unwritten
+(seed 0 case 1147, likewise)."""
 
 import pytest
 
@@ -327,3 +328,22 @@ def test_transform_layout_keeps_the_guard_of_a_reindex_copy():  # seed 0, case 1
         sch.transform_layout(block, ("read", 0), lambda i: (i // 3, i % 3), pad_value=0.0)
 
     check_schedule(func, steps)
+
+
+def test_cache_read_of_a_guarded_reindex_copy_skips_what_it_leaves_unwritten():  # old seed 0, 1147
+    """The reindex copy writes only the points its T.where admits; a cache of its buffer must
+    copy those alone instead of reading the two nothing wrote."""
+    a0 = te.placeholder((1, 4), "float32", name="A0")
+    r = te.reduce_axis((0, 1), name="r")
+    t1 = te.compute((4,), lambda i: te.sum(a0[r, i], axis=r), name="T1")
+    t4 = topi.nn.pad(t1, [1], [1], pad_value=0.0, name="T4")
+    func = te.create_prim_func([a0, t4])
+
+    def steps(sch):
+        block = sch.get_block("T4")
+        sch.reindex(block, ("read", 0))
+        sch.cache_read(block, 0, "shared")
+
+    sch = check_schedule(func, steps)
+    copy = sch.func.script().split('T.block("T1_reindex_shared")')[1].split("T.block")[0]
+    assert "T.where" in copy

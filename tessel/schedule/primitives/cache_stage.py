@@ -189,8 +189,10 @@ def unwritten(realize: BlockRealize, buffer: Buffer) -> tuple[tuple[Var, ...], P
         return None  # the stores are an inner block's, in its own iterators (after blockize)
     stores = [n.indices for n in nodes if isinstance(n, BufferStore) and n.buffer is buffer]
     iters = {iv.var: iv.dom for iv in block.iter_vars}
-    if not stores or _plain(stores[0], iters):
+    if not stores:
         return None
+    if _plain(stores[0], iters):
+        return _unguarded(realize, buffer, stores[0])
     if any(not expr_equal(s, stores[0]) for s in stores[1:]):
         return None  # several store patterns: their union is not worth computing
     used = [n for i in stores[0] for n in post_order(i) if isinstance(n, Var)]
@@ -205,6 +207,25 @@ def unwritten(realize: BlockRealize, buffer: Buffer) -> tuple[tuple[Var, ...], P
     if builders.is_const_int(padding, 0):
         return None
     return names, padding
+
+
+def _unguarded(realize: BlockRealize, buffer: Buffer,
+               indices: Sequence[PrimExpr]) -> tuple[tuple[Var, ...], PrimExpr] | None:  # fmt: skip
+    """For a store at plain iterators: the points the block's `T.where` leaves unwritten (a
+    reindex copy that skips what it would read out of bounds, fuzz seed 0, 1147), when the
+    predicate is over loops bound to the iterators alone; None otherwise."""
+    predicate = realize.predicate
+    if builders.is_const_int(predicate, 1):
+        return None
+    names = tuple(Var(f"p{k}", e.dtype) for k, e in enumerate(buffer.shape))
+    at_index = dict(zip(indices, names, strict=True))
+    binding = {value: at_index[iv.var] for iv, value in
+               zip(realize.block.iter_vars, realize.iter_values, strict=True)
+               if isinstance(value, Var) and iv.var in at_index}  # fmt: skip
+    used = {n for n in post_order(predicate) if isinstance(n, Var)}
+    if not used <= set(binding):
+        return None
+    return names, builders.logical_not(substitute(predicate, binding))
 
 
 def _plain(indices: Sequence[PrimExpr], iters: Mapping[Var, Range]) -> bool:
