@@ -278,8 +278,8 @@ class _Move:
         predicate = self.realize.predicate
         if builders.is_const_int(predicate, 1):
             return predicate
-        binding = {value: iv.var for iv, value in zip(self.block.iter_vars, self.realize.iter_values,
-                                                      strict=True) if isinstance(value, Var)}  # fmt: skip
+        pairs = zip(self.block.iter_vars, self.realize.iter_values, strict=True)
+        binding = {value: iv.var for iv, value in pairs if isinstance(value, Var)}
         used = {n for n in post_order(predicate) if isinstance(n, Var)}
         if used <= set(binding):
             return substitute(predicate, binding)
