@@ -1,5 +1,5 @@
 """Fuzzer regressions: blockize after a split whose factor overshoots the extent (campaign seed 0
-cases 46, 80, 1449, 1905; seed 1 cases 70, 278; seed 2 cases 632, 803), and
+cases 46, 80, 1449, 1905; seed 1 cases 70, 278; seed 2 cases 632, 803, 1975), and
 reverse_compute_inline of a padding consumer (seed 0 cases 67, 1938; seed 1 case 148; seed 2
 case 535)."""
 
@@ -206,3 +206,30 @@ def test_reverse_compute_inline_of_a_crop_inside_the_producer_still_inlines():
         sch.reverse_compute_inline(sch.get_block("B"))
 
     check_schedule(add_then_crop, steps, expected)
+
+
+@T.prim_func
+def sum_two(A: T.Buffer((2,), "float32"), B: T.Buffer((1,), "float32")):
+    for i, r in T.grid(1, 2):
+        with T.block("B"):
+            vi, vr = T.axis.remap("SR", [i, r])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vr]
+
+
+def test_a_second_blockize_keeps_a_bound_the_division_folded_into_an_extent():
+    """Seed 2, case 1975: split 2 by [8, None] leaves `r_0 + r_1 < 2`; after one blockize the
+    inner block is guarded by `r_0 < 2`, and blockizing its loops again folded that bound into
+    the iterator's extent and dropped it, binding the reduction iterator past its domain."""
+
+    def steps(sch: Schedule) -> None:
+        _, r = sch.get_loops(sch.get_block("B"))
+        sch.split(r, [8, None])
+        _, r_0, _ = sch.get_loops(sch.get_block("B"))
+        sch.blockize(r_0)
+        r_0, _ = sch.get_loops(sch.get_block("B"))
+        sch.blockize(r_0)
+
+    sch = check_schedule(sum_two, steps)
+    assert "T.where(r_0 < 2)" in sch.func.script()

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from tessel.arith import Analyzer, normalize_iter_map_to_expr, subspace_divide
 from tessel.ir import builders
 from tessel.ir.expr import IntImm, PrimExpr, Range, Var
+from tessel.ir.functor import post_order
 from tessel.ir.node import with_changes
 from tessel.ir.substitute import substitute
 from tessel.schedule.errors import ScheduleError
@@ -86,7 +87,8 @@ def blockize(sch: Schedule, loop_rv: LoopRV) -> tuple[PrimFunc, str]:
             init=None if block.init is None else substitute(block.init, var_map),
         )
     )
-    inner_realize = BlockRealize(tuple(inner.values), inner.predicate, inner_block)
+    inner_realize = BlockRealize(tuple(inner.values), _with_own_guards(
+        inner.predicate, realize.predicate, inner_loops), inner_block)
     nest = replace_in(loop, realize, inner_realize)
     outer_block = _finish(Block(tuple(outer.iter_vars), (), (), f"{block.name_hint}_o", nest))
     outer_block = with_changes(
@@ -96,6 +98,24 @@ def blockize(sch: Schedule, loop_rv: LoopRV) -> tuple[PrimFunc, str]:
     )
     outer_realize = BlockRealize(tuple(outer.values), outer.predicate, outer_block)
     return replace_stmt(sch.func, loop, outer_realize), outer_block.name_hint
+
+
+def _with_own_guards(divided: PrimExpr, original: PrimExpr, inner_loops: list[For]) -> PrimExpr:
+    """The inner predicate from the division, and every conjunct of the block's predicate over
+    the inner loops alone that it does not imply: a bound the division folded into an
+    iterator's extent (`r_0 < 2` under a loop of 8) must still guard the loop (fuzz seed 2,
+    case 1975)."""
+    inner = {lp.loop_var for lp in inner_loops}
+    analyzer = Analyzer()
+    for loop in inner_loops:
+        analyzer.bind(loop.loop_var, Range(loop.min, loop.extent))
+    kept = []
+    with analyzer.constraint_scope(divided):
+        for conjunct in builders.conjuncts(original):
+            used = {n for n in post_order(conjunct) if isinstance(n, Var)}
+            if used <= inner and not analyzer.can_prove(conjunct):
+                kept.append(conjunct)
+    return builders.conjunction([*builders.conjuncts(divided), *kept])
 
 
 def _single_block(sch: Schedule, loop: For) -> BlockRealize:
