@@ -5,7 +5,8 @@ decompose_reduction, compute_at or reverse_compute_at read what nothing wrote (s
 padding nothing wrote (seed 0 case 72, seed 2 case 796). A guarded reindex copy: compute_at
 dropped its guard (seed 1 case 1689), transform_layout dropped it when rebuilding the copy (seed 0
 case 1293 before pad_einsum joined the fuzzer), cache_read copied the points it leaves unwritten
-(seed 0 case 1147, likewise)."""
+(seed 0 case 1147, likewise). reverse_compute_at of a reduction under its producer's parallel
+loop raced (seed 0 case 672)."""
 
 import pytest
 
@@ -347,3 +348,30 @@ def test_cache_read_of_a_guarded_reindex_copy_skips_what_it_leaves_unwritten(): 
     sch = check_schedule(func, steps)
     copy = sch.func.script().split('T.block("T1_reindex_shared")')[1].split("T.block")[0]
     assert "T.where" in copy
+
+
+def test_reverse_compute_at_refuses_a_reduction_split_across_parallel_iterations():
+    """Seed 0, case 672 (under ASan, where the timing showed it): the sum over the rows of T2
+    moved under T2's parallel row loop would have every thread update T3[0] at once."""
+
+    @T.prim_func
+    def rows(A: T.Buffer((2, 1), "float32"), C: T.Buffer((1,), "float32")):
+        B = T.alloc_buffer((2, 1), "float32")
+        for i, j in T.grid(2, 1):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+        for j, r in T.grid(1, 2):
+            with T.block("C"):
+                vj, vr = T.axis.remap("SR", [j, r])
+                with T.init():
+                    C[vj] = T.float32(0)
+                C[vj] = C[vj] + B[vr, vj]
+
+    sch = Schedule(rows)
+    i, _ = sch.get_loops(sch.get_block("B"))
+    sch.parallel(i)
+    before = sch.func
+    with pytest.raises(ScheduleError, match=r"reverse_compute_at\.parallel-race"):
+        sch.reverse_compute_at(sch.get_block("C"), i)
+    assert sch.func is before

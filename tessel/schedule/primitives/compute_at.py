@@ -8,7 +8,8 @@ loop and its ancestors kept symbolic; each block iterator whose store (or load) 
 New loops `ax0, ax1, ...` run over those domains, and a predicate guards what the analyzer cannot
 prove stays within the iterators' original domains. The block's own `T.where` goes with it,
 rewritten over its iterators; one that cannot be (it names loops the bindings do not, and says
-more than the domains) is refused (`predicate`).
+more than the domains) is refused (`predicate`), as is a move under a parallel loop whose
+iterations would all write the same elements (`parallel-race`).
 
 reverse_compute_at also refuses what it cannot show to be safe (issue 12): a consumer that would
 read elements its producers have not written in that iteration (`reads-unwritten`), per-iteration
@@ -270,6 +271,24 @@ class _Move:
                             f"part of its reduction again on every iteration of {repeating}, "
                             "which no iterator of it depends on")  # fmt: skip
 
+    def _check_parallel_writes(self, domains: list[_Domain]) -> None:
+        """Under a parallel loop, each iteration must write its own elements: a block whose
+        writes do not depend on that loop would have every thread update the same elements (a
+        reduction moved under the parallel loop of its producer, fuzz seed 0, 672, a race)."""
+        parallel = [a for a in (*self.loop_located.ancestors, self.loop)
+                    if isinstance(a, For) and a.kind is ForKind.PARALLEL
+                    and not builders.is_const_int(a.extent, 1)]  # fmt: skip
+        if not parallel:
+            return
+        at = {iv.var: dom.lo for iv, dom in zip(self.block.iter_vars, domains, strict=True)}
+        mentioned = {n for region in self.block.writes for rng in region.region
+                     for n in post_order(substitute(rng.min, at)) if isinstance(n, Var)}  # fmt: skip
+        racing = [lp.loop_var.name for lp in parallel if lp.loop_var not in mentioned]
+        if racing:
+            raise self.fail("parallel-race", f"under the parallel loop {racing}, every iteration "
+                            f"would write the same elements of block `{self.block.name_hint}`'s "
+                            "output, a race between threads")  # fmt: skip
+
     def _own_predicate(self) -> PrimExpr:
         """The block's `T.where` over its iterators, to keep under the new loops: a condition
         beyond its iterators' domains (a reindex copy that skips the points it would read out
@@ -311,6 +330,7 @@ class _Move:
         if not self.forward:
             self._check_ready(analyzer, required, domains)
             self._check_coverage(analyzer, domains)
+        self._check_parallel_writes(domains)
         own = self._own_predicate()
         subtree = _make_loops(analyzer, self.realize, domains, preserve_unit_loops, own)
         items: list[Stmt] = body_items(self.loop.body)
