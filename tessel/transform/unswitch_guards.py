@@ -24,7 +24,6 @@ condition stronger: the guard-free copy is still only run where every guard hold
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -73,9 +72,9 @@ class _Unswitcher(Mutator):
         self.analyzer = Analyzer()
 
     def visit_For(self, loop: S.For) -> Node:
-        with self._loop_range(loop):
-            body = self._split(loop.body)
-        return with_changes(loop, body=body)
+        # Loop variables are defined once (copies get fresh ones), so a binding never goes stale.
+        self.analyzer.bind(loop.loop_var, E.Range(loop.min, loop.extent), allow_override=True)
+        return with_changes(loop, body=self._split(loop.body))
 
     def visit_LetStmt(self, let: S.LetStmt) -> Node:
         if let.var.dtype.is_int and not let.var.dtype.is_vector and _is_pure(let.value):
@@ -94,11 +93,6 @@ class _Unswitcher(Mutator):
     def _under(self, fact: E.PrimExpr, stmt: S.Stmt) -> S.Stmt:
         with self.analyzer.constraint_scope(fact):
             return self.visit(stmt)
-
-    @contextmanager
-    def _loop_range(self, loop: S.For) -> Iterator[None]:
-        self.analyzer.bind(loop.loop_var, E.Range(loop.min, loop.extent), allow_override=True)
-        yield
 
     def _split(self, body: S.Stmt) -> S.Stmt:
         """`body`, split on the conditions of up to MAX_CONDITIONS of its guards, and visited."""

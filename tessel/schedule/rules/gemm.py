@@ -10,8 +10,8 @@ Rows or columns the tile does not divide are padded (pad_einsum, RFC 77's paddin
 padded output is the local tile and the block copying it back the write-back, so only the
 write-back is guarded (matmul 127³: 0.43 ms with guarded tails, 0.046 padded; 128³: 0.037). When
 the B operand is not contiguous along j (dense's W[j, k]), or the GEMM has PACK_ROWS rows or
-more, it is copied into a packed
-[..., j // columns, k, j % columns] buffer, so j_i reads whole vectors; a weight that is a model
+more, it is copied into panels [..., j // columns, k, j % columns], so j_i reads whole vectors
+of one stream; a weight that is a model
 constant is packed once at compile time instead (tessel.graph.passes.layout_rewrite). Each
 step is tried and skipped where the schedule refuses it (ScheduleError): a refusal costs speed,
 never correctness."""
@@ -96,9 +96,8 @@ def _extent_of(block: Block, var: Var) -> int:
 
 def _strided_operand(block: Block, gemm: Gemm) -> tuple[int, int, int] | None:
     """(read index, axis of j, axis of k) of the operand indexed by j but not contiguous along
-    it, or of
-    a contiguous one in a GEMM with at least PACK_ROWS rows (where the copy is paid back: its
-    k rows are then one stream instead of k strided ones)."""
+    it, or of a contiguous one in a GEMM with at least PACK_ROWS rows (where the copy is paid
+    back: its k rows are then one stream instead of k strided ones)."""
     store = block.body
     assert isinstance(store, BufferStore)
     product = uncast(store.value.b)  # type: ignore[attr-defined]
