@@ -77,9 +77,13 @@ class _Unswitcher(Mutator):
         return with_changes(loop, body=self._split(loop.body))
 
     def visit_LetStmt(self, let: S.LetStmt) -> Node:
+        self._bind_let(let)
+        return self.generic_visit(let)
+
+    def _bind_let(self, let: S.LetStmt) -> None:
+        """Let the analyzer know an integer let's value (pure arithmetic only)."""
         if let.var.dtype.is_int and not let.var.dtype.is_vector and _is_pure(let.value):
             self.analyzer.bind(let.var, let.value, allow_override=True)
-        return self.generic_visit(let)
 
     def visit_IfThenElse(self, node: S.IfThenElse) -> Node:
         then_case = self._under(node.condition, node.then_case)
@@ -100,8 +104,7 @@ class _Unswitcher(Mutator):
         if isinstance(body, S.Allocate | S.DeclBuffer | S.AttrStmt):
             return with_changes(body, body=self._split(body.body))
         if isinstance(body, S.LetStmt):
-            if body.var.dtype.is_int and not body.var.dtype.is_vector and _is_pure(body.value):
-                self.analyzer.bind(body.var, body.value, allow_override=True)
+            self._bind_let(body)
             return with_changes(body, body=self._split(body.body))
         conditions = self._conditions(body)
         return self._branches(body, conditions, {})

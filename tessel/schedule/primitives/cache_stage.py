@@ -20,6 +20,7 @@ from tessel.ir.substitute import substitute
 from tessel.ir.type import PointerType
 from tessel.schedule.errors import ScheduleError
 from tessel.schedule.handles import BlockRV
+from tessel.schedule.primitives.block_binding import loop_binding
 from tessel.schedule.state import block_names, find_block_realize, replace_in, walk_with_ancestors
 from tessel.support.dtype import handle
 from tessel.tir.analysis.interval import expr_equal
@@ -219,9 +220,8 @@ def _unguarded(realize: BlockRealize, buffer: Buffer,
         return None
     names = tuple(Var(f"p{k}", e.dtype) for k, e in enumerate(buffer.shape))
     at_index = dict(zip(indices, names, strict=True))
-    binding = {value: at_index[iv.var] for iv, value in
-               zip(realize.block.iter_vars, realize.iter_values, strict=True)
-               if isinstance(value, Var) and iv.var in at_index}  # fmt: skip
+    binding = {loop: at_index[var] for loop, var in loop_binding(realize).items()
+               if var in at_index}  # fmt: skip
     used = {n for n in post_order(predicate) if isinstance(n, Var)}
     if not used <= set(binding):
         return None

@@ -31,6 +31,7 @@ from tessel.ir.node import Node, with_changes
 from tessel.ir.substitute import substitute
 from tessel.schedule.errors import ScheduleError
 from tessel.schedule.handles import BlockRV, LoopRV
+from tessel.schedule.primitives.block_binding import in_domains, loop_binding
 from tessel.schedule.primitives.block_scope import (
     Scope,
     body_items,
@@ -297,8 +298,7 @@ class _Move:
         predicate = self.realize.predicate
         if builders.is_const_int(predicate, 1):
             return predicate
-        pairs = zip(self.block.iter_vars, self.realize.iter_values, strict=True)
-        binding = {value: iv.var for iv, value in pairs if isinstance(value, Var)}
+        binding = loop_binding(self.realize)
         used = {n for n in post_order(predicate) if isinstance(n, Var)}
         if used <= set(binding):
             return substitute(predicate, binding)
@@ -306,13 +306,7 @@ class _Move:
         for node in self.located.ancestors:
             if isinstance(node, For):
                 analyzer.bind(node.loop_var, Range(node.min, node.extent))
-        inside = [
-            condition
-            for iv, value in zip(self.block.iter_vars, self.realize.iter_values, strict=True)
-            for condition in (builders.ge(value, iv.dom.min),
-                              builders.lt(value, builders.add(iv.dom.min, iv.dom.extent)))
-        ]  # fmt: skip
-        with analyzer.constraint_scope(builders.conjunction(inside)):
+        with analyzer.constraint_scope(in_domains(self.realize)):
             if analyzer.can_prove(predicate):
                 return builders.const(True)
         raise self.fail("predicate", f"block `{self.block.name_hint}` has the predicate "

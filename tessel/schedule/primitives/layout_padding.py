@@ -21,6 +21,7 @@ from tessel.ir.functor import post_order
 from tessel.ir.node import with_changes
 from tessel.ir.structural import same_expr
 from tessel.ir.substitute import substitute
+from tessel.schedule.primitives.block_binding import in_domains, loop_binding
 from tessel.schedule.primitives.cache_stage import fresh_block_name
 from tessel.schedule.primitives.layout import LayoutChange, simplify_indices
 from tessel.schedule.state import replace_in, walk_with_ancestors
@@ -312,20 +313,13 @@ def _spatial_guards(realize: BlockRealize, spatial: list[IterVar],
     """The predicate's conjuncts over the spatial loops that say more than the old domain,
     rewritten over the spatial iterators (each bound to its loop alone); None if one cannot be."""
     loop_vars = {lp.loop_var for lp in loops}
-    binding = {value: iv.var for iv, value in zip(realize.block.iter_vars, realize.iter_values,
-                                                  strict=True) if iv in spatial}  # fmt: skip
+    binding = loop_binding(realize, spatial)
     analyzer = Analyzer()
     for loop in loops:
         analyzer.bind(loop.loop_var, Range(loop.min, loop.extent))
-    inside = [  # the old domain, which the new loops replace
-        condition
-        for iv, value in zip(realize.block.iter_vars, realize.iter_values, strict=True)
-        if iv in spatial
-        for condition in (builders.ge(value, iv.dom.min),
-                          builders.lt(value, builders.add(iv.dom.min, iv.dom.extent)))
-    ]  # fmt: skip
     guards = []
-    with analyzer.constraint_scope(builders.conjunction(inside)):
+    # The old domain, which the new loops replace, is known; a conjunct it implies restates it.
+    with analyzer.constraint_scope(in_domains(realize, spatial)):
         for conjunct in builders.conjuncts(realize.predicate):
             used = {n for n in post_order(conjunct) if isinstance(n, Var)}
             if not used & loop_vars or analyzer.can_prove(conjunct):
