@@ -207,6 +207,9 @@ class ExprPrinter(BufferAccess):
     def per_lane(self, node: PrimExpr, operands: tuple[PrimExpr, ...]) -> str:
         """`node` computed lane by lane: each vector operand is evaluated once into a local,
         then a loop applies the scalar operation (printed as for scalars) to each lane."""
+        exp_clamped = _is_vector_exp(node) and operands[0].dtype.is_vector
+        if exp_clamped:
+            operands = (self._exp_clamp(operands[0]),)
         decls, scalars = [], []
         for k, operand in enumerate(operands):
             if not operand.dtype.is_vector:
@@ -218,7 +221,8 @@ class ExprPrinter(BufferAccess):
             self.names.element_of(var, f"{name}[tessel_l]")
             scalars.append(var)
         scalar = _scalar_version(node, tuple(scalars))
-        lane = self._vector_exp_lane(scalar) if _is_vector_exp(node) else self.expr(scalar)
+        exp_lane = _is_vector_exp(node) and not exp_clamped
+        lane = self._vector_exp_lane(scalar) if exp_lane else self.expr(scalar)
         vector = c_type(node.dtype)
         # A math call's lane loop is a simd loop: gcc then calls libmvec's vector version (the
         # prelude declares them) instead of unrolling the loop into one scalar call per lane.
@@ -228,6 +232,14 @@ class ExprPrinter(BufferAccess):
             f"for (int32_t tessel_l = 0; tessel_l < {node.dtype.lanes}; ++tessel_l) "
             f"tessel_r[tessel_l] = {lane}; tessel_r; }})"
         )
+
+    def _exp_clamp(self, x: PrimExpr) -> PrimExpr:
+        """The vector argument of exp clamped as `_vector_exp_lane` says, as a vector max before
+        the lane loop: a compare inside the simd loop needs gcc's loop if-conversion, which
+        the build turns off (tessel.runtime.compiler), and exp then ran one lane at a time."""
+        floor = E.Var("tessel_exp_floor", x.dtype.element)
+        self.names.element_of(floor, f"tessel_exp_floor_{type_suffix(x.dtype.element)}")
+        return E.Max(x, E.Broadcast(floor, x.dtype.lanes))
 
     def _vector_exp_lane(self, scalar: E.Call) -> str:
         """exp of one lane, its argument clamped from below where exp is still a normal number:

@@ -135,8 +135,8 @@ class NameScope:
         self.names[var] = name
 
     def element_of(self, var: Var, text: str) -> None:
-        """Let `var` stand for `text`, one lane of a vector (`tessel_p0[tessel_l]`) in the
-        per-lane loops that vector code generation writes."""
+        """Let `var` stand for `text`: one lane of a vector (`tessel_p0[tessel_l]`) in the
+        per-lane loops that vector code generation writes, or a variable of the prelude."""
         self.names[var] = text
 
     def fresh(self, hint: str) -> str:

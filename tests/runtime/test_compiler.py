@@ -76,3 +76,46 @@ def test_missing_compiler_named_by_cc_is_a_build_error(tmp_path, monkeypatch):
     with pytest.raises(BuildError, match="cannot run the C compiler") as err:
         compile_source(SOURCE, cache_dir=tmp_path)
     assert err.value.rule == "build.no-compiler"
+
+
+# A padded copy (fuzz seed 3, case 858, reduced): gcc 12.2 at -O3 with AVX2 vectorizes the outer
+# loop with the inner one unrolled into three masked loads and gives all three the first's mask.
+GROUPED_MASKED_LOADS = """
+#include <stdint.h>
+void tessel_test_padded_copy(const int32_t* restrict src, int32_t* restrict out) {
+  int32_t local[80];
+  for (int32_t i = 0; i < 16; ++i) local[i] = src[i];
+  for (int32_t a = 0; a < 7; ++a)
+    for (int32_t b = 0; b < 3; ++b)
+      out[a * 3 + b] = (3 <= a * 3 + b && a * 3 + b < 19) ? local[a * 3 + b - 3] : 0;
+}
+"""
+
+
+def test_flags_avoid_gccs_grouped_masked_load_miscompile(tmp_path):
+    library = ctypes.CDLL(str(compile_source(GROUPED_MASKED_LOADS, cache_dir=tmp_path)))
+    source = (ctypes.c_int32 * 16)(*range(1, 17))
+    out = (ctypes.c_int32 * 21)()
+    library.tessel_test_padded_copy(source, out)
+    assert list(out) == [0, 0, 0, *range(1, 17), 0, 0]
+
+
+def test_fuzz_case_with_a_padded_copy_over_an_inner_loop_of_three_runs_right_in_c():
+    from tessel import te, topi
+    from tessel.ir.target import Target
+    from tessel.schedule import Schedule
+    from tessel.script import tir as T
+    from tessel.testing.fuzz.case import check_result
+
+    a = te.placeholder((16, 1), "int32", name="A0")
+    padded = topi.nn.pad(a, [0, 2], [0, 2], pad_value=0, name="T1")
+    r = te.reduce_axis((0, 5), name="r")
+    total = te.compute((16,), lambda i: te.sum(padded[i, r], axis=r), name="T2")
+    mod3 = te.compute((16,), lambda i: te.floormod(total[i], 3), name="T3")
+    out = topi.nn.pad(mod3, [2], [2], pad_value=0, name="T4")
+    func = te.create_prim_func([a, out])
+    sch = Schedule(func)
+    sch.transform_layout(sch.get_block("T4"), ("write", 0), lambda i: (i + 1,),
+                         pad_value=T.int32(0))  # fmt: skip
+    sch.split(sch.get_loops(sch.get_block("T4"))[0], [None, 3])
+    check_result(func, sch, target=Target())
