@@ -11,6 +11,7 @@ separate checked call): a Python loop of kernel calls on views of one NumPy aren
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -180,7 +181,7 @@ def _check_array(name: str, array: np.ndarray, shape: tuple[int, ...], dtype: st
     if tuple(array.shape) != tuple(shape):
         raise ModelInputError(f"input `{name}`: expected shape {tuple(shape)}, got {array.shape}",
                               rule="executor.input-shape")  # fmt: skip
-    want = np.dtype(DataType.of(dtype).numpy)
+    want = _numpy_dtype(dtype)
     if array.dtype != want and not (cast and np.can_cast(array.dtype, want, "same_kind")):
         raise ModelInputError(f"input `{name}`: expected dtype {want}, got {array.dtype}",
                               rule="executor.input-dtype",
@@ -208,13 +209,21 @@ class CompiledModel:
         main = lowered["main"]
         self.inputs = tuple(_Input(p.name_hint, p.checked_type.shape, p.checked_type.dtype)
                             for p in main.params)  # fmt: skip
+        # What every call allocates, and the weights it returns as results, worked out once.
+        self._fresh = tuple((t.id, t.shape, DataType.of(t.dtype).numpy)
+                            for t in plan.tensors if t.kind == "output")  # fmt: skip
+        self._constant_results = {i: plan.constants[plan.tensors[i].index] for i in plan.outputs
+                                  if plan.tensors[i].kind == "constant"}  # fmt: skip
         if aot is not None:
             # Private, writeable copies: main's signature marks every pointer it hands a kernel
             # as written (tessel.tir.analysis.written), so the runtime refuses read-only arrays.
             # Linked weights (link_params) live in the library: none is passed, none is copied.
             copies = () if aot.linked else (np.array(c, copy=True) for c in plan.constants)
             self.weights = tuple(copies)
-            self._main = library["main"]
+            # Checked once here: a call checks only its inputs and outputs.
+            positions = [i for i, p in enumerate(aot.params) if p.kind == "weight"]
+            self._main = library["main"].bind(dict(zip(positions, self.weights, strict=True)))
+            self._output_slots = tuple(p.slot for p in aot.of_kind("output"))
             return
         self._arena = _aligned_bytes(plan.peak_bytes, plan.alignment)
         self._fixed = {t.id: self._fixed_array(t) for t in plan.tensors
@@ -234,10 +243,7 @@ class CompiledModel:
 
     def __call__(self, *args: Any, **named: Any) -> Any:
         inputs = self._arguments(args, named)
-        arrays = {}
-        for t in self.plan.tensors:
-            if t.kind == "output":
-                arrays[t.id] = np.empty(t.shape, DataType.of(t.dtype).numpy)
+        arrays = {slot: np.empty(shape, dtype) for slot, shape, dtype in self._fresh}
         if self.aot is not None:
             self._run_aot(inputs, arrays)
         else:
@@ -248,13 +254,9 @@ class CompiledModel:
         assert self.aot is not None
         # An input passed read-only is copied: main's signature says it may write it (above).
         inputs = [a if a.flags.writeable else a.copy() for a in inputs]
-        outputs = [arrays[p.slot] for p in self.aot.of_kind("output")]
-        self._main(*inputs, *self.weights, *outputs)
-        for slot_id, value in zip(self.plan.inputs, inputs, strict=True):
-            arrays[slot_id] = value
-        for slot in self.plan.tensors:
-            if slot.kind == "constant":  # a weight returned as a result: `_results` copies it
-                arrays[slot.id] = self.plan.constants[slot.index]
+        self._main(*inputs, *(arrays[slot] for slot in self._output_slots))
+        arrays.update(zip(self.plan.inputs, inputs, strict=True))
+        arrays.update(self._constant_results)  # weights returned as results: `_results` copies
 
     def _run_python(self, inputs: list[np.ndarray], arrays: dict[int, np.ndarray]) -> None:
         arrays.update(self._fixed)
@@ -320,7 +322,13 @@ def _as_input(spec: _Input, value: Any) -> np.ndarray:
             rule="executor.input-kind",
         )
     _check_array(spec.name, array, spec.shape, spec.dtype)
-    return np.require(array, requirements="C")  # not ascontiguousarray: it makes 0-d arrays 1-d
+    # A 0-d array is always C-contiguous (ascontiguousarray would make it 1-d).
+    return array if array.flags.c_contiguous else np.ascontiguousarray(array)
+
+
+@functools.cache
+def _numpy_dtype(name: str) -> np.dtype:
+    return np.dtype(DataType.of(name).numpy)
 
 
 def _aligned_bytes(nbytes: int, alignment: int) -> np.ndarray:

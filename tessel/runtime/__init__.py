@@ -5,10 +5,11 @@ Needs only tessel.support and NumPy, so deployed code needs nothing of the compi
 
 from tessel.runtime.compiler import compile_source, default_cache_dir, find_compiler
 from tessel.runtime.errors import BuildError, RuntimeCallError
-from tessel.runtime.module import Function, Module
+from tessel.runtime.module import BoundFunction, Function, Module
 from tessel.support.abi import ConstantSpec, DataFile, FunctionSignature, ParamSpec
 
 __all__ = [
+    "BoundFunction",
     "BuildError",
     "ConstantSpec",
     "DataFile",

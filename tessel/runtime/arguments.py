@@ -13,7 +13,8 @@ from __future__ import annotations
 import ctypes
 import functools
 import numbers
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -35,23 +36,75 @@ def argument_types(signature: FunctionSignature) -> list[type]:
     return types + [ctypes.c_int64] * len(signature.size_args) + table
 
 
-def c_arguments(signature: FunctionSignature, args: Sequence[Any]) -> list[Any]:
-    """The C arguments for a call with `args`; ValueError naming the parameter at fault."""
-    params = signature.params
-    if len(args) != len(params):
-        names = ", ".join(p.name for p in params)
-        raise ValueError(
-            f"`{signature.name}` takes {len(params)} arguments ({names}), got {len(args)}"
-        )
+@dataclass(frozen=True, slots=True)
+class BoundArguments:
+    """Arguments fixed once for many calls (a compiled model's weights), already checked: the C
+    values with theirs filled in (None at the free positions), the sizes they bind, their memory
+    spans for the overlap check, the positions left to each call, and the arrays, kept alive."""
+
+    values: tuple[Any, ...]
+    sizes: dict[str, int]
+    spans: tuple[tuple[ParamSpec, int, int], ...]
+    free: tuple[int, ...]
+    arrays: tuple[Any, ...]
+
+
+def bind_arguments(signature: FunctionSignature, fixed: dict[int, Any]) -> BoundArguments:
+    """Check the arguments at the positions of `fixed` once; ValueError as `c_arguments`."""
+    for position in fixed:
+        if not 0 <= position < len(signature.params):
+            raise ValueError(f"`{signature.name}` has no parameter at position {position}")
+    values: list[Any] = [None] * len(signature.params)
     sizes: dict[str, int] = {}
-    values: list[Any] = [None] * len(params)
-    for i, (param, arg) in enumerate(zip(params, args, strict=True)):
+    spans = _convert(signature.params, sorted(fixed.items()), values, sizes)
+    _check_no_alias(signature.name, spans)
+    free = tuple(i for i in range(len(signature.params)) if i not in fixed)
+    return BoundArguments(tuple(values), sizes, tuple(spans), free, tuple(fixed.values()))
+
+
+def c_arguments(
+    signature: FunctionSignature, args: Sequence[Any], bound: BoundArguments | None = None
+) -> list[Any]:
+    """The C arguments for a call with `args` (the parameters `bound` leaves free, in order);
+    ValueError naming the parameter at fault."""
+    params = signature.params
+    free = bound.free if bound is not None else range(len(params))
+    if len(args) != len(free):
+        names = ", ".join(params[i].name for i in free)
+        raise ValueError(
+            f"`{signature.name}` takes {len(free)} arguments ({names}), got {len(args)}"
+        )
+    if bound is None:
+        values: list[Any] = [None] * len(params)
+        sizes: dict[str, int] = {}
+        checked: tuple[tuple[ParamSpec, int, int], ...] = ()
+    else:
+        values, sizes, checked = list(bound.values), dict(bound.sizes), bound.spans
+    spans = _convert(params, zip(free, args, strict=True), values, sizes)
+    _check_no_alias(signature.name, spans, checked)
+    if signature.size_args:
+        values += [sizes[name] for name in signature.size_args]
+    return values
+
+
+def _convert(
+    params: Sequence[ParamSpec],
+    items: Iterable[tuple[int, Any]],
+    values: list[Any],
+    sizes: dict[str, int],
+) -> list[tuple[ParamSpec, int, int]]:
+    """Put the C values of (position, argument) pairs into `values`, binding `sizes`; the
+    buffers' memory spans."""
+    items = list(items)
+    for i, arg in items:
+        param = params[i]
         if param.kind == "scalar":  # scalars first: they bind the sizes they name
             values[i] = _scalar(param, arg)
             if param.symbol is not None:
                 sizes[param.symbol] = int(values[i])
     spans: list[tuple[ParamSpec, int, int]] = []
-    for i, (param, arg) in enumerate(zip(params, args, strict=True)):
+    for i, arg in items:
+        param = params[i]
         if param.kind == "buffer":
             array = _array(param, arg, sizes)
             # The address read once (`.ctypes` builds a helper object at every use: a third of
@@ -59,15 +112,19 @@ def c_arguments(signature: FunctionSignature, args: Sequence[Any]) -> list[Any]:
             values[i] = address = array.__array_interface__["data"][0]
             if array.nbytes:
                 spans.append((param, address, address + array.nbytes))
-    _check_no_alias(signature.name, spans)
-    return values + [sizes[name] for name in signature.size_args]
+    return spans
 
 
-def _check_no_alias(function: str, spans: list[tuple[ParamSpec, int, int]]) -> None:
+def _check_no_alias(
+    function: str,
+    spans: list[tuple[ParamSpec, int, int]],
+    checked: Sequence[tuple[ParamSpec, int, int]] = (),
+) -> None:
     """Refuse overlapping arrays (parameter, first byte, end) where one is written through a
-    `restrict` pointer."""
+    `restrict` pointer: among `spans`, and between `spans` and the `checked` ones (whose own
+    pairs were checked when they were bound)."""
     for i, (first, start, end) in enumerate(spans):
-        for second, other_start, other_end in spans[i + 1 :]:
+        for second, other_start, other_end in (*spans[i + 1 :], *checked):
             restricted = first.restrict or second.restrict
             written = first.written or second.written
             if restricted and written and start < other_end and other_start < end:
@@ -145,6 +202,8 @@ def _numpy_dtype(name: str) -> np.dtype:
 
 
 def _check_shape(param: ParamSpec, shape: tuple[int, ...], sizes: dict[str, int]) -> None:
+    if shape == param.shape:  # a constant shape matched (one with sizes never equals: strs)
+        return
     for want, got in zip(param.shape, shape, strict=True):
         if isinstance(want, str) and want not in sizes:
             sizes[want] = got

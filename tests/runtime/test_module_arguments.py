@@ -113,3 +113,52 @@ int32_t fill(double x, double* out) { out[0] = x; return 0; }
         out = np.zeros(1)
         fill(value, out)
         np.testing.assert_array_equal(out, [value])
+
+
+RESTRICT_SIGNATURE = FunctionSignature(
+    "scaled_add",
+    "scaled_add",
+    (
+        ParamSpec("A", "buffer", "float32", ("n", 3), restrict=True),
+        ParamSpec("B", "buffer", "float32", ("n", 3), written=True, restrict=True),
+        ParamSpec("k", "scalar", "int32"),
+    ),
+    ("n",),
+)
+
+
+@pytest.fixture(scope="module")
+def restricted_add():
+    return Module(compile_source(SOURCE), [RESTRICT_SIGNATURE])
+
+
+def test_bound_function_takes_the_free_arguments_and_gives_the_unbound_result(restricted_add):
+    a = np.arange(12, dtype="float32").reshape(4, 3)
+    b1, b2 = np.ones((4, 3), "float32"), np.ones((4, 3), "float32")
+    restricted_add["scaled_add"](a, b1, 3)
+    bound = restricted_add["scaled_add"].bind({0: a, 2: 3})
+    bound(b2)
+    np.testing.assert_array_equal(b1, b2)
+    assert "scaled_add(B), others bound" in repr(bound)
+
+
+def test_bound_arguments_are_checked_when_bound(restricted_add):
+    with pytest.raises(ValueError, match=r"argument `A`: expected dtype float32, got float64"):
+        restricted_add["scaled_add"].bind({0: np.zeros((4, 3), "float64")})
+    with pytest.raises(ValueError, match=r"has no parameter at position 5"):
+        restricted_add["scaled_add"].bind({5: 1})
+
+
+def test_bound_function_checks_free_arguments_against_bound_sizes_and_count(restricted_add):
+    bound = restricted_add["scaled_add"].bind({0: np.zeros((4, 3), "float32")})
+    with pytest.raises(ValueError, match=r"argument `B`: expected shape \(4, 3\), got \(5, 3\)"):
+        bound(np.zeros((5, 3), "float32"), 1)
+    with pytest.raises(ValueError, match=r"`scaled_add` takes 2 arguments \(B, k\), got 1"):
+        bound(np.zeros((4, 3), "float32"))
+
+
+def test_bound_function_refuses_a_free_argument_overlapping_a_bound_one(restricted_add):
+    a = np.zeros((4, 3), "float32")
+    bound = restricted_add["scaled_add"].bind({0: a})
+    with pytest.raises(ValueError, match=r"arguments `B` and `A` of `scaled_add` overlap"):
+        bound(a, 1)
