@@ -342,6 +342,9 @@ class ExprPrinter(BufferAccess):
         short = node.op.name.removeprefix("tir.")
         if node.dtype.is_vector and short in (*builtin.MATH_UNARY, *builtin.MATH_BINARY):
             return self.per_lane(node, node.args)
+        if short == "if_then_else" and not node.args[0].dtype.is_vector:
+            c_type(node.dtype)  # vector branches under one condition: a C conditional
+            return self._if_then_else(node)
         if any(a.dtype.is_vector for a in node.args) or node.dtype.is_vector:
             reject_vector(f"a vector call of `{node.op.name}`")
         printer = _CALL_PRINTERS.get(short)

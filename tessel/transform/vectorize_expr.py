@@ -61,6 +61,8 @@ class ExprVectorizer:
         if isinstance(node, E.Cast):
             value = self.visit(node.value)
             return E.Cast(node.dtype.with_lanes(value.dtype.lanes), value)
+        if isinstance(node, E.Call) and node.op is builtin.if_then_else_op:
+            return self._if_then_else(node)
         if isinstance(node, E.Call):
             return self._call(node)
         for kind, fields in _LANEWISE_FIELDS.items():
@@ -82,6 +84,33 @@ class ExprVectorizer:
             return with_changes(node, args=tuple(args))
         vector_args = tuple(self.broadcast(a) for a in args)
         return E.Call(node.dtype.with_lanes(self.lanes), node.op, vector_args)
+
+    def _if_then_else(self, node: E.Call) -> PrimExpr:
+        """`if_then_else(c, a, b)` reads only the taken branch's memory (a padding copy reads
+        its input only inside the bounds). Under a condition every lane shares: the same call
+        on vector branches, a C conditional, as lazy as the scalar one. Under one that varies
+        by lane: a Select of the branches, each one's loads masked by the lanes that take it."""
+        condition = self.visit(node.args[0])
+        if not condition.dtype.is_vector:
+            taken, other = self.visit(node.args[1]), self.visit(node.args[2])
+            if not (taken.dtype.is_vector or other.dtype.is_vector):
+                return with_changes(node, args=(condition, taken, other))
+            branches = (self.broadcast(taken), self.broadcast(other))
+            return E.Call(node.dtype.with_lanes(self.lanes), node.op, (condition, *branches))
+        taken = self._masked(condition, node.args[1])
+        other = self._masked(E.Not(condition), node.args[2])
+        return E.Select(condition, self.broadcast(taken), self.broadcast(other))
+
+    def _masked(self, mask: PrimExpr, node: PrimExpr) -> PrimExpr:
+        """The vector version of `node` with every load it makes also masked by `mask` (a
+        load every lane shares included: `mask` may disable all of them)."""
+        saved = self.predicate, self.invariant_predicate
+        self.predicate = mask if self.predicate is None else E.And(self.predicate, mask)
+        self.invariant_predicate = self.predicate
+        try:
+            return self.visit(node)
+        finally:
+            self.predicate, self.invariant_predicate = saved
 
     def _binary(self, node: E.BinaryOp) -> PrimExpr:
         a, b = self.visit(node.a), self.visit(node.b)

@@ -270,6 +270,7 @@ def _block_depthwise_data(sch: Schedule, block: BlockRV) -> set[str] | None:
     parts = try_step(lambda: sch.split(c, [None, tile]))
     if parts:
         try_step(lambda: sch.reorder(h, w, parts[1]))
+        try_step(lambda: sch.vectorize(parts[1]))
     return added
 
 
