@@ -21,11 +21,17 @@ from tessel.graph.ty import Type
 from tessel.ir.expr import GlobalVar
 
 CALL_LOWERED = "call_lowered"
+# Marks a kernel that only reshapes its one input (the bytes in the same order, as TVM's
+# `relay.reshape_only`): MemoryPlan lets its output share the input's storage and drops the copy.
+RESHAPE_ONLY = "reshape_only"
 
 
-def call_lowered(kernel: GlobalVar, args: Sequence[Expr], result_type: Type | None) -> Call:
+def call_lowered(
+    kernel: GlobalVar, args: Sequence[Expr], result_type: Type | None, reshape_only: bool = False
+) -> Call:
     """A call of the lowered kernel `kernel` on tensor `args`, typed `result_type`."""
-    call = Call(kernel, tuple(args), {CALL_LOWERED: 1})
+    attrs = {CALL_LOWERED: 1, **({RESHAPE_ONLY: 1} if reshape_only else {})}
+    call = Call(kernel, tuple(args), attrs)
     return with_type(call, result_type) if result_type is not None else call  # type: ignore[return-value]
 
 
@@ -38,4 +44,9 @@ def is_call_lowered(expr: Any) -> bool:
     )
 
 
-__all__ = ["CALL_LOWERED", "call_lowered", "is_call_lowered"]
+def is_reshape_only(expr: Any) -> bool:
+    """True for a call_lowered of a kernel that only reshapes its input (RESHAPE_ONLY)."""
+    return is_call_lowered(expr) and bool(expr.attrs.get(RESHAPE_ONLY, 0))
+
+
+__all__ = ["CALL_LOWERED", "RESHAPE_ONLY", "call_lowered", "is_call_lowered", "is_reshape_only"]

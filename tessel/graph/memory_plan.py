@@ -4,7 +4,8 @@ Every tensor gets a `TensorSlot`: an input of main, a constant, an output of mai
 memory), or an intermediate at a byte offset in one arena. Intermediates share the arena by
 liveness: greedy best-fit over a free list, offsets aligned to 64 bytes. A kernel's outputs are
 placed while its inputs are still live, so a kernel never writes over what it reads (kernels
-are compiled with `restrict` pointers).
+are compiled with `restrict` pointers). A kernel that only reshapes an intermediate (LowerTE
+marks it `reshape_only`) is not called: its output shares the input's bytes (`alias_of`).
 
 The plan is plain data in the order a single-entry ahead-of-time main would run it (DESIGN.md
 section 8): parameters = inputs then outputs, one arena allocation of `peak_bytes`, and per
@@ -21,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from tessel.graph.call_lowered import is_call_lowered
+from tessel.graph.call_lowered import is_call_lowered, is_reshape_only
 from tessel.graph.expr import Call, Constant, Expr, Function, Tuple, TupleGetItem, Var
 from tessel.graph.traversal import post_order_exprs
 from tessel.graph.ty import TensorType, TupleType, Type
@@ -36,7 +37,9 @@ ALIGNMENT = 64
 class TensorSlot:
     """Where one tensor of `main` lives. `kind` is "input" (main's parameter `index`),
     "constant" (constant `index`), "output" (main's flattened output `index`) or
-    "intermediate" (arena bytes [offset, offset + nbytes), live from kernel `start` to `end`)."""
+    "intermediate" (arena bytes [offset, offset + nbytes), live from kernel `start` to `end`;
+    `alias_of` names the slot whose bytes it shares when it is a reshape of that one, which no
+    kernel writes)."""
 
     id: int
     shape: tuple[int, ...]
@@ -46,6 +49,7 @@ class TensorSlot:
     offset: int = -1
     start: int = -1
     end: int = -1
+    alias_of: int = -1
 
     @property
     def nbytes(self) -> int:
@@ -193,6 +197,7 @@ class _SlotBuilder:
         self.values: dict[int, tuple[int, ...]] = {}
         self.calls: list[KernelCall] = []
         self.constants: list[np.ndarray] = []
+        self.aliases: list[tuple[int, int, int]] = []  # (reshaped slot, its input, call index)
 
     def leaves(self, ty: Type, kind: str, index: int = -1) -> tuple[int, ...]:
         if isinstance(ty, TupleType):
@@ -234,7 +239,28 @@ class _SlotBuilder:
             self.slots[i]["end"] = len(self.calls)
         outputs = self.leaves(_type(call), "intermediate")
         self.values[id(call)] = outputs
+        if is_reshape_only(call) and len(inputs) == 1 and len(outputs) == 1:
+            self.aliases.append((outputs[0], inputs[0], len(self.calls)))
         self.calls.append(KernelCall(call.op.name_hint, inputs, outputs))
+
+    def _alias_reshapes(self) -> tuple[dict[int, int], set[int]]:
+        """The output of a reshape-only kernel whose input is an arena tensor shares the
+        input's bytes (same order, same size) and its call goes: (slot -> the slot whose
+        storage it shares, the indices of the calls dropped). The shared storage lives as long
+        as either does. A reshape of an input, a constant or into main's result is kept: those
+        are separate memory."""
+        roots: dict[int, int] = {}
+        dropped: set[int] = set()
+        for reshaped, source, call in self.aliases:  # in call order: a chain finds its root
+            root = roots.get(source, source)
+            if self.slots[root]["kind"] != "intermediate":
+                continue
+            if self.slots[reshaped]["kind"] != "intermediate":
+                continue
+            roots[reshaped] = root
+            dropped.add(call)
+            self.slots[root]["end"] = max(self.slots[root]["end"], self.slots[reshaped]["end"])
+        return roots, dropped
 
     def mark_outputs(self, result: tuple[int, ...]) -> tuple[int, ...]:
         """Main's results: kernel outputs become output slots (the caller's memory)."""
@@ -245,17 +271,21 @@ class _SlotBuilder:
         return result
 
     def finish(self, main: Function, outputs: tuple[int, ...], alignment: int) -> MemoryPlan:
-        arena = [s for s in self.slots if s["kind"] == "intermediate"]
-        for slot in arena:
-            slot.setdefault("end", slot["start"])  # written, never read: live for its kernel
+        for slot in self.slots:
+            if slot["kind"] == "intermediate":
+                slot.setdefault("end", slot["start"])  # written, never read: live for its kernel
+        roots, dropped = self._alias_reshapes()
+        arena = [s for s in self.slots if s["kind"] == "intermediate" and s["id"] not in roots]
         requests = [Request(_nbytes(s["shape"], s["dtype"]), s["start"], s["end"]) for s in arena]
         offsets, peak = assign_offsets(requests, alignment)
         for slot, offset in zip(arena, offsets, strict=True):
             slot["offset"] = offset
+        for slot_id, root in roots.items():
+            self.slots[slot_id].update(offset=self.slots[root]["offset"], alias_of=root)
         tensors = tuple(TensorSlot(**s) for s in self.slots)
         return MemoryPlan(
             tensors=tensors,
-            calls=tuple(self.calls),
+            calls=tuple(c for k, c in enumerate(self.calls) if k not in dropped),
             inputs=tuple(self.values[id(p)][0] for p in main.params),
             outputs=outputs,
             output_type=_type(main.body),

@@ -123,3 +123,22 @@ def test_compile_fuses_when_fuse_ops_is_available():
         "fused_nn_dense_nn_bias_add_nn_relu_1",
         "fused_nn_dense_nn_bias_add",
     ]
+
+
+@pytest.mark.parametrize("executor", ["aot", "python"])
+def test_reshapes_sharing_storage_give_the_evaluators_results(executor):
+    mod = parse("""#[version = "0.0.5"]
+def @main(%x: Tensor[(4, 6), float32], %w: Tensor[(8, 6), float32], %v: Tensor[(5, 4), float32]) {
+  %0 = nn.dense(%x, %w);
+  %1 = reshape(%0, newshape=[2, 16]);
+  %2 = reshape(%1, newshape=[8, 4]);
+  %3 = nn.dense(%2, %v);
+  (%3, reshape(%3, newshape=[40]))
+}
+""")
+    model = graph.compile(mod, executor=executor)
+    assert any(t.alias_of >= 0 for t in model.plan.tensors)  # the reshapes of %0 share its bytes
+    rng = np.random.default_rng(3)
+    args = [rng.standard_normal(s).astype("float32") for s in ((4, 6), (8, 6), (5, 4))]
+    for got, want in zip(model(*args), evaluate(mod, *args), strict=True):
+        assert_close(got, want)

@@ -8,8 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tessel.graph import parse
+from tessel.graph.call_lowered import is_call_lowered, is_reshape_only
 from tessel.graph.memory_plan import ALIGNMENT, Request, TensorSlot, assign_offsets, plan_memory
 from tessel.graph.passes.lower_te import LowerTE
+from tessel.graph.traversal import post_order_exprs
 
 KB4 = 4096  # a (1, 1024) float32 tensor
 
@@ -23,6 +25,8 @@ def arena(p) -> list[TensorSlot]:
 
 
 def overlaps(a: TensorSlot, b: TensorSlot) -> bool:
+    if _storage(a) == _storage(b):
+        return False  # a reshape and its source: the same bytes on purpose
     live_together = a.start <= b.end and b.start <= a.end
     return live_together and a.offset < b.offset + b.nbytes and b.offset < a.offset + a.nbytes
 
@@ -112,7 +116,11 @@ def test_no_two_live_blocks_overlap(reqs):
     assert peak >= max(live, default=0)
 
 
-UNARY = ["nn.relu", "exp", "negative", "sigmoid"]
+def _storage(slot: TensorSlot) -> int:
+    return slot.alias_of if slot.alias_of >= 0 else slot.id
+
+
+UNARY = ["nn.relu", "exp", "negative", "sigmoid", "reshape"]
 
 
 @st.composite
@@ -124,9 +132,9 @@ def dataflow_programs(draw):
             a, b = draw(st.sampled_from(values)), draw(st.sampled_from(values))
             lines.append(f"  %{k} = add({a}, {b});")
         else:
-            lines.append(
-                f"  %{k} = {draw(st.sampled_from(UNARY))}({draw(st.sampled_from(values))});"
-            )
+            op, arg = draw(st.sampled_from(UNARY)), draw(st.sampled_from(values))
+            extra = ", newshape=[100]" if op == "reshape" else ""
+            lines.append(f"  %{k} = {op}({arg}{extra});")
         values.append(f"%{k}")
     outs = draw(st.lists(st.sampled_from(values[1:]), min_size=1, max_size=3, unique=True))
     lines.append(f"  ({', '.join(outs)})")
@@ -145,3 +153,41 @@ def test_planned_graphs_never_overlap_live_tensors(text):
             ti, to = p.tensors[i], p.tensors[o]
             if ti.kind == to.kind == "intermediate":
                 assert ti.offset + ti.nbytes <= to.offset or to.offset + to.nbytes <= ti.offset
+    for t in arena(p):  # a shared slot lives as long as every reshape of it
+        if t.alias_of >= 0:
+            root = p.tensors[t.alias_of]
+            assert root.alias_of < 0 and root.offset == t.offset
+            assert root.start <= t.start and t.end <= root.end
+
+
+RESHAPES = """#[version = "0.0.5"]
+def @main(%x: Tensor[(4, 6), float32]) {
+  %0 = nn.relu(%x);
+  %1 = reshape(%0, newshape=[2, 12]);
+  %2 = reshape(%1, newshape=[24]);
+  %3 = exp(%2);
+  %4 = reshape(%x, newshape=[24]);
+  %5 = add(%3, %4);
+  (%5, reshape(%5, newshape=[6, 4]))
+}
+"""
+
+
+def test_a_reshape_of_an_intermediate_shares_its_bytes_and_is_not_called():
+    p = plan(RESHAPES)
+    kernels = [c.kernel for c in p.calls]
+    # %1 and %2 share %0's bytes; %4 reshapes an input and the last one into a result: kept.
+    assert kernels == ["fused_nn_relu", "fused_exp", "fused_reshape_2", "fused_add",
+                       "fused_reshape_3"]  # fmt: skip
+    relu, first, second = (p.tensors[i] for i in range(1, 4))
+    assert first.alias_of == second.alias_of == relu.id and relu.alias_of == -1
+    assert first.offset == second.offset == relu.offset
+    assert relu.end >= second.end  # %0's bytes live until exp has read %2
+
+
+def test_lowering_marks_only_reshaping_kernels_reshape_only():
+    lowered = LowerTE(schedule=False)(parse(RESHAPES))
+    marked = {c.op.name_hint: is_reshape_only(c) for c in post_order_exprs(lowered["main"].body)
+              if is_call_lowered(c)}  # fmt: skip
+    reshapes = {f"fused_reshape{suffix}": True for suffix in ("", "_1", "_2", "_3")}
+    assert marked == {"fused_nn_relu": False, "fused_exp": False, "fused_add": False, **reshapes}

@@ -128,7 +128,8 @@ class _Lowering:
                 rule="lower_te.non-primitive-call",
                 hint="inline it, or run FuseOps so every call is of a `Primitive=1` function",
             )
-        return call_lowered(self._kernel(primitive), primitive.args, call.checked_type)
+        return call_lowered(self._kernel(primitive), primitive.args, call.checked_type,
+                            reshape_only=_reshape_only(primitive.func))  # fmt: skip
 
     def _kernel(self, primitive: Primitive) -> GlobalVar:
         """The kernel of `primitive`: one made before for an equal function, else a new one."""
@@ -141,6 +142,18 @@ class _Lowering:
         self.kernels[gv] = default_schedule(prim_func).func if self.schedule else prim_func
         self.by_hash.setdefault(key, []).append((primitive.func, gv))
         return gv
+
+
+# Operators that give their input's elements in the same order under another shape.
+RESHAPE_OPS = frozenset({"reshape", "squeeze", "expand_dims", "nn.batch_flatten"})
+
+
+def _reshape_only(func: Function) -> bool:
+    """Whether the primitive only reshapes its one parameter (a chain of RESHAPE_OPS)."""
+    body = func.body
+    while isinstance(body, Call) and isinstance(body.op, Op) and body.op.name in RESHAPE_OPS:
+        body = body.args[0]
+    return len(func.params) == 1 and body is func.params[0] and func.body is not body
 
 
 def _dataflow_post_order(root: Expr) -> list[Expr]:
