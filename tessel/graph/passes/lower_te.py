@@ -37,6 +37,7 @@ from tessel.graph.primitive import (
 )
 from tessel.ir.expr import GlobalVar, Op
 from tessel.ir.module import IRModule
+from tessel.ir.target import Target
 from tessel.ir.node import with_changes
 from tessel.ir.structural import structural_equal, structural_hash
 from tessel.ir.transform import Pass, PassContext
@@ -54,16 +55,18 @@ def is_primitive(func: object) -> bool:
 @dataclass(frozen=True)
 class LowerTE(Pass):
     """Lower the primitive functions called from `main` to PrimFuncs; `schedule=False` keeps
-    the kernels as te.create_prim_func builds them (naive loop nests)."""
+    the kernels as te.create_prim_func builds them (naive loop nests). `target` is the CPU the
+    default schedules are for (None: this machine's tiles, TVM's 32-byte row vectors)."""
 
     name: ClassVar[str] = "lower_te"
     schedule: bool = True
+    target: Target | None = None
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         if mod["main"].body.checked_type is None:  # a lowered main is typed: InferType cannot
             mod = InferType()(mod, ctx)  # type call_lowered (see tessel/graph/call_lowered.py)
         main_gv = mod.get_global_var("main")
-        lowering = _Lowering(mod, self.schedule)
+        lowering = _Lowering(mod, self.schedule, self.target)
         main = lowering.lower_function(mod[main_gv])
         functions: dict[GlobalVar, object] = {main_gv: main}
         functions.update(
@@ -76,8 +79,8 @@ class LowerTE(Pass):
 class _Lowering:
     """The state of one LowerTE run: kernels made so far, by name and by structure."""
 
-    def __init__(self, mod: IRModule, schedule: bool) -> None:
-        self.mod, self.schedule = mod, schedule
+    def __init__(self, mod: IRModule, schedule: bool, target: Target | None) -> None:
+        self.mod, self.schedule, self.target = mod, schedule, target
         self.kernels: dict[GlobalVar, PrimFunc] = {}
         self.taken = set(mod.names())
         self.by_hash: dict[int, list[tuple[Function, GlobalVar]]] = {}
@@ -139,7 +142,9 @@ class _Lowering:
                 return gv
         gv = GlobalVar(unique_name(kernel_name(primitive.func), self.taken))
         prim_func = build_prim_func(primitive.func, gv.name_hint)
-        self.kernels[gv] = default_schedule(prim_func).func if self.schedule else prim_func
+        if self.schedule:
+            prim_func = default_schedule(prim_func, self.target).func
+        self.kernels[gv] = prim_func
         self.by_hash.setdefault(key, []).append((primitive.func, gv))
         return gv
 
