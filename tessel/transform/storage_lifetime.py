@@ -193,6 +193,11 @@ class _LifetimeFinder(Visitor):
             tuple(self.path),
         )
         self.allocations.append(allocation)
+        earlier = self.by_var.get(node.buffer_var)
+        if earlier is not None:
+            # One variable allocated twice (IR that is not SSA): rewriting one allocation's
+            # variable would rewrite the other's too, so neither shares memory.
+            earlier.escaped = allocation.escaped = True
         self.by_var[node.buffer_var] = allocation
         self.visit(node.body)
 

@@ -220,10 +220,18 @@ def _is_pure(expr: E.PrimExpr) -> bool:
 
 
 def _renew_definitions(body: S.Stmt) -> S.Stmt:
-    """`body` with new variables for the loops and lets it defines."""
-    defined = [n.loop_var if isinstance(n, S.For) else n.var for n in post_order(body)
-               if isinstance(n, S.For | S.LetStmt)]  # fmt: skip
-    return substitute(body, {v: E.Var(v.name, v.dtype) for v in defined})
+    """`body` with new variables for the loops, lets and allocations it defines: a variable is
+    defined once in a function (StorageRewrite keys allocations by theirs: two copies of one
+    allocation under one variable once shared memory that only one of them could spare)."""
+    defined = [_defined_var(n) for n in post_order(body)
+               if isinstance(n, S.For | S.LetStmt | S.Allocate)]  # fmt: skip
+    return substitute(body, {v: E.Var(v.name, v.dtype, v.type_annotation) for v in defined})
+
+
+def _defined_var(node: S.For | S.LetStmt | S.Allocate) -> E.Var:
+    if isinstance(node, S.For):
+        return node.loop_var
+    return node.var if isinstance(node, S.LetStmt) else node.buffer_var
 
 
 def _replace(body: S.Stmt, decided: dict[tuple[int, int], bool]) -> S.Stmt:

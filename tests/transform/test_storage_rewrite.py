@@ -4,6 +4,7 @@ dtype and attach scope; the rest is left alone; results agree (interpreter, C)."
 import pytest
 
 from tessel.ir.functor import post_order
+from tessel.ir.substitute import substitute
 from tessel.ir.module import IRModule
 from tessel.ir.node import with_changes
 from tessel.script import tir as T
@@ -515,3 +516,33 @@ def test_postcondition_reports_a_view_larger_than_its_shared_allocation():
     assert "reaches 256 bytes into `X`, which has 64" in views_outside_allocations(broken)
     with pytest.raises(InternalError, match="after pass `storage_rewrite`"):
         check_postcondition(IRModule.from_func(broken), "storage_rewrite")
+
+
+def test_a_variable_allocated_twice_keeps_its_own_memory():
+    # Not SSA (fuzz campaign 10, case 13510, before UnswitchGuards renamed its copies): giving
+    # one allocation of X's variable other memory would rewrite the other one's accesses too.
+    @T.prim_func
+    def before(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+        for j in range(2):
+            X = T.allocate([8], "float32", "global")
+            for i in range(8):
+                X[i] = A[i]
+            for i in range(8):
+                B[i] = X[i]
+        Y = T.allocate([8], "float32", "global")
+        for i in range(8):
+            Y[i] = B[i] * T.float32(2)
+        for i in range(8):
+            B[i] = Y[i]
+        Z = T.allocate([8], "float32", "global")
+        for i in range(8):
+            Z[i] = B[i] + T.float32(1)
+        for i in range(8):
+            B[i] = Z[i]
+
+    x_var, _, z_var = (a.buffer_var for a in _allocations(before))
+    twice = substitute(before, {z_var: x_var})
+    assert sum(a.buffer_var is x_var for a in _allocations(twice)) == 2
+    after = _rewrite(twice)
+    assert [a.buffer_var for a in _allocations(after)].count(x_var) == 2  # neither merged away
+    check_same_results(twice, after)

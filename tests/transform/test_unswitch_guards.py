@@ -15,7 +15,7 @@ from tessel.schedule import Schedule
 from tessel.script import tir as T
 from tessel.testing import assert_structural_equal, check_same_results
 from tessel.tir import interpreter
-from tessel.tir.stmt import IfThenElse
+from tessel.tir.stmt import Allocate, IfThenElse
 from tessel.transform import lower
 from tessel.transform.unswitch_guards import MAX_CONDITIONS, UnswitchGuards
 
@@ -190,3 +190,23 @@ def test_tiled_matmul_tail_has_a_guard_free_copy_and_matches_numpy():
               and type(n).__name__ == "BufferStore" and n.value.dtype.is_vector]  # fmt: skip
     assert any(store.predicate is None for store in stores)
     assert any(store.predicate is not None for store in stores)
+
+
+def test_copies_allocate_under_their_own_variables():
+    # Fuzz campaign 10, case 13510: both copies of a loop body allocated one variable, and
+    # StorageRewrite, sharing the failing copy's buffer with an accumulator, rewrote both.
+    @T.prim_func
+    def before(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+        for i_o in range(4):
+            for i_i in range(5):
+                X = T.allocate([1], "float32", "global")
+                Xb = T.decl_buffer((1,), "float32", data=X)
+                if i_o * 5 + i_i < 16:
+                    Xb[0] = A[i_o * 5 + i_i] * T.float32(2)
+                    B[i_o * 5 + i_i] = Xb[0]
+
+    after = _unswitch(before)
+    assert isinstance(after.body.body, IfThenElse)  # the tile loop split in two copies
+    variables = [n.buffer_var for n in post_order(after.body) if isinstance(n, Allocate)]
+    assert len(variables) == 2 and variables[0] is not variables[1]
+    check_same_results(before, after)
