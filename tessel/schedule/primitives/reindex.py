@@ -60,11 +60,26 @@ def reindex(sch: Schedule, rv: BlockRV, buffer_index: Any) -> tuple[PrimFunc, st
     new = with_changes(fresh, shape=shape)
     new_indices = tuple(builders.sub(iv.var, iv.dom.min) for iv in covered)
     rewritten = _Reindexer(buffer, new, new_indices).visit(realize)
-    stage = _copy_block(block_name, realize.block, covered, buffer, indices, new, kind)
+    # Copied only where written: a write where the block writes (its `T.where` may skip points:
+    # fuzz campaign 10, case 17112), a read where the buffer's one writer in the scope does (a
+    # layout's padding: case 6286), since the copy reads every point, the block only some.
+    skip = _unwritten(realize if kind == "write" else _writer(scope_block, buffer), buffer)
+    stage = _copy_block(block_name, realize.block, covered, buffer, indices, new, kind, skip)
     where = S.Insertion(where.parent, where.anchor, after=kind == "write")
     new_scope = S.insert(scope_block, where, stage)
     new_scope = replace_in(new_scope, realize, rewritten)
     return replace_stmt(sch.func, scope_block, S.add_alloc(new_scope, new)), block_name
+
+
+def _writer(scope: Block, buffer: Buffer) -> BlockRealize | None:
+    """The one block of the scope that writes `buffer`; None if there is not exactly one."""
+    writers = [kid.realize for kid in S.children(scope) if kid.writes(buffer)]
+    return writers[0] if len(writers) == 1 else None
+
+
+def _unwritten(realize: BlockRealize | None, buffer: Buffer
+               ) -> tuple[tuple[Var, ...], PrimExpr] | None:  # fmt: skip
+    return None if realize is None else S.unwritten(realize, buffer)
 
 
 def _parse_index(sch: Schedule, block: Block, buffer_index: Any) -> tuple[str, int]:
@@ -131,9 +146,11 @@ class _Reindexer(Mutator):
 
 
 def _copy_block(name: str, block: Block, covered: list[IterVar], buffer: Buffer,
-                indices: tuple[PrimExpr, ...], new: Buffer, kind: str) -> Stmt:  # fmt: skip
+                indices: tuple[PrimExpr, ...], new: Buffer, kind: str,
+                skip: tuple[tuple[Var, ...], PrimExpr] | None = None) -> Stmt:  # fmt: skip
     """Loops `ax<k>` over the covered iterators around the block moving data between the
-    buffer and its reindexed copy (k is the iterator's position in the original block)."""
+    buffer and its reindexed copy (k is the iterator's position in the original block), except
+    at the buffer points `skip` names (over its index variables)."""
     position = {iv.var: k for k, iv in enumerate(block.iter_vars)}
     fresh = [IterVar(iv.dom, Var(f"v{position[iv.var]}", iv.var.dtype), IterVarType.DATA_PAR)
              for iv in covered]
@@ -148,6 +165,10 @@ def _copy_block(name: str, block: Block, covered: list[IterVar], buffer: Buffer,
     loops = [Var(f"ax{position[iv.var]}", iv.var.dtype) for iv in covered]
     values = tuple(builders.add(f.dom.min, v) for f, v in zip(fresh, loops, strict=True))
     inside = S.in_bounds(buffer, old_at, {f.var: f.dom for f in fresh})
+    if skip is not None:
+        names, skipped = skip
+        written = builders.logical_not(substitute(skipped, dict(zip(names, old_at, strict=True))))
+        inside = builders.conjunction([inside, written])
     predicate = substitute(inside, {f.var: v for f, v in zip(fresh, values, strict=True)})
     analyzer = Analyzer()
     for var, f in zip(loops, fresh, strict=True):
