@@ -1,5 +1,7 @@
 """Fuzzer regressions (issue 12) from the 20000-case campaign of seed 10: reindex copied points
-that nothing wrote, of a guarded write (case 17112) and of a layout's padding (case 6286)."""
+that nothing wrote, of a guarded write (case 17112) and of a layout's padding (case 6286);
+blockize gave an iterator the extent its predicate keeps, not the range its binding takes
+(case 5353), or a domain its binding through an outer block's iterator leaves (case 17005)."""
 
 from tessel import te, topi
 from tessel.schedule import Schedule
@@ -36,3 +38,31 @@ def test_reindex_of_a_read_skips_the_padding_its_writer_leaves():  # case 6286
     assert "T.where" in sch.func.script()
 
 
+
+
+def test_blockize_of_a_guarded_copy_keeps_its_iterator_over_the_bound_values():  # case 5353
+    a = te.placeholder((2,), "float32", name="A0")
+    func = te.create_prim_func([a, topi.nn.pad(a, [1], [1], pad_value=0.0, name="T1")])
+
+    def steps(sch: Schedule) -> None:
+        copy = sch.reindex(sch.get_block("T1"), ("read", 0))  # under T.where(1 <= ax0 < 3)
+        sch.blockize(sch.get_loops(copy)[0])
+
+    sch = check_schedule(func, steps)
+    (iterator,) = sch.block(sch.get_block("A0_reindex")).block.iter_vars
+    assert iterator.dom.extent.value == 3  # ax0 runs to 2 under the predicate: [0, 3)
+
+
+def test_blockize_inside_a_block_keeps_a_binding_through_its_iterator():  # case 17005
+    a, b = (te.placeholder((2, 1, 1), "float32", name=n) for n in ("A0", "A1"))
+    product = te.compute((2, 1, 1), lambda i, j, k: a[i, j, k] * b[i, j, k], name="T2")
+    func = te.create_prim_func([a, b, product])
+
+    def steps(sch: Schedule) -> None:
+        sch.blockize(sch.get_loops(sch.get_block("T2"))[1])
+        copy = sch.cache_read(sch.get_block("T2"), 1, "shared")  # v0 = v_i0 + ax0
+        sch.blockize(sch.get_loops(copy)[2])
+
+    sch = check_schedule(func, steps)
+    iterator = sch.block(sch.get_block("A1_shared")).block.iter_vars[0]
+    assert iterator.dom.extent.value == 2  # v_i0's domain, not the inner loops' extent 1

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tessel.arith import Analyzer, normalize_iter_map_to_expr, subspace_divide
+from tessel.arith.const_int_bound import NEG_INF, POS_INF
 from tessel.ir import builders
 from tessel.ir.expr import IntImm, PrimExpr, Range, Var
 from tessel.ir.functor import post_order
@@ -56,7 +57,16 @@ def blockize(sch: Schedule, loop_rv: LoopRV) -> tuple[PrimFunc, str]:
         realize.predicate,
         analyzer=analyzer,
     )
-    if not division:
+    for each in loops:  # the bindings' ranges, for the iterators' domains
+        analyzer.bind(each.loop_var, Range(each.min, each.extent))
+    divided = None
+    if division:
+        try:
+            with analyzer.constraint_scope(realize.predicate):  # the points that run
+                divided = _divide(block, division, analyzer, {lp.loop_var for lp in loops})
+        except _Undividable:
+            divided = None
+    if divided is None:
         raise ScheduleError(
             "blockize",
             "subspace-divide",
@@ -66,7 +76,7 @@ def blockize(sch: Schedule, loop_rv: LoopRV) -> tuple[PrimFunc, str]:
             func=sch.func,
             culprits=(loop, block),
         )
-    outer, inner, var_map = _divide(block, division, analyzer)
+    outer, inner, var_map = divided
     if block.init is not None and any(
         iv.iter_type is IterVarType.COMM_REDUCE for iv in outer.iter_vars
     ):
@@ -118,6 +128,10 @@ def _with_own_guards(divided: PrimExpr, original: PrimExpr, inner_loops: list[Fo
     return builders.conjunction([*builders.conjuncts(divided), *kept])
 
 
+class _Undividable(Exception):  # noqa: N818  (control flow, never leaves blockize)
+    """A binding's part on one side has no domain to give its iterator."""
+
+
 def _single_block(sch: Schedule, loop: For) -> BlockRealize:
     """The one block under `loop`, reached through loops only."""
     for node, ancestors in walk_with_ancestors(loop):
@@ -135,7 +149,7 @@ def _single_block(sch: Schedule, loop: For) -> BlockRealize:
 
 
 def _divide(
-    block: Block, division: list, analyzer: Analyzer
+    block: Block, division: list, analyzer: Analyzer, loop_vars: set[Var]
 ) -> tuple[_Side, _Side, dict[Var, PrimExpr]]:
     """Both sides' iterators and bindings, and each original iterator in terms of them."""
     outer_pred, inner_pred = division[-1][0].extent, division[-1][1].extent
@@ -147,8 +161,14 @@ def _divide(
         both = not _is_trivial(outer_mark.extent, outer_value) and not _is_trivial(
             inner_mark.extent, inner_value
         )
-        outer_part = _side_var(outer, iv, outer_mark.extent, outer_value, "_o" if both else "")
-        inner_part = _side_var(inner, iv, inner_mark.extent, inner_value, "_i" if both else "")
+        # A side holding the whole binding (the other a constant 0) may keep the iterator's
+        # domain when its value reads outer block iterators, which no loop range bounds.
+        whole_inner = iv.dom if _is_zero(outer_mark.extent, outer_value) else None
+        whole_outer = iv.dom if _is_zero(inner_mark.extent, inner_value) else None
+        outer_part = _side_var(outer, iv, outer_mark.extent, outer_value, "_o" if both else "",
+                               (analyzer, loop_vars, whole_outer))  # fmt: skip
+        inner_part = _side_var(inner, iv, inner_mark.extent, inner_value, "_i" if both else "",
+                               (analyzer, loop_vars, whole_inner))  # fmt: skip
         var_map[iv.var] = builders.add(builders.mul(outer_part, inner_mark.extent), inner_part)
     return outer, inner, var_map
 
@@ -157,16 +177,47 @@ def _is_trivial(extent: PrimExpr, value: PrimExpr) -> bool:
     return builders.is_const_int(extent, 1) and isinstance(value, IntImm)
 
 
-def _side_var(side: _Side, iv: IterVar, extent: PrimExpr, value: PrimExpr, suffix: str) -> PrimExpr:
+def _is_zero(extent: PrimExpr, value: PrimExpr) -> bool:
+    return _is_trivial(extent, value) and builders.is_const_int(value, 0)
+
+
+def _side_var(side: _Side, iv: IterVar, extent: PrimExpr, value: PrimExpr, suffix: str,
+              known: tuple[Analyzer, set[Var], Range | None]) -> PrimExpr:  # fmt: skip
     """A new iterator for one side's part of `iv`, or the part itself when it is a constant."""
     if _is_trivial(extent, value):
         return value
     var = Var(iv.var.name + suffix, iv.var.dtype)
-    side.iter_vars.append(
-        IterVar(Range(builders.const(0, extent.dtype), extent), var, iv.iter_type)
-    )
+    side.iter_vars.append(IterVar(_domain(extent, value, *known), var, iv.iter_type))
     side.values.append(value)
     return var
+
+
+def _domain(extent: PrimExpr, value: PrimExpr, analyzer: Analyzer, loop_vars: set[Var],
+            whole: Range | None) -> Range:  # fmt: skip
+    """[0, extent), or the values the binding takes over its loops (`loop_vars`) when they leave
+    it: a division under a predicate counts the points the predicate keeps (`1 <= ax0 < 3` over
+    a loop of 4: extent 2) while the binding ranges from 1 to 2 (fuzz campaign 10, case 5353).
+    A value reading outer block iterators (campaign 10, case 17005) keeps the iterator's own
+    domain `whole` when it is the whole binding; otherwise blockize refuses."""
+    zero = builders.const(0, extent.dtype)
+    used = {n for n in post_order(value) if isinstance(n, Var)}
+    if not used <= loop_vars:
+        if whole is None:
+            raise _Undividable
+        return whole
+    if not isinstance(extent, IntImm):
+        return Range(zero, extent)
+    inside = builders.logical_and(builders.ge(value, zero), builders.lt(value, extent))
+    if analyzer.can_prove(inside):
+        return Range(zero, extent)
+    bound = analyzer.const_int_bound(value)
+    if NEG_INF in (bound.min_value, bound.max_value) or POS_INF in (bound.min_value, bound.max_value):
+        return Range(zero, extent)
+    if bound.min_value >= 0 and bound.max_value < extent.value:
+        return Range(zero, extent)
+    low = min(bound.min_value, 0)
+    high = max(bound.max_value + 1, extent.value)
+    return Range(builders.const(low, extent.dtype), builders.const(high - low, extent.dtype))
 
 
 def _clip_regions(regions: tuple[BufferRegion, ...]) -> tuple[BufferRegion, ...]:
