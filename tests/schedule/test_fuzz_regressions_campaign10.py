@@ -1,10 +1,14 @@
 """Fuzzer regressions (issue 12) from the 20000-case campaign of seed 10: reindex copied points
 that nothing wrote, of a guarded write (case 17112) and of a layout's padding (case 6286);
 blockize gave an iterator the extent its predicate keeps, not the range its binding takes
-(case 5353), or a domain its binding through an outer block's iterator leaves (case 17005)."""
+(case 5353), or a domain its binding through an outer block's iterator leaves (case 17005);
+reverse_compute_at counted a tail's guarded points as written (case 4714); cache_write of an
+update that reads its old value started from an empty cache (case 6104)."""
 
 from tessel import te, topi
-from tessel.schedule import Schedule
+import pytest
+
+from tessel.schedule import Schedule, ScheduleError
 from tessel.testing import check_schedule
 
 
@@ -66,3 +70,35 @@ def test_blockize_inside_a_block_keeps_a_binding_through_its_iterator():  # case
     sch = check_schedule(func, steps)
     iterator = sch.block(sch.get_block("A1_shared")).block.iter_vars[0]
     assert iterator.dom.extent.value == 2  # v_i0's domain, not the inner loops' extent 1
+
+
+def test_reverse_compute_at_takes_only_the_rows_a_guarded_tail_writes():  # case 4714
+    a, b = (te.placeholder((4, 2), "int32", name=n) for n in ("A0", "A2"))
+    diff = te.compute((4, 2), lambda i, j: a[i, j] - b[i, j], name="T3")
+    func = te.create_prim_func([a, b, te.compute((4, 2), lambda i, j: diff[i, j] * 2, name="T5")])
+
+    def steps(sch: Schedule) -> None:
+        block = sch.get_block("T5")
+        outer, _ = sch.split(sch.get_loops(block)[0], [None, 3])
+        sch.split(sch.get_loops(block)[1], [None, 4])  # 3 rows under a loop of 4: guarded
+        copy = sch.cache_write(block, 0, "global")
+        sch.reverse_compute_at(copy, outer, preserve_unit_loops=False)
+
+    sch = check_schedule(func, steps)
+    rows = sch.get_loops(sch.get_block("T5_global"))[1]
+    assert sch.loop(rows).extent.value == 3  # not 4: the fourth row is the next tile's
+
+
+def test_cache_write_of_an_update_reading_its_old_value_is_refused():  # case 6104
+    a = te.placeholder((1, 1, 1), "int32", name="A0")
+    r = te.reduce_axis((0, 1), name="r")
+    func = te.create_prim_func([a, te.compute((1, 1), lambda i, j: te.max(a[i, j, r], axis=r),
+                                              name="T1")])  # fmt: skip
+    sch = Schedule(func)
+    update = sch.get_block("T1")
+    sch.decompose_reduction(update, sch.get_loops(update)[1])
+    sch.blockize(sch.get_loops(update)[1])  # the init stays outside the update's scope
+    before = sch.func
+    with pytest.raises(ScheduleError, match="reads-old-value"):
+        sch.cache_write(update, 0, "global")
+    assert sch.func is before

@@ -79,6 +79,16 @@ def cache_write(sch: Schedule, rv: BlockRV, index: int, scope: str) -> tuple[Pri
     writer = _only_writer(sch, "cache_write", kids, buffer)
     assert writer is not None  # the block writes the buffer
     assert writer.realize is realize
+    if realize.block.init is None and any(r.buffer is buffer for r in realize.block.reads):
+        # An update (a decomposed reduction's, say) reads the values written before it, which
+        # a fresh cache would not hold (fuzz campaign 10, case 6104: after blockize, the init
+        # outside the update's scope).
+        raise ScheduleError("cache_write", "reads-old-value",
+                            f"block `{rv.name}` reads the old value of `{buffer.name}` it "
+                            "updates; a write cache would start without it",
+                            func=sch.func, culprits=(realize.block,),
+                            hint="cache the block that writes it first, or the whole reduction "
+                                 "before decompose_reduction")  # fmt: skip
     consumers = _consumers_after(kids, writer, buffer)
     if consumers:
         where = S.between(writer, consumers[0])

@@ -186,6 +186,8 @@ class _Move:
             if not isinstance(node, BlockRealize) or any(isinstance(a, Block) for a in ancestors):
                 continue
             inner = {a.loop_var: Range(a.min, a.extent) for a in ancestors if isinstance(a, For)}
+            if not self.forward:  # what a producer writes: only where its predicate holds
+                inner = self._narrowed(inner, node.predicate)
             binding = dict(
                 zip((iv.var for iv in node.block.iter_vars), node.iter_values, strict=True)
             )
@@ -199,6 +201,30 @@ class _Move:
                     a.union(b, analyzer.simplify) for a, b in zip(old, hull, strict=True)
                 ]  # fmt: skip
         return required
+
+    def _narrowed(self, inner: dict[Var, Range], predicate: PrimExpr) -> dict[Var, Range]:
+        """The inner loops' ranges cut to the bounds a block's predicate sets on each: a tail's
+        guard (`i_1 < 3` under a loop of 4) writes fewer points than the loops run, and a
+        consumer moved under the loop must not read the rest (fuzz campaign 10, case 4714)."""
+        if builders.is_const_int(predicate, 1):
+            return inner
+        analyzer = self._analyzer()
+        for var, rng in inner.items():
+            analyzer.bind(var, rng)
+        # Loops of one iteration are their start: `i_1_0 * 4 + i_1_1 < 3` bounds i_1_1 then.
+        single = {var: rng.min for var, rng in inner.items() if builders.is_const_int(rng.extent, 1)}
+        narrowed = dict(inner)
+        with analyzer.constraint_scope(analyzer.simplify(substitute(predicate, single))):
+            for var, rng in inner.items():
+                bound = analyzer.const_int_bound(var)
+                if not isinstance(rng.min, IntImm) or not isinstance(rng.extent, IntImm):
+                    continue
+                low = max(rng.min.value, bound.min_value)
+                high = min(rng.min.value + rng.extent.value - 1, bound.max_value)
+                if high >= low:
+                    narrowed[var] = Range(builders.const(int(low), var.dtype),
+                                          builders.const(int(high - low + 1), var.dtype))  # fmt: skip
+        return narrowed
 
     def _domains(self, analyzer: Analyzer, required: dict[Buffer, list[IntSet]]) -> list[_Domain]:
         """Each block iterator's new domain (TVM's CalculateBlockVarDomain, dimension-wise)."""
