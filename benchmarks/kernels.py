@@ -2,7 +2,8 @@
 
 Run as `python benchmarks/kernels.py [--runs N] [--kernels a,b,...]`. Each kernel is a TOPI
 compute on `te.placeholder`s, lowered with `te.create_prim_func`, scheduled with
-`tessel.schedule.rules.default_schedule` (no tuning) and built with `tessel.build`;
+`tessel.schedule.rules.default_schedule` (no tuning) and built with `tessel.build`, both for
+this machine (`Target.detect()`, as `tessel.graph.compile` builds a model's kernels);
 its result is checked against PyTorch (max |error| / max |reference| <= 1e-3) before timing.
 Kernels: matmul 1024³ and 127³, batch_matmul at attention shapes ([12,128,32] x [12,32,128]),
 dense 64x784 · 512, the ResNet-18 conv2d layers (NCHW, batch 1: 3x3 64->64 at 56², 3x3
@@ -36,6 +37,7 @@ from timing import median_seconds
 import tessel
 from tessel import te, topi
 from tessel.schedule.rules import default_schedule
+from tessel.schedule.rules.default import host_target
 from tessel.runtime.compiler import find_compiler
 
 try:  # scikit-learn's dependency (the demo extra); without it NumPy's OpenBLAS uses every core
@@ -183,8 +185,10 @@ def _build(kernel: Kernel) -> tuple[Callable[..., None], tuple[int, ...]]:
     """The compiled kernel with the default schedule, and its output shape."""
     inputs = [te.placeholder(s, name=f"in{i}") for i, s in enumerate(kernel.shapes)]
     out = kernel.compute(*inputs)
-    func = default_schedule(te.create_prim_func([*inputs, out])).func
-    return tessel.build(func), out.const_shape()
+    # For this machine, as `tessel.graph.compile` builds a model's kernels (Target.detect()).
+    target = host_target()
+    func = default_schedule(te.create_prim_func([*inputs, out]), target).func
+    return tessel.build(func, target), out.const_shape()
 
 
 def _relative_error(ours: np.ndarray, reference: np.ndarray) -> float:

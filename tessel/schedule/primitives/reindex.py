@@ -63,7 +63,8 @@ def reindex(sch: Schedule, rv: BlockRV, buffer_index: Any) -> tuple[PrimFunc, st
     # Copied only where written: a write where the block writes (its `T.where` may skip points:
     # fuzz campaign 10, case 17112), a read where the buffer's one writer in the scope does (a
     # layout's padding: case 6286), since the copy reads every point, the block only some.
-    skip = _unwritten(realize if kind == "write" else _writer(scope_block, buffer), buffer)
+    source = realize if kind == "write" else _writer(scope_block, realize, buffer)
+    skip = _unwritten(source, buffer)
     stage = _copy_block(block_name, realize.block, covered, buffer, indices, new, kind, skip)
     where = S.Insertion(where.parent, where.anchor, after=kind == "write")
     new_scope = S.insert(scope_block, where, stage)
@@ -71,10 +72,15 @@ def reindex(sch: Schedule, rv: BlockRV, buffer_index: Any) -> tuple[PrimFunc, st
     return replace_stmt(sch.func, scope_block, S.add_alloc(new_scope, new)), block_name
 
 
-def _writer(scope: Block, buffer: Buffer) -> BlockRealize | None:
-    """The one block of the scope that writes `buffer`; None if there is not exactly one."""
-    writers = [kid.realize for kid in S.children(scope) if kid.writes(buffer)]
-    return writers[0] if len(writers) == 1 else None
+def _writer(scope: Block, reader: BlockRealize, buffer: Buffer) -> BlockRealize | None:
+    """The one block of the scope that writes `buffer`, when it runs before `reader` (what the
+    reader sees is then what it wrote); None otherwise."""
+    kids = S.children(scope)
+    writers = [k for k, kid in enumerate(kids) if kid.writes(buffer)]
+    position = next(k for k, kid in enumerate(kids) if kid.realize is reader)
+    if len(writers) != 1 or writers[0] >= position:
+        return None
+    return kids[writers[0]].realize
 
 
 def _unwritten(realize: BlockRealize | None, buffer: Buffer
