@@ -37,9 +37,9 @@ from tessel.graph.primitive import (
 )
 from tessel.ir.expr import GlobalVar, Op
 from tessel.ir.module import IRModule
-from tessel.ir.target import Target
 from tessel.ir.node import with_changes
 from tessel.ir.structural import structural_equal, structural_hash
+from tessel.ir.target import Target
 from tessel.ir.transform import Pass, PassContext
 from tessel.support.frozen_map import FrozenMap
 from tessel.support.names import unique_name

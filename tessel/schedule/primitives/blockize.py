@@ -211,7 +211,7 @@ def _domain(extent: PrimExpr, value: PrimExpr, analyzer: Analyzer, loop_vars: se
     if analyzer.can_prove(inside):
         return Range(zero, extent)
     bound = analyzer.const_int_bound(value)
-    if NEG_INF in (bound.min_value, bound.max_value) or POS_INF in (bound.min_value, bound.max_value):
+    if {bound.min_value, bound.max_value} & {NEG_INF, POS_INF}:
         return Range(zero, extent)
     if bound.min_value >= 0 and bound.max_value < extent.value:
         return Range(zero, extent)
