@@ -207,8 +207,7 @@ class ExprPrinter(BufferAccess):
     def per_lane(self, node: PrimExpr, operands: tuple[PrimExpr, ...]) -> str:
         """`node` computed lane by lane: each vector operand is evaluated once into a local,
         then a loop applies the scalar operation (printed as for scalars) to each lane."""
-        exp_clamped = _is_vector_exp(node) and operands[0].dtype.is_vector
-        if exp_clamped:
+        if _is_vector_exp(node):
             operands = (self._exp_clamp(operands[0]),)
         decls, scalars = [], []
         for k, operand in enumerate(operands):
@@ -221,8 +220,7 @@ class ExprPrinter(BufferAccess):
             self.names.element_of(var, f"{name}[tessel_l]")
             scalars.append(var)
         scalar = _scalar_version(node, tuple(scalars))
-        exp_lane = _is_vector_exp(node) and not exp_clamped
-        lane = self._vector_exp_lane(scalar) if exp_lane else self.expr(scalar)
+        lane = self.expr(scalar)
         vector = c_type(node.dtype)
         # A math call's lane loop is a simd loop: gcc then calls libmvec's vector version (the
         # prelude declares them) instead of unrolling the loop into one scalar call per lane.
@@ -234,23 +232,17 @@ class ExprPrinter(BufferAccess):
         )
 
     def _exp_clamp(self, x: PrimExpr) -> PrimExpr:
-        """The vector argument of exp clamped as `_vector_exp_lane` says, as a vector max before
-        the lane loop: a compare inside the simd loop needs gcc's loop if-conversion, which
-        the build turns off (tessel.runtime.compiler), and exp then ran one lane at a time."""
-        floor = E.Var("tessel_exp_floor", x.dtype.element)
-        self.names.element_of(floor, f"tessel_exp_floor_{type_suffix(x.dtype.element)}")
-        return E.Max(x, E.Broadcast(floor, x.dtype.lanes))
-
-    def _vector_exp_lane(self, scalar: E.Call) -> str:
-        """exp of one lane, its argument clamped from below where exp is still a normal number:
+        """The argument of a vector exp clamped from below where exp is still a normal number:
         the vector exp of libmvec takes a slow scalar path for every lane whose result would
         be denormal or zero, which softmax over masked scores (-1e4) hits on nearly every lane
         (9x slower). Results under e**-87 (1.6e-38 for float32) become e**-87; NaN
         propagates. The bound is a variable of the prelude: a constant one lets gcc fold exp of
-        it and call exp on the unclamped argument."""
-        x = self.expr(scalar.args[0])
-        low = f"tessel_exp_floor_{type_suffix(scalar.dtype)}"
-        return self._math_call("exp", scalar.dtype, (f"({x} < {low} ? {low} : {x})",))
+        it and call exp on the unclamped argument. A vector max before the lane loop: a compare
+        inside the simd loop needs gcc's loop if-conversion, which the build turns off
+        (tessel.runtime.compiler), and exp then ran one lane at a time."""
+        floor = E.Var("tessel_exp_floor", x.dtype.element)
+        self.names.element_of(floor, f"tessel_exp_floor_{type_suffix(x.dtype.element)}")
+        return E.Max(x, E.Broadcast(floor, x.dtype.lanes) if x.dtype.is_vector else floor)
 
     def vector_access(
         self, buffer: Any, indices: tuple[PrimExpr, ...], lanes: int

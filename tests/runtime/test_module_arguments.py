@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -115,16 +116,9 @@ int32_t fill(double x, double* out) { out[0] = x; return 0; }
         np.testing.assert_array_equal(out, [value])
 
 
-RESTRICT_SIGNATURE = FunctionSignature(
-    "scaled_add",
-    "scaled_add",
-    (
-        ParamSpec("A", "buffer", "float32", ("n", 3), restrict=True),
-        ParamSpec("B", "buffer", "float32", ("n", 3), written=True, restrict=True),
-        ParamSpec("k", "scalar", "int32"),
-    ),
-    ("n",),
-)
+_A, _B, _K = SIGNATURE.params
+RESTRICT_SIGNATURE = replace(SIGNATURE, params=(
+    replace(_A, restrict=True), replace(_B, written=True, restrict=True), _K))
 
 
 @pytest.fixture(scope="module")

@@ -213,8 +213,6 @@ def _domain(extent: PrimExpr, value: PrimExpr, analyzer: Analyzer, loop_vars: se
     bound = analyzer.const_int_bound(value)
     if {bound.min_value, bound.max_value} & {NEG_INF, POS_INF}:
         return Range(zero, extent)
-    if bound.min_value >= 0 and bound.max_value < extent.value:
-        return Range(zero, extent)
     low = min(bound.min_value, 0)
     high = max(bound.max_value + 1, extent.value)
     return Range(builders.const(low, extent.dtype), builders.const(high - low, extent.dtype))

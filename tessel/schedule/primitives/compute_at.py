@@ -212,18 +212,18 @@ class _Move:
         for var, rng in inner.items():
             analyzer.bind(var, rng)
         # Loops of one iteration are their start: `i_1_0 * 4 + i_1_1 < 3` bounds i_1_1 then.
-        single = {var: rng.min for var, rng in inner.items() if builders.is_const_int(rng.extent, 1)}
+        single = {v: r.min for v, r in inner.items() if builders.is_const_int(r.extent, 1)}
         narrowed = dict(inner)
         with analyzer.constraint_scope(analyzer.simplify(substitute(predicate, single))):
             for var, rng in inner.items():
-                bound = analyzer.const_int_bound(var)
                 if not isinstance(rng.min, IntImm) or not isinstance(rng.extent, IntImm):
                     continue
+                bound = analyzer.const_int_bound(var)
                 low = max(rng.min.value, bound.min_value)
                 high = min(rng.min.value + rng.extent.value - 1, bound.max_value)
                 if high >= low:
-                    narrowed[var] = Range(builders.const(int(low), var.dtype),
-                                          builders.const(int(high - low + 1), var.dtype))  # fmt: skip
+                    count = builders.const(int(high - low + 1), var.dtype)
+                    narrowed[var] = Range(builders.const(int(low), var.dtype), count)
         return narrowed
 
     def _domains(self, analyzer: Analyzer, required: dict[Buffer, list[IntSet]]) -> list[_Domain]:
