@@ -4,8 +4,10 @@
 Tessel spells it `Call(GlobalVar, args, attrs={"call_lowered": 1})`, printed
 `@fused_add(%x, %y, call_lowered=1)`. It is not an operator of the registry because an OpDef's
 type relation sees argument types only, and the type of a call_lowered is the kernel's, which
-is a PrimFunc's (destination-passing, no graph type). LowerTE therefore keeps the types it
-had: every rebuilt expression carries its `checked_type` from before lowering.
+is a PrimFunc's (destination-passing, no graph type). LowerTE keeps the types it had (every
+rebuilt expression carries its `checked_type` from before lowering), and InferType reads a
+call's type from the kernel's buffers: its arguments have the types of the first ones, the
+call the type of the rest (a tuple when there are several).
 
 The arguments are tensors only: tuple arguments are spread into their fields, and the kernel
 takes its outputs after its inputs (`fused_split(%x, out0, out1)`), which the caller allocates.

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from tessel.graph.call_lowered import is_call_lowered
 from tessel.graph.expr import Call, Constant, Expr, Function, If, Let, Tuple, TupleGetItem, Var
 from tessel.graph.op import OpDef, OpTypeError, get_op
 from tessel.graph.op.op_def import Attrs
@@ -16,6 +17,7 @@ from tessel.graph.type_util import is_complete, type_str
 from tessel.ir.expr import GlobalVar, Op
 from tessel.ir.module import IRModule
 from tessel.support.errors import UserError
+from tessel.tir.function import PrimFunc
 
 BOOL_SCALAR = TensorType((), "bool")
 
@@ -56,6 +58,18 @@ def _name_of(callee: Any) -> str:
     return "a function value"
 
 
+def _buffer_type(buffer: Any, kernel: str, call: Call) -> TensorType:
+    """The graph type of a kernel parameter's buffer, which must have a constant shape."""
+    shape = [getattr(extent, "value", None) for extent in buffer.shape]
+    if any(not isinstance(d, int) for d in shape):
+        raise _error(
+            f"call_lowered of {kernel}: parameter `{buffer.name}` has a symbolic shape",
+            call,
+            "graph.kernel-shape",
+        )
+    return TensorType(tuple(shape), str(buffer.dtype))
+
+
 class TypeChecker:
     """Types the graph functions of a module (or one expression); `types` maps expression ids
     to their solved types once `solve` has run."""
@@ -66,12 +80,15 @@ class TypeChecker:
         self.var_types: dict[Var, Type] = {}
         self.globals: dict[GlobalVar, Type] = {}
         self.functions: dict[Any, Function] = {}  # callee (GlobalVar, let-bound Var) -> Function
+        self.kernels: dict[GlobalVar, PrimFunc] = {}  # what call_lowered may call
         self.pending: list[_OpCall | _Projection] = []
         self.nodes: list[Expr] = []
         for gv, func in mod.items() if mod is not None else []:
             if isinstance(func, Function):
                 self.globals[gv] = self._signature(func)
                 self.functions[gv] = func
+            elif isinstance(func, PrimFunc):
+                self.kernels[gv] = func
 
     # --- entry points ----------------------------------------------------------------------
 
@@ -202,6 +219,8 @@ class TypeChecker:
     def _type_Call(self, call: Call) -> Type:  # noqa: N802
         if isinstance(call.op, Op):
             return self._type_op_call(call)
+        if is_call_lowered(call):
+            return self._type_lowered_call(call)
         callee_type = self._callee_type(call.op, call)
         arg_types = tuple(self._arg_type(a, call) for a in call.args)
         callee = self.solver.resolve(callee_type)
@@ -263,6 +282,40 @@ class TypeChecker:
         if not self._try(pending):
             self.pending.append(pending)
         return pending.result
+
+    def _type_lowered_call(self, call: Call) -> Type:
+        """A kernel takes its inputs then its outputs (destination passing): the arguments must
+        have the types of its first parameters' buffers, and the call has the type of the rest."""
+        name = f"@{call.op.name_hint}"
+        kernel = self.kernels.get(call.op)
+        if kernel is None:
+            raise _error(
+                f"call_lowered of {name}: no PrimFunc of that name in the module",
+                call,
+                "graph.unknown-kernel",
+            )
+        buffers = [kernel.buffer_map.get(p) for p in kernel.params]
+        if any(b is None for b in buffers) or len(buffers) <= len(call.args):
+            raise _error(
+                f"call_lowered of {name}: the kernel takes {len(buffers)} parameter(s), so it "
+                f"cannot take {len(call.args)} input(s) and at least one output",
+                call,
+                "graph.call-arity",
+            )
+        types = [_buffer_type(b, name, call) for b in buffers]
+        for k, (expected, arg) in enumerate(zip(types, call.args, strict=False)):
+            self._unify(
+                expected,
+                self._arg_type(arg, call),
+                arg if isinstance(arg, Expr) else call,
+                "graph.call-arg",
+                lambda a, b, p=buffers[k].name: (
+                    f"call_lowered of {name}: argument `{p}` has type {b} "
+                    f"but the kernel expects {a}"
+                ),
+            )
+        outputs = types[len(call.args) :]
+        return outputs[0] if len(outputs) == 1 else TupleType(tuple(outputs))
 
     def _callee_type(self, callee: Any, call: Call) -> Type:
         if isinstance(callee, GlobalVar):
