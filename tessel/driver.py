@@ -2,18 +2,30 @@
 `generate_c_source`: the C text `build` compiles.
 
 The only module that joins transform, codegen and runtime (DESIGN.md section 1).
+
+What a module lowers to is cached beside the shared objects, keyed by the module's script, the
+target and Tessel's own source (`source_fingerprint`): a second compile of a model skips the
+TensorIR pipeline and code generation (most of a warm compile), as the object cache skips the
+C compiler.
 """
 
 from __future__ import annotations
 
+import hashlib
+import pickle
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from tessel.codegen import CodegenError, CSource, generate
 from tessel.ir.module import IRModule
 from tessel.ir.target import Target
-from tessel.runtime import BuildError, Module, compile_source
+from tessel.runtime import BuildError, Module, compile_source, read_artifact, write_artifact
 from tessel.schedule.rules import default_schedule
+from tessel.script.printer import script
 from tessel.support.errors import UserError
+from tessel.support.fingerprint import array_digest, source_fingerprint
 from tessel.support.frozen_map import FrozenMap
 from tessel.tir.function import PrimFunc
 from tessel.transform import lower
@@ -33,7 +45,7 @@ def build(
     target = Target.of(target)
     if schedule is not None:
         func_or_mod = _scheduled(func_or_mod, schedule, target)
-    lowered, c_source = _lower_and_generate(func_or_mod, target)
+    constants, c_source = _lower_and_generate(func_or_mod, target, cache_dir)
     library = compile_source(
         c_source.source,
         cache_dir=cache_dir,
@@ -42,12 +54,11 @@ def build(
         data_files=c_source.data_files,  # with link_params: the blob of constants
     )
     # Without link_params the library holds no constant data: the Module is handed it here.
-    constants = lowered.attrs.get("constants", ()) if c_source.constants else ()
     return Module(
         library,
         list(c_source.entries),
         c_source.source,
-        constants=constants,
+        constants=constants if c_source.constants else (),
         constant_specs=c_source.constants,
     )
 
@@ -73,11 +84,61 @@ def generate_c_source(func_or_mod: PrimFunc | IRModule, target: Target | str = "
 
 
 def _lower_and_generate(
-    func_or_mod: PrimFunc | IRModule, target: Target
-) -> tuple[IRModule, CSource]:
-    """Lower, then generate C; a code generation failure becomes a BuildError."""
+    func_or_mod: PrimFunc | IRModule, target: Target, cache_dir: str | Path | None = None
+) -> tuple[tuple[Any, ...], CSource]:
+    """The lowered module's constants and its C, from the cache when this module was lowered
+    for this target before; a code generation failure becomes a BuildError."""
+    key = _lowering_key(func_or_mod, target)
+    version = source_fingerprint()
+    cached = read_artifact(LOWERED_KIND, version, key, cache_dir) if key is not None else None
+    if cached is not None:
+        try:
+            return pickle.loads(cached)  # our own cache, beside the objects we load anyway
+        except Exception:  # a damaged or outdated entry is recomputed and overwritten
+            pass
     lowered = lower(func_or_mod, target)
     try:
-        return lowered, generate(lowered, target)
+        c_source = generate(lowered, target)
     except CodegenError as err:
         raise BuildError(err.message, rule=err.rule, hint=err.hint) from err
+    result = (tuple(lowered.attrs.get("constants", ())), c_source)
+    if key is not None:
+        write_artifact(LOWERED_KIND, version, key, pickle.dumps(result), cache_dir)
+    return result
+
+
+LOWERED_KIND = "lowered"
+
+
+def _lowering_key(func_or_mod: PrimFunc | IRModule, target: Target) -> str | None:
+    """sha256 of what lowering reads: the functions' script (constant data as its digest),
+    the module's attributes, the target and Tessel's source; None when an attribute has no
+    exact digest (that module is then never cached)."""
+    digest = hashlib.sha256()
+    for part in (source_fingerprint(), repr(target), type(func_or_mod).__name__):
+        digest.update(part.encode() + b"\0")
+    if isinstance(func_or_mod, PrimFunc):
+        digest.update(script(func_or_mod, digest_constants=True).encode())
+        return digest.hexdigest()
+    for gv, func in func_or_mod.items():
+        if not isinstance(func, PrimFunc):
+            return None
+        digest.update(f"{gv.name_hint}\0{script(func, digest_constants=True)}\0".encode())
+    return digest.hexdigest() if _digest_value(digest, dict(func_or_mod.attrs)) else None
+
+
+def _digest_value(digest: Any, value: Any) -> bool:
+    """Feed `value` to `digest` exactly; False for a value of a kind not known to print so."""
+    if isinstance(value, np.ndarray):
+        digest.update(f"array {array_digest(value)}\0".encode())
+        return True
+    if isinstance(value, dict | FrozenMap):
+        digest.update(f"map {len(value)}\0".encode())
+        return all(_digest_value(digest, k) and _digest_value(digest, v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        digest.update(f"seq {len(value)}\0".encode())
+        return all(_digest_value(digest, item) for item in value)
+    if isinstance(value, str | int | float | bool | type(None)):
+        digest.update(f"{type(value).__name__} {value!r}\0".encode())
+        return True
+    return False

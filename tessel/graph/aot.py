@@ -79,7 +79,8 @@ def aot_module(
     if "main" in kernels:
         raise LoweringError("the lowered module already has a PrimFunc `main`",
                             rule="aot.main-taken", hint="rename the kernel")  # fmt: skip
-    mod = IRModule.from_dict({"main": main, **kernels}, dict(lowered.attrs))
+    # The graph module's attributes (LayoutRewrite's packed constants) are nothing to TensorIR.
+    mod = IRModule.from_dict({"main": main, **kernels})
     return AotModule(mod, params, link_params)
 
 

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
+from tessel.runtime.artifact_cache import default_cache_dir, temporary_path, write_atomically
 from tessel.runtime.errors import BuildError
 from tessel.support.abi import DataFile
 
@@ -39,11 +40,6 @@ LINK_FLAGS = ("-lm",)
 SANITIZER_FLAGS = {"address": ("-fsanitize=address", "-fno-omit-frame-pointer")}
 _CANDIDATES = ("cc", "gcc", "clang")
 _PROBE_SOURCE = "int tessel_probe(void) { return 0; }\n"
-
-
-def default_cache_dir() -> Path:
-    """Where compiled objects are kept unless a build names another directory."""
-    return Path.home() / ".cache" / "tessel"
 
 
 def find_compiler() -> tuple[str, ...]:
@@ -124,7 +120,7 @@ def compile_source(
     if library.exists():
         return library
     source_path = directory / f"{key}.c"
-    _write_atomically(source_path, source.encode())  # kept for inspection
+    write_atomically(source_path, source.encode())  # kept for inspection
     if not data_files:
         _compile(compiler, flags, source_path, library)
         return library
@@ -153,21 +149,6 @@ def _cache_key(
     return digest.hexdigest()
 
 
-def _temporary_path(final: Path) -> Path:
-    handle, name = tempfile.mkstemp(dir=final.parent, prefix=f".{final.name}.", suffix=".tmp")
-    os.close(handle)
-    return Path(name)
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    temporary = _temporary_path(path)
-    try:
-        temporary.write_bytes(data)
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
-
-
 def _compile(
     compiler: tuple[str, ...],
     flags: tuple[str, ...],
@@ -175,7 +156,7 @@ def _compile(
     output: Path,
     cwd: Path | None = None,
 ) -> None:
-    temporary = _temporary_path(output)
+    temporary = temporary_path(output)
     try:
         command = [*compiler, *flags, "-o", str(temporary), str(source), *LINK_FLAGS]
         result = _run_compiler(command, cwd)

@@ -5,7 +5,8 @@ Primitive functions are those FuseOps marks `Primitive=1` (inline function value
 functions); an operator call left unfused counts as a one-operator primitive, so this pass
 works with or without FuseOps. Structurally equal primitives share one kernel. Kernels get
 TVM's names (`fused_nn_conv2d_add_nn_relu`, made unique) and the default schedule rules of
-`tessel.schedule.rules`. The rebuilt `main` keeps every `checked_type`.
+`tessel.schedule.rules`, kept between compiles (tessel/graph/kernel_cache.py). The rebuilt
+`main` keeps every `checked_type`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from tessel.graph.call_lowered import call_lowered, is_call_lowered
-from tessel.schedule.rules import default_schedule
 from tessel.graph.expr import (
     Call,
     Constant,
@@ -27,6 +27,7 @@ from tessel.graph.expr import (
     Var,
     with_type,
 )
+from tessel.graph.kernel_cache import cached_kernel
 from tessel.graph.passes.infer_type import InferType
 from tessel.graph.primitive import (
     Primitive,
@@ -41,6 +42,7 @@ from tessel.ir.node import with_changes
 from tessel.ir.structural import structural_equal, structural_hash
 from tessel.ir.target import Target
 from tessel.ir.transform import Pass, PassContext
+from tessel.schedule.rules import default_schedule
 from tessel.support.frozen_map import FrozenMap
 from tessel.support.names import unique_name
 from tessel.tir.function import PrimFunc
@@ -63,8 +65,8 @@ class LowerTE(Pass):
     target: Target | None = None
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
-        if mod["main"].body.checked_type is None:  # a lowered main is typed: InferType cannot
-            mod = InferType()(mod, ctx)  # type call_lowered (see tessel/graph/call_lowered.py)
+        if mod["main"].body.checked_type is None:  # the rebuilt main keeps these types
+            mod = InferType()(mod, ctx)
         main_gv = mod.get_global_var("main")
         lowering = _Lowering(mod, self.schedule, self.target)
         main = lowering.lower_function(mod[main_gv])
@@ -141,10 +143,14 @@ class _Lowering:
             if structural_equal(func, primitive.func):
                 return gv
         gv = GlobalVar(unique_name(kernel_name(primitive.func), self.taken))
-        prim_func = build_prim_func(primitive.func, gv.name_hint)
-        if self.schedule:
-            prim_func = default_schedule(prim_func, self.target).func
-        self.kernels[gv] = prim_func
+
+        def make() -> PrimFunc:
+            prim_func = build_prim_func(primitive.func, gv.name_hint)
+            return default_schedule(prim_func, self.target).func if self.schedule else prim_func
+
+        self.kernels[gv] = cached_kernel(
+            primitive.func, gv.name_hint, self.target, self.schedule, make
+        )
         self.by_hash.setdefault(key, []).append((primitive.func, gv))
         return gv
 

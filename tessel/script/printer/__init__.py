@@ -27,9 +27,11 @@ _ITER_TYPE_NAMES = {
 }
 
 
-def script(node: Any, *, highlight: Sequence[Node] = ()) -> str:
-    """`node` printed in the TVMScript dialect; lines printing `highlight` nodes get carets."""
-    ctx = Context(highlight)
+def script(node: Any, *, highlight: Sequence[Node] = (), digest_constants: bool = False) -> str:
+    """`node` printed in the TVMScript dialect; lines printing `highlight` nodes get carets.
+    `digest_constants` prints each constant's data as its sha256, which identifies it exactly
+    but does not parse back: a cache key of a module with megabytes of linked weights."""
+    ctx = Context(highlight, digest_constants)
     lines = ctx.lines
     if isinstance(node, IRModule):
         for header in (IR_HEADER, TIR_HEADER, ""):

@@ -1,0 +1,95 @@
+"""LowerTE keeps its scheduled kernels between compiles (tessel/graph/kernel_cache.py): a second
+lowering of a model builds no kernel and gives the same ones, and anything a kernel depends on
+(the function's attributes, the target, Tessel's source) gives another key."""
+
+import numpy as np
+import pytest
+from graph_models import INPUTS, assert_close, load, random_inputs, random_weights
+
+import tessel.graph as graph
+from tessel.graph import InferType, evaluate, kernel_cache, parse
+from tessel.graph.passes import lower_te
+from tessel.ir.structural import assert_structural_equal
+from tessel.ir.target import Target
+from tessel.tir.function import PrimFunc
+
+SOFTMAX = """#[version = "0.0.5"]
+def @main(%x: Tensor[(4, 24), float32]) {{ nn.softmax(%x, axis={axis}) }}
+"""
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """A fresh cache directory (the default one is under $HOME)."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    return tmp_path
+
+
+@pytest.fixture
+def builds(monkeypatch):
+    """Counts the kernels LowerTE builds (rather than takes from the cache)."""
+    made = []
+    original = lower_te.build_prim_func
+    monkeypatch.setattr(lower_te, "build_prim_func",
+                        lambda func, name: made.append(name) or original(func, name))  # fmt: skip
+    return made
+
+
+def entries(home):
+    return [
+        p for p in (home / ".cache/tessel" / kernel_cache.KERNEL_KIND).rglob("*") if p.is_file()
+    ]
+
+
+def kernels(mod):
+    return {gv.name_hint: f for gv, f in mod.items() if isinstance(f, PrimFunc)}
+
+
+def test_second_lowering_builds_no_kernel_and_gives_equal_kernels(home, builds):
+    mod = InferType()(load("cnn"))
+    first = lower_te.LowerTE()(mod)
+    assert builds
+    assert len(entries(home)) == len(builds)
+    built = len(builds)
+    second = lower_te.LowerTE()(mod)
+    assert len(builds) == built
+    assert kernels(first).keys() == kernels(second).keys()
+    for name, func in kernels(first).items():
+        assert_structural_equal(kernels(second)[name], func)
+
+
+def test_model_compiled_from_cached_kernels_gives_the_same_results(home, builds):
+    mod = load("attention")
+    weights = random_weights(mod, INPUTS["attention"])
+    inputs = random_inputs(mod, INPUTS["attention"])
+    graph.compile(mod, params=weights)
+    built = len(builds)
+    model = graph.compile(mod, params=weights)
+    assert len(builds) == built
+    assert_close(model(*inputs), evaluate(mod, *inputs, params=weights))
+
+
+def test_key_follows_attributes_target_schedule_and_source(home, monkeypatch):
+    def key(axis=-1, target=None, schedule=True):
+        func = InferType()(parse(SOFTMAX.format(axis=axis)))["main"]
+        return kernel_cache.kernel_key(func, "fused_nn_softmax", target, schedule)
+
+    base = key()
+    assert key() == base
+    assert key(axis=0) != base
+    assert key(target=Target(kind="c", vector_bytes=64)) != base
+    assert key(schedule=False) != base
+    monkeypatch.setattr(kernel_cache, "source_fingerprint", lambda: "an edited Tessel")
+    assert key() != base
+
+
+def test_damaged_entry_is_rebuilt(home, builds):
+    mod = InferType()(parse(SOFTMAX.format(axis=-1)))
+    lower_te.LowerTE()(mod)
+    for entry in entries(home):
+        entry.write_bytes(b"not a pickle")
+    after = lower_te.LowerTE()(mod)
+    assert builds == ["fused_nn_softmax", "fused_nn_softmax"]
+    x = np.random.default_rng(0).normal(size=(4, 24)).astype("float32")
+    assert_close(graph.compile(mod)(x), evaluate(mod, x))
+    assert isinstance(kernels(after)["fused_nn_softmax"], PrimFunc)
