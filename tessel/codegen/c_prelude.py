@@ -73,11 +73,60 @@ static inline void tessel_set_error(const char* message) {
 typedef void* (*tessel_workspace_alloc_t)(size_t nbytes, size_t alignment);
 typedef void (*tessel_workspace_free_t)(void* pointer);
 
-static void* tessel_default_workspace_alloc(size_t nbytes, size_t alignment) {
-  return aligned_alloc(alignment, (nbytes / alignment + 1) * alignment);  /* never size 0 */
+/* The default allocator keeps a few freed blocks of up to 64 KiB per thread and hands them out
+   again: a buffer allocated per row of a parallel loop (softmax's exponentials over a 384-long
+   row) would otherwise cost an aligned_alloc and a free per row, a third of that kernel's time.
+   A block carries its usable size and its alignment in a header just below the pointer (the
+   block starts `alignment` bytes earlier), so a free knows what it releases. A cached block is
+   reused only for the same size, and never under AddressSanitizer, which must see every free
+   and every byte past the end. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TESSEL_WORKSPACE_CACHE_SLOTS 0
+#else
+#define TESSEL_WORKSPACE_CACHE_SLOTS 4
+#endif
+#define TESSEL_WORKSPACE_CACHE_BYTES ((size_t)1 << 16)
+
+typedef struct { size_t nbytes; size_t alignment; } tessel_block_header;
+
+static _Thread_local void* tessel_workspace_cache[TESSEL_WORKSPACE_CACHE_SLOTS + 1];
+
+static inline tessel_block_header* tessel_header_of(void* pointer) {
+  return (tessel_block_header*)((char*)pointer - sizeof(tessel_block_header));
 }
 
-static void tessel_default_workspace_free(void* pointer) { free(pointer); }
+static void* tessel_default_workspace_alloc(size_t nbytes, size_t alignment) {
+  size_t usable = (nbytes / alignment + 1) * alignment;  /* never size 0 */
+  if (alignment < sizeof(tessel_block_header)) alignment = sizeof(tessel_block_header);
+  for (int slot = 0; slot < TESSEL_WORKSPACE_CACHE_SLOTS; ++slot) {
+    void* cached = tessel_workspace_cache[slot];
+    if (cached == NULL) continue;
+    tessel_block_header* header = tessel_header_of(cached);
+    if (header->nbytes == usable && header->alignment == alignment) {
+      tessel_workspace_cache[slot] = NULL;
+      return cached;
+    }
+  }
+  char* block = (char*)aligned_alloc(alignment, alignment + usable);
+  if (block == NULL) return NULL;
+  tessel_block_header* header = tessel_header_of(block + alignment);
+  header->nbytes = usable;
+  header->alignment = alignment;
+  return block + alignment;
+}
+
+static void tessel_default_workspace_free(void* pointer) {
+  tessel_block_header* header = tessel_header_of(pointer);
+  if (header->nbytes <= TESSEL_WORKSPACE_CACHE_BYTES) {
+    for (int slot = 0; slot < TESSEL_WORKSPACE_CACHE_SLOTS; ++slot) {
+      if (tessel_workspace_cache[slot] == NULL) {
+        tessel_workspace_cache[slot] = pointer;
+        return;
+      }
+    }
+  }
+  free((char*)pointer - header->alignment);
+}
 
 static tessel_workspace_alloc_t tessel_workspace_alloc_fn = tessel_default_workspace_alloc;
 static tessel_workspace_free_t tessel_workspace_free_fn = tessel_default_workspace_free;

@@ -131,3 +131,37 @@ def test_a_chunk_failing_frees_the_chunks_and_table_allocated_before_it():
         module(a, b)
     assert len(complete.requests) == len(complete.freed) == 5 and not complete.live
     np.testing.assert_array_equal(b, a * 2 + 1)
+
+
+PER_ROW = '''
+@T.prim_func
+def per_row(A: T.Buffer((64, 48), "float32"), B: T.Buffer((64, 48), "float32")):
+    for i in T.parallel(64):
+        with T.block("row"):
+            vi = T.axis.spatial(64, i)
+            small = T.alloc_buffer((48,), "float32", scope="global.workspace")
+            large = T.alloc_buffer((96,), "float32", scope="global.workspace")
+            for j in range(48):
+                with T.block("small"):
+                    vj = T.axis.spatial(48, j)
+                    small[vj] = A[vi, vj] + T.float32(1)
+            for j in range(96):
+                with T.block("large"):
+                    vj = T.axis.spatial(96, j)
+                    large[vj] = A[vi, vj % 48] * T.float32(3)
+            for j in range(48):
+                with T.block("B"):
+                    vj = T.axis.spatial(48, j)
+                    B[vi, vj] = small[vj] + large[vj + 48]
+'''
+
+
+def test_default_allocator_with_per_row_buffers_of_two_sizes_gives_right_results():
+    # Two workspace buffers of different sizes, allocated and freed at every row of a parallel
+    # loop: the default allocator hands freed blocks out again (same size only).
+    module = tessel.build(parse(PER_ROW), Target())
+    a = np.random.default_rng(0).normal(size=(64, 48)).astype("float32")
+    for _ in range(3):
+        b = np.zeros_like(a)
+        module(a, b)
+        np.testing.assert_allclose(b, (a + 1) + a * 3, rtol=1e-6)
