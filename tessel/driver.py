@@ -3,10 +3,11 @@
 
 The only module that joins transform, codegen and runtime (DESIGN.md section 1).
 
-What a module lowers to is cached beside the shared objects, keyed by the module's script, the
-target and Tessel's own source (`source_fingerprint`): a second compile of a model skips the
-TensorIR pipeline and code generation (most of a warm compile), as the object cache skips the
-C compiler.
+What a module lowers to is cached beside the shared objects, keyed by the module's structural
+digest (not its script: two distinct variables may print with one name), the target and
+Tessel's own source (`source_fingerprint`): a second compile of a model skips the TensorIR
+pipeline and code generation (most of a warm compile), as the object cache skips the C
+compiler.
 """
 
 from __future__ import annotations
@@ -16,16 +17,14 @@ import pickle
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from tessel.codegen import CodegenError, CSource, generate
 from tessel.ir.module import IRModule
+from tessel.ir.structural import structural_digest
 from tessel.ir.target import Target
 from tessel.runtime import BuildError, Module, compile_source, read_artifact, write_artifact
 from tessel.schedule.rules import default_schedule
-from tessel.script.printer import script
 from tessel.support.errors import UserError
-from tessel.support.fingerprint import array_digest, source_fingerprint
+from tessel.support.fingerprint import source_fingerprint
 from tessel.support.frozen_map import FrozenMap
 from tessel.tir.function import PrimFunc
 from tessel.transform import lower
@@ -111,34 +110,12 @@ LOWERED_KIND = "lowered"
 
 
 def _lowering_key(func_or_mod: PrimFunc | IRModule, target: Target) -> str | None:
-    """sha256 of what lowering reads: the functions' script (constant data as its digest),
-    the module's attributes, the target and Tessel's source; None when an attribute has no
-    exact digest (that module is then never cached)."""
-    digest = hashlib.sha256()
-    for part in (source_fingerprint(), repr(target), type(func_or_mod).__name__):
-        digest.update(part.encode() + b"\0")
-    if isinstance(func_or_mod, PrimFunc):
-        digest.update(script(func_or_mod, digest_constants=True).encode())
-        return digest.hexdigest()
-    for gv, func in func_or_mod.items():
-        if not isinstance(func, PrimFunc):
-            return None
-        digest.update(f"{gv.name_hint}\0{script(func, digest_constants=True)}\0".encode())
-    return digest.hexdigest() if _digest_value(digest, dict(func_or_mod.attrs)) else None
-
-
-def _digest_value(digest: Any, value: Any) -> bool:
-    """Feed `value` to `digest` exactly; False for a value of a kind not known to print so."""
-    if isinstance(value, np.ndarray):
-        digest.update(f"array {array_digest(value)}\0".encode())
-        return True
-    if isinstance(value, dict | FrozenMap):
-        digest.update(f"map {len(value)}\0".encode())
-        return all(_digest_value(digest, k) and _digest_value(digest, v) for k, v in value.items())
-    if isinstance(value, list | tuple):
-        digest.update(f"seq {len(value)}\0".encode())
-        return all(_digest_value(digest, item) for item in value)
-    if isinstance(value, str | int | float | bool | type(None)):
-        digest.update(f"{type(value).__name__} {value!r}\0".encode())
-        return True
-    return False
+    """sha256 of what lowering reads: the module (its structural digest: every field, names,
+    which variables are the same one, constants' bytes), the target and Tessel's source; None
+    for a module holding a value with no exact digest (it is then never cached)."""
+    try:
+        module = structural_digest(func_or_mod)
+    except TypeError:
+        return None
+    parts = (source_fingerprint(), repr(target), module)
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()

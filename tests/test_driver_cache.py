@@ -9,7 +9,6 @@ from tessel import driver
 from tessel.ir.module import IRModule
 from tessel.ir.target import Target
 from tessel.script import tir as T  # noqa: N812
-from tessel.script.printer import script
 
 RAMP = np.arange(64, dtype="float32").reshape(8, 8)
 
@@ -86,11 +85,3 @@ def test_damaged_entry_is_lowered_again(tmp_path, lowerings):
     module = driver.build(scale, cache_dir=tmp_path)
     assert len(lowerings) == 2
     np.testing.assert_allclose(run(module, np.ones((8, 8), "float32")), RAMP)
-
-
-def test_constants_print_as_their_digest_for_keys():
-    text = script(scale, digest_constants=True)
-    assert '"sha256:' in text
-    assert "63.0" not in text
-    assert "63.0" in script(scale)
-    assert script(scale_reversed, digest_constants=True) != text

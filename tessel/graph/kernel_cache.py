@@ -1,7 +1,8 @@
 """Scheduled kernels kept between compiles: LowerTE's PrimFunc for a primitive function, keyed
-by the function's text (types, attributes and constants print exactly), the kernel's name, the
-target and Tessel's own source (`source_fingerprint`), so a second compile of a model skips
-TOPI and the schedule rules, and an edit of Tessel never reuses an old kernel."""
+by the function's structural digest (types, attributes, constants' bytes, which variables are
+the same one), the kernel's name, the target and Tessel's own source (`source_fingerprint`),
+so a second compile of a model skips TOPI and the schedule rules, and an edit of Tessel never
+reuses an old kernel."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pickle
 from collections.abc import Callable
 
 from tessel.graph.expr import Function
-from tessel.graph.text import astext
+from tessel.ir.structural import structural_digest
 from tessel.ir.target import Target
 from tessel.runtime import read_artifact, write_artifact
 from tessel.support.fingerprint import source_fingerprint
@@ -40,8 +41,7 @@ def cached_kernel(
 
 def kernel_key(func: Function, name: str, target: Target | None, schedule: bool) -> str:
     """sha256 of everything LowerTE's kernel for `func` depends on."""
-    text = astext(func, show_meta_data=True, show_types=True)
-    parts = (source_fingerprint(), repr(target), str(schedule), name, text)
+    parts = (source_fingerprint(), repr(target), str(schedule), name, structural_digest(func))
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 

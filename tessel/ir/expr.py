@@ -488,9 +488,25 @@ class Let(PrimExpr):
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Op(Node):
-    """A builtin operation called by `Call` (math intrinsics, `undef`, `assume`, ...)."""
+    """A builtin operation called by `Call` (math intrinsics, `undef`, `assume`, ...). The
+    first Op made with a name is that op: passes compare ops by identity, so an Op read back
+    from a pickle (a cached kernel) is that first one again."""
 
     name: str
+
+    def __post_init__(self) -> None:
+        _OPS.setdefault(self.name, self)
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return (_op_named, (self.name,))
+
+
+_OPS: dict[str, Op] = {}
+
+
+def _op_named(name: str) -> Op:
+    """The Op of that name (what unpickling an Op gives)."""
+    return _OPS.get(name) or Op(name)
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -8,6 +8,8 @@ variables and buffers are hints and never compared; block names and everything e
 from __future__ import annotations
 
 import difflib
+import enum
+import hashlib
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -206,6 +208,67 @@ class _Hasher:
 def structural_hash(value: Any, *, map_free_vars: bool = True) -> int:
     """A hash consistent with `structural_equal` (with the same `map_free_vars`)."""
     return _Hasher(map_free_vars).hash(value)
+
+
+def structural_digest(value: Any) -> str:
+    """sha256 of everything `value` means, names included, the same in every process: equal
+    digests are equal programs with the same names (what a compiled artifact depends on), so
+    it keys caches across runs. Unlike a printed script, it tells two distinct variables or
+    buffers that print with one name apart. A TypeError for a value that has no exact digest
+    (an object whose repr is its address)."""
+    digester = _Digester()
+    digester.feed(value)
+    return digester.sha.hexdigest()
+
+
+class _Digester:
+    """Writes a value to a sha256 as a sequence of tagged tokens; a variable or buffer is
+    written whole where first met and as its number afterwards, so sharing is part of it."""
+
+    def __init__(self) -> None:
+        self.sha = hashlib.sha256()
+        self.numbering: dict[int, int] = {}
+        self.keep: list[Any] = []  # numbered nodes stay alive, so their ids stay theirs
+
+    def put(self, token: str) -> None:
+        self.sha.update(token.encode())
+        self.sha.update(b"\0")
+
+    def feed(self, value: Any) -> None:
+        if isinstance(value, Node):
+            self._node(value)
+        elif isinstance(value, tuple | list):
+            self.put(f"seq {len(value)}")
+            for item in value:
+                self.feed(item)
+        elif isinstance(value, Mapping):
+            self.put(f"map {len(value)}")
+            for key, item in value.items():
+                self.feed(key)
+                self.feed(item)
+        elif isinstance(value, np.ndarray):
+            self.put(f"array {value.dtype.str} {value.shape}")
+            self.sha.update(np.ascontiguousarray(value).tobytes())
+        elif isinstance(value, enum.Enum):
+            self.put(f"enum {type(value).__name__}.{value.name}")
+        elif type(value).__repr__ is object.__repr__:
+            # Its repr is an address: no digest says what it holds.
+            raise TypeError(f"no structural digest of a {type(value).__name__}")
+        else:
+            self.put(f"{type(value).__name__} {value!r}")
+
+    def _node(self, node: Node) -> None:
+        binding = _binding_kind(node) is not None
+        if binding and id(node) in self.numbering:
+            self.put(f"ref {self.numbering[id(node)]}")
+            return
+        if binding:
+            self.numbering[id(node)] = len(self.numbering)
+            self.keep.append(node)
+        names = field_names(type(node))
+        self.put(f"node {type(node).__name__} {len(names)}")
+        for name in names:
+            self.feed(getattr(node, name))
 
 
 def expr_hash(value: Any, memo: dict[int, tuple[Any, int]]) -> int:

@@ -1,14 +1,12 @@
-"""Digests for cache keys: of Tessel's own source code, so a cache of what Tessel computes (not
+"""A digest of Tessel's own source code, for cache keys: a cache of what Tessel computes (not
 only of what the C compiler builds) is never reused by a Tessel that would compute something
-else; and of arrays, exactly (dtype, shape and bytes)."""
+else."""
 
 from __future__ import annotations
 
 import hashlib
 from functools import cache
 from pathlib import Path
-
-import numpy as np
 
 
 @cache
@@ -24,12 +22,4 @@ def source_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def array_digest(array: np.ndarray) -> str:
-    """sha256 of an array's dtype, shape and elements in row-major order."""
-    array = np.asarray(array)
-    digest = hashlib.sha256(f"{array.dtype.str} {array.shape}\0".encode())
-    digest.update(np.ascontiguousarray(array).tobytes())
-    return digest.hexdigest()
-
-
-__all__ = ["array_digest", "source_fingerprint"]
+__all__ = ["source_fingerprint"]

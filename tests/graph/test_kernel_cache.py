@@ -7,11 +7,13 @@ import pytest
 from graph_models import INPUTS, assert_close, load, random_inputs, random_weights
 
 import tessel.graph as graph
+from tessel.codegen import generate
 from tessel.graph import InferType, evaluate, kernel_cache, parse
 from tessel.graph.passes import lower_te
 from tessel.ir.structural import assert_structural_equal
 from tessel.ir.target import Target
 from tessel.tir.function import PrimFunc
+from tessel.transform import lower
 
 SOFTMAX = """#[version = "0.0.5"]
 def @main(%x: Tensor[(4, 24), float32]) {{ nn.softmax(%x, axis={axis}) }}
@@ -93,3 +95,14 @@ def test_damaged_entry_is_rebuilt(home, builds):
     x = np.random.default_rng(0).normal(size=(4, 24)).astype("float32")
     assert_close(graph.compile(mod)(x), evaluate(mod, x))
     assert isinstance(kernels(after)["fused_nn_softmax"], PrimFunc)
+
+
+def test_kernel_read_back_from_the_cache_lowers_to_the_same_c(home, builds):
+    # Passes compare builtin ops by identity (a padding's if_then_else is vectorized only if
+    # its op is builtin.if_then_else_op): an unpickled kernel must keep them.
+    mod = InferType()(load("cnn"))
+    fresh = kernels(lower_te.LowerTE()(mod))
+    cached = kernels(lower_te.LowerTE()(mod))
+    assert len(builds) == len(fresh)
+    for name, func in fresh.items():
+        assert generate(lower(cached[name])).source == generate(lower(func)).source

@@ -27,11 +27,9 @@ _ITER_TYPE_NAMES = {
 }
 
 
-def script(node: Any, *, highlight: Sequence[Node] = (), digest_constants: bool = False) -> str:
-    """`node` printed in the TVMScript dialect; lines printing `highlight` nodes get carets.
-    `digest_constants` prints each constant's data as its sha256, which identifies it exactly
-    but does not parse back: a cache key of a module with megabytes of linked weights."""
-    ctx = Context(highlight, digest_constants)
+def script(node: Any, *, highlight: Sequence[Node] = ()) -> str:
+    """`node` printed in the TVMScript dialect; lines printing `highlight` nodes get carets."""
+    ctx = Context(highlight)
     lines = ctx.lines
     if isinstance(node, IRModule):
         for header in (IR_HEADER, TIR_HEADER, ""):

@@ -14,8 +14,7 @@ from tessel.tir.buffer import Buffer
 class Context:
     """Names of variables and buffers, the lines printed so far, and what to underline."""
 
-    def __init__(self, highlight: Sequence[Any] = (), digest_constants: bool = False) -> None:
-        self.digest_constants = digest_constants  # constant data as its sha256 (cache keys)
+    def __init__(self, highlight: Sequence[Any] = ()) -> None:
         self.names = NameTable()
         self.lines = Lines()
         self._highlight = {id(node): node for node in highlight}

@@ -21,7 +21,6 @@ from tessel.script.printer.literals import (
     typed_int_literal,
 )
 from tessel.script.printer.loops import LoopPrinter
-from tessel.support.fingerprint import array_digest
 from tessel.tir import stmt as S
 from tessel.tir.block import Block, BlockRealize, IterVar, IterVarType
 from tessel.tir.buffer import Buffer
@@ -233,9 +232,7 @@ class StmtPrinter:
 
     def _allocate_const(self, stmt: S.AllocateConst) -> None:
         extents = "[" + ", ".join(self.expr.arg(e) for e in stmt.extents) + "]"
-        if stmt.data is not None and self.ctx.digest_constants:
-            data, index = f'"sha256:{array_digest(stmt.data)}"', ""
-        elif stmt.data is not None:
+        if stmt.data is not None:
             data = "[" + ", ".join(python_number(v) for v in stmt.data.ravel()) + "]"
             index = ""
         else:
