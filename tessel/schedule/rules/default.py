@@ -2,7 +2,8 @@
 tuning for this; Tessel applies rules, in milliseconds). Injective intermediate blocks are
 inlined (except a math-heavy block read twice, such as softmax's exp), then each block goes to
 the first rule that matches it: conv2d (tessel.schedule.rules.conv), GEMM-like contractions
-(tessel.schedule.rules.gemm), row reductions (tessel.schedule.rules.reduction); any other nest
+(tessel.schedule.rules.gemm), row reductions (tessel.schedule.rules.reduction), window
+reductions such as pooling (tessel.schedule.rules.window); any other nest
 gets its outer spatial loops fused into one parallel loop and its innermost loop vectorized.
 Every step is tried and skipped where the schedule refuses it (a reduction loop, a block that
 cannot inline): a refusal costs speed, never correctness."""
@@ -18,6 +19,7 @@ from tessel.schedule import BlockRV, LoopRV, Schedule, ScheduleError
 from tessel.schedule.rules.conv import conv_padding, schedule_conv
 from tessel.schedule.rules.gemm import TILE_J, schedule_gemm
 from tessel.schedule.rules.reduction import schedule_row_reduction
+from tessel.schedule.rules.window import schedule_window_reduction
 from tessel.schedule.state import block_names
 from tessel.tir.block import Block, IterVarType
 from tessel.tir.function import PrimFunc
@@ -25,11 +27,12 @@ from tessel.tir.function import PrimFunc
 
 def default_schedule(func: PrimFunc, target: Target | str | None = None) -> Schedule:
     """The default schedule of `func`: injective intermediates inlined, then each block given
-    to the first rule that matches it (conv2d, GEMM-like, row reduction), any other nest made
-    parallel and vectorized. Every step is a schedule primitive, so `.trace` shows (and
-    replays) them all and `.func` is the scheduled function. `target` (default: this machine,
-    which the C compiler builds for) sizes the register tiles by its vector registers; the
-    row reductions use its vector width (default 32 bytes, the lowering's vector chunk)."""
+    to the first rule that matches it (conv2d, GEMM-like, row reduction, window reduction), any
+    other nest made parallel and vectorized. Every step is a schedule primitive, so `.trace`
+    shows (and replays) them all and `.func` is the scheduled function. `target` (default: this
+    machine, which the C compiler builds for) sizes the register tiles by its vector
+    registers; the row reductions use its vector width (default 32 bytes, the lowering's
+    vector chunk)."""
     vector_bytes = Target.of(target).vector_bytes if target is not None else Target().vector_bytes
     cpu = Target.of(target) if target is not None else host_target()
     tile = accumulator_rows(cpu)
@@ -43,6 +46,7 @@ def default_schedule(func: PrimFunc, target: Target | str | None = None) -> Sche
                 schedule_conv(sch, name, tile, columns)
                 or schedule_gemm(sch, name, tile, columns)
                 or schedule_row_reduction(sch, name, vector_bytes)
+                or schedule_window_reduction(sch, name)
             )
     for name in block_names(sch.func):
         if name not in done:
