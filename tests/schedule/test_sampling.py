@@ -23,7 +23,7 @@ def test_perfect_tile_with_a_given_decision_splits_as_decided():
     def expected(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
         for i_0, i_1, i_2 in T.grid(2, 8, 4):
             with T.block("B"):
-                vi = T.axis.spatial(64, (i_0 * 8 + i_1) * 4 + i_2)
+                vi = T.axis.spatial(64, i_0 * 32 + i_1 * 4 + i_2)
                 B[vi] = A[vi] * T.float32(2)
 
     def steps(sch):

@@ -40,12 +40,36 @@ def test_split_by_divisible_factors():
 
 
 def test_split_three_ways():
+    # TVM's binding: each new loop times the extents inside it, not (i_0 * 8 + i_1) * 4 + i_2.
+    @T.prim_func
+    def expected(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32")):
+        for i_0, i_1, i_2 in T.grid(4, 8, 4):
+            with T.block("B"):
+                vi = T.axis.spatial(128, i_0 * 32 + i_1 * 4 + i_2)
+                B[vi] = A[vi] + T.float32(1)
+
     def steps(sch):
         (i,) = sch.get_loops(sch.get_block("B"))
         outer, middle, inner = sch.split(i, factors=[4, 8, 4])
         assert [loop.loop_var.name for loop in (outer, middle, inner)] == ["i_0", "i_1", "i_2"]
 
-    check_schedule(add_one, steps)
+    check_schedule(add_one, steps, expected)
+
+
+def test_non_divisible_three_way_split_predicate_has_tvms_form():
+    @T.prim_func
+    def expected(A: T.Buffer((127,), "float32"), B: T.Buffer((127,), "float32")):
+        for i_0, i_1, i_2 in T.grid(8, 4, 4):
+            with T.block("B"):
+                vi = T.axis.spatial(127, i_0 * 16 + i_1 * 4 + i_2)
+                T.where(i_0 * 16 + i_1 * 4 + i_2 < 127)
+                B[vi] = A[vi] + T.float32(1)
+
+    def steps(sch):
+        (i,) = sch.get_loops(sch.get_block("B"))
+        sch.split(i, factors=[None, 4, 4])
+
+    check_schedule(add_one_127, steps, expected)
 
 
 def test_non_divisible_split_guards_the_block_with_a_predicate():

@@ -26,9 +26,7 @@ def split(sch: Schedule, rv: LoopRV, factors: list[int | None]) -> tuple[PrimFun
     extents = _extents(sch, loop, factors)
     var = loop.loop_var
     new_vars = [Var(f"{var.name}_{k}", var.dtype) for k in range(len(extents))]
-    fused: PrimExpr = builders.const(0, var.dtype)
-    for new_var, extent in zip(new_vars, extents, strict=True):
-        fused = builders.add(builders.mul(fused, extent), new_var)
+    fused = _binding(new_vars, extents)
     body = substitute(loop.body, {var: builders.add(loop.min, fused)})
     total = math.prod(extents) if all(isinstance(e, int) for e in extents) else None
     if not (isinstance(loop.extent, IntImm) and total == loop.extent.value):
@@ -59,6 +57,21 @@ def _extents(sch: Schedule, loop: For, factors: list[int | None]) -> list[int | 
     else:
         inferred = builders.floordiv(builders.add(loop.extent, known - 1), known)
     return [inferred if f is None else f for f in factors]
+
+
+def _binding(new_vars: list[Var], extents: list[int | PrimExpr]) -> PrimExpr:
+    """TVM's form of the original variable: `i_0 * 6 + i_1 * 3 + i_2` (each new variable times
+    the product of the extents inside it), not the nested `(i_0 * 2 + i_1) * 3 + i_2`."""
+    fused: PrimExpr | None = None
+    for k, new_var in enumerate(new_vars):
+        stride: int | PrimExpr = 1
+        for extent in extents[k + 1 :]:
+            both_int = isinstance(stride, int) and isinstance(extent, int)
+            stride = stride * extent if both_int else builders.mul(stride, extent)  # type: ignore[operator]
+        term = new_var if isinstance(stride, int) and stride == 1 else builders.mul(new_var, stride)
+        fused = term if fused is None else builders.add(fused, term)
+    assert fused is not None
+    return fused
 
 
 def _predicate_blocks(sch: Schedule, loop: For, body: Stmt, in_range: PrimExpr) -> Stmt:
