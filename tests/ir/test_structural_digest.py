@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 import pytest
-from test_structural import _scale_func
+from test_structural import MEANINGFUL_CHANGES, _scale_func
 
 from tessel.ir import builders
 from tessel.ir.expr import Add, Var
@@ -27,14 +27,8 @@ def test_equal_programs_with_equal_names_digest_equally():
 
 @pytest.mark.parametrize(
     "changes",
-    [
-        {"factor": 3.0},
-        {"dtype": "float64"},
-        {"block_name": "C"},
-        {"n": 16},
-        {"names": ("X", "Y", "k", "vk")},
-    ],  # fmt: skip
-    ids=["constant", "dtype", "block-name", "buffer-shape", "names"],
+    [*MEANINGFUL_CHANGES.values(), {"names": ("X", "Y", "k", "vk")}],
+    ids=[*MEANINGFUL_CHANGES.keys(), "names"],
 )
 def test_meaning_and_names_change_the_digest(changes):
     assert structural_digest(_scale_func()) != structural_digest(_scale_func(**changes))
