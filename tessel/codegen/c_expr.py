@@ -272,6 +272,9 @@ class ExprPrinter(BufferAccess):
 
     def _vector_load(self, node: BufferLoad) -> str:
         vector, lanes = c_type(node.dtype), node.dtype.lanes
+        deinterleaved = self._deinterleaved_load(node, vector, lanes)
+        if deinterleaved is not None:
+            return deinterleaved
         pointer, indices = self.vector_access(node.buffer, node.indices, lanes)
         if indices is None and node.predicate is not None:
             return self._masked_copy_load(vector, lanes, pointer, node.predicate,
@@ -290,6 +293,45 @@ class ExprPrinter(BufferAccess):
             f"{test}tessel_v[tessel_l] = {pointer}[tessel_i[tessel_l]];"
         )
         return f"({{ {' '.join(lines)} tessel_v; }})"
+
+    def _deinterleaved_load(self, node: BufferLoad, vector: str, lanes: int) -> str | None:
+        """A load of every second element (8 or 16 lanes of 4 bytes: a stride-2 pooling window,
+        a strided slice): the span of the even elements read as two vectors, each by a masked
+        load of its even lanes only (those of a disabled result lane off too), then one shuffle
+        keeps the even lanes (vpermt2ps), instead of a gather of one element per lane. None for
+        any other access."""
+        if not masked_copy_helper(lanes, node.dtype.element.itemsize):
+            return None
+        pointer, index = self.access_parts(node.buffer, node.indices)
+        affine = _affine(index) if index.dtype.is_vector else None
+        if affine is None or not builders.is_const_int(affine[1], 2):
+            return None
+        mask_type = c_type(DataType.of("bool").with_lanes(lanes))
+        even = ", ".join("1" if j % 2 == 0 else "0" for j in range(lanes))
+        masks = [f"{mask_type} tessel_even = ({mask_type}){{{even}}};"]
+        if node.predicate is None:
+            masks.append(f"{mask_type} tessel_lo = tessel_even, tessel_hi = tessel_even;")
+        else:
+            # Result lane i reads even element 2i: lane 2i of the first half or of the second.
+            spread = [
+                ", ".join(str(start + j // 2) for j in range(lanes)) for start in (0, lanes // 2)
+            ]
+            masks += [
+                f"{c_type(node.predicate.dtype)} tessel_p = {self.expr(node.predicate)};",
+                f"{mask_type} tessel_lo = __builtin_shufflevector(tessel_p, tessel_p, {spread[0]})"
+                " & tessel_even;",
+                f"{mask_type} tessel_hi = __builtin_shufflevector(tessel_p, tessel_p, {spread[1]})"
+                " & tessel_even;",
+            ]
+        start = f"({pointer} + {self.expr(affine[0])})"
+        evens = ", ".join(str(2 * j) for j in range(lanes))
+        loads = (
+            f"{vector} tessel_a, tessel_b; "
+            f"tessel_masked_load4x{lanes}(&tessel_a, {start}, &tessel_lo); "
+            f"tessel_masked_load4x{lanes}(&tessel_b, {start} + {lanes}, &tessel_hi);"
+        )
+        shuffle = f"__builtin_shufflevector(tessel_a, tessel_b, {evens})"
+        return f"({{ {' '.join(masks)} {loads} {shuffle}; }})"
 
     def _masked_copy_load(self, vector: str, lanes: int, pointer: str, predicate: PrimExpr,
                           element_bytes: int) -> str:  # fmt: skip
