@@ -183,7 +183,7 @@ def _rebuilt(value: Any, new: dict[int, Any]) -> Any:
 
 def _check_array(name: str, array: np.ndarray, shape: tuple[int, ...], dtype: str,
                  cast: bool = False) -> None:  # fmt: skip
-    if tuple(array.shape) != tuple(shape):
+    if array.shape != tuple(shape):
         raise ModelInputError(f"input `{name}`: expected shape {tuple(shape)}, got {array.shape}",
                               rule="executor.input-shape")  # fmt: skip
     want = _numpy_dtype(dtype)
@@ -277,6 +277,11 @@ class CompiledModel:
         return export_model(self, directory)
 
     def _arguments(self, args: tuple[Any, ...], named: dict[str, Any]) -> list[np.ndarray]:
+        if not named and len(args) == len(self.inputs):  # positional: no names to match
+            return [_as_input(spec, value) for spec, value in zip(self.inputs, args, strict=True)]
+        every_by_name = not args and len(named) == len(self.inputs)
+        if every_by_name and all(spec.name in named for spec in self.inputs):
+            return [_as_input(spec, named[spec.name]) for spec in self.inputs]
         by_name = {i.name for i in self.inputs}
         unknown = sorted(set(named) - by_name)
         if unknown:
@@ -316,7 +321,9 @@ _MISSING = object()
 
 
 def _as_input(spec: _Input, value: Any) -> np.ndarray:
-    if isinstance(value, np.ndarray | np.generic):
+    if type(value) is np.ndarray:  # the usual case, checked first: a call's overhead counts
+        array = value
+    elif isinstance(value, np.ndarray | np.generic):
         array = np.asarray(value)
     elif hasattr(value, "__dlpack__"):
         array = np.from_dlpack(value)
