@@ -106,18 +106,21 @@ def blockize(sch: Schedule, loop_rv: LoopRV) -> tuple[PrimFunc, str]:
         reads=_clip_regions(outer_block.reads),
         writes=_clip_regions(outer_block.writes),
     )
-    outer_realize = BlockRealize(tuple(outer.values), outer.predicate, outer_block)
+    outer_loops = loops[: len(loops) - len(inner_loops)]
+    outer_predicate = _with_own_guards(outer.predicate, realize.predicate, outer_loops)
+    outer_realize = BlockRealize(tuple(outer.values), outer_predicate, outer_block)
     return replace_stmt(sch.func, loop, outer_realize), outer_block.name_hint
 
 
-def _with_own_guards(divided: PrimExpr, original: PrimExpr, inner_loops: list[For]) -> PrimExpr:
-    """The inner predicate from the division, and every conjunct of the block's predicate over
-    the inner loops alone that it does not imply: a bound the division folded into an
-    iterator's extent (`r_0 < 2` under a loop of 8) must still guard the loop (fuzz seed 2,
-    case 1975)."""
-    inner = {lp.loop_var for lp in inner_loops}
+def _with_own_guards(divided: PrimExpr, original: PrimExpr, side_loops: list[For]) -> PrimExpr:
+    """One side's predicate from the division, and every conjunct of the block's predicate over
+    that side's loops alone that it does not imply: a bound the division folded into an
+    iterator's extent or offset must still guard the loop (`r_0 < 2` under a loop of 8, fuzz
+    seed 2, case 1975; `ax1 >= 1` made the outer binding `ax1 - 1` over [0, 7), seed 11, case
+    1703)."""
+    inner = {lp.loop_var for lp in side_loops}
     analyzer = Analyzer()
-    for loop in inner_loops:
+    for loop in side_loops:
         analyzer.bind(loop.loop_var, Range(loop.min, loop.extent))
     kept = []
     with analyzer.constraint_scope(divided):
