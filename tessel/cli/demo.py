@@ -200,7 +200,7 @@ def run_matmul_demo(out: Callable[[str], None] = print) -> bool:
     rows = [
         ("parse script", t_parse, ""),
         ("reference interpreter", t_interp, f"max |error| vs NumPy {err_interp:.2e}"),
-        ("lower + C codegen + compile", t_build, "cached by source hash"),
+        ("lower + C codegen + compile", t_build, "cached by the IR's digest and the C's hash"),
         ("compiled C run (median of 20)", t_native, f"max |error| vs NumPy {err_native:.2e}"),
         ("default-scheduled C run (median of 20)", t_scheduled,
          f"max |error| vs NumPy {err_scheduled:.2e}"),
