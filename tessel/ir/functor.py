@@ -115,3 +115,8 @@ def post_order(root: Node) -> Iterator[Node]:
         for _, value in child_items(node):
             children.extend([value] if isinstance(value, Node) else value)
         stack.extend((child, False) for child in reversed(children))
+
+
+def mentions(root: Node, var: Node) -> bool:
+    """Whether `var` (a variable, compared by identity) occurs anywhere under `root`."""
+    return any(node is var for node in post_order(root))

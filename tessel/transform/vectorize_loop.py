@@ -32,7 +32,7 @@ from typing import ClassVar
 from tessel.ir import expr as E
 from tessel.ir.builders import conjuncts, is_const_int
 from tessel.ir.expr import PrimExpr
-from tessel.ir.functor import Mutator, post_order
+from tessel.ir.functor import Mutator, mentions, post_order
 from tessel.ir.node import Node, with_changes
 from tessel.ir.structural import structural_equal
 from tessel.ir.substitute import substitute
@@ -239,7 +239,7 @@ def _stores_of(body: S.Stmt, var: E.Var) -> list[S.BufferStore]:
     stores = []
     for item in items:
         if isinstance(item, S.IfThenElse) and item.else_case is None:
-            if _mentions(item.condition, var):
+            if mentions(item.condition, var):
                 raise Unsupported
             stores.extend(_stores_of(item.then_case, var))
             continue
@@ -251,10 +251,6 @@ def _stores_of(body: S.Stmt, var: E.Var) -> list[S.BufferStore]:
     return stores
 
 
-def _mentions(node: Node, var: E.Var) -> bool:
-    return any(n is var for n in post_order(node))
-
-
 def _check_independent(stores: list[S.BufferStore], conditions: list[PrimExpr], var: E.Var) -> None:
     """Vector execution runs each statement for all lanes before the next: safe when every
     access to a stored buffer uses that store's index (no lane reads another lane's element)."""
@@ -263,7 +259,7 @@ def _check_independent(stores: list[S.BufferStore], conditions: list[PrimExpr], 
         previous = written.setdefault(store.buffer.data, store.indices[0])
         if not structural_equal(previous, store.indices[0]):
             raise Unsupported
-        if not _mentions(store.indices[0], var):
+        if not mentions(store.indices[0], var):
             raise Unsupported
     roots: list[Node] = [s.value for s in stores] + [s.indices[0] for s in stores]
     for root in [*roots, *conditions]:

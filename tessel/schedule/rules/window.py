@@ -13,8 +13,7 @@ the schedule refuses it."""
 
 from __future__ import annotations
 
-from tessel.ir.expr import Var
-from tessel.ir.functor import post_order
+from tessel.ir.functor import mentions, post_order
 from tessel.schedule import Schedule, ScheduleError
 from tessel.schedule.rules.steps import is_plain_nest, parallel_fused, try_step, vectorized_init
 from tessel.tir.block import Block, IterVarType
@@ -43,13 +42,9 @@ def window_spatial_count(block: Block) -> int | None:
         for node in post_order(store.value)
         if isinstance(node, BufferLoad) and node.buffer is not store.buffer and node.indices
     ]
-    if not data or not all(_mentions(load.indices[-1], x) for load in data):
+    if not data or not all(mentions(load.indices[-1], x) for load in data):
         return None
     return spatial
-
-
-def _mentions(index: object, var: Var) -> bool:
-    return any(node is var for node in post_order(index))
 
 
 def schedule_window_reduction(sch: Schedule, name: str) -> set[str]:
