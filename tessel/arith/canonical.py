@@ -216,3 +216,38 @@ def le_zero_form(comparison: type, diff: Sum) -> Sum:
     if comparison is GE:
         return diff.scaled(-1)
     raise ValueError(f"{comparison.__name__} has no `<= 0` form")
+
+
+def scale_ordered(expr: PrimExpr) -> PrimExpr:
+    """A sum of added terms reordered as TVM's canonical form writes it: constant scales
+    descending, equal scales in their order, a constant last (`ax1 + ax0 * 4` is
+    `ax0 * 4 + ax1`), so inverses and bindings print and compare as TVM's do."""
+    terms: list[PrimExpr] = []
+    stack = [expr]
+    while stack:  # flatten `((a + b) + c)` left to right; any subtraction leaves the sum alone
+        node = stack.pop()
+        if isinstance(node, Add):
+            stack.extend((node.b, node.a))
+        elif isinstance(node, Sub):
+            return expr
+        else:
+            terms.append(node)
+    if len(terms) < 2:
+        return expr
+    constants = [t for t in terms if isinstance(t, IntImm)]
+    ordered = sorted((t for t in terms if not isinstance(t, IntImm)), key=lambda t: -_scale(t))
+    ordered += constants
+    if all(a is b for a, b in zip(ordered, terms, strict=True)):
+        return expr
+    result = ordered[0]
+    for term in ordered[1:]:
+        result = Add(result, term)
+    return result
+
+
+def _scale(term: PrimExpr) -> int:
+    if isinstance(term, Mul) and isinstance(term.b, IntImm):
+        return term.b.value
+    if isinstance(term, Mul) and isinstance(term.a, IntImm):
+        return term.a.value
+    return 1

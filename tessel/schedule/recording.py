@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from tessel.schedule.errors import ScheduleError
+from tessel.schedule.handles import BlockRV
 from tessel.schedule.trace import Instruction
 from tessel.support.errors import InternalError
 from tessel.tir.verify import VerifyError, verify_well_formed
@@ -26,9 +28,14 @@ def recorded_as(name: str) -> Callable[[F], F]:
 
 
 def _recording(method: F, name: str) -> F:
+    signature = inspect.signature(method)
+    block_params = {p for p, param in signature.parameters.items()
+                    if "BlockRV" in str(param.annotation)}  # fmt: skip
 
     @functools.wraps(method)
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if block_params and _names_a_block(args, kwargs):
+            args, kwargs = _blocks_by_name(self, signature, block_params, args, kwargs)
         before = self._func
         try:
             result = method(self, *args, **kwargs)
@@ -45,6 +52,29 @@ def _recording(method: F, name: str) -> F:
         return result
 
     return run  # type: ignore[return-value]  (same signature as `method`)
+
+
+def _names_a_block(args: tuple, kwargs: dict) -> bool:
+    return any(isinstance(a, str | list) for a in (*args, *kwargs.values()))
+
+
+def _blocks_by_name(sch: Any, signature: inspect.Signature, block_params: set[str],
+                    args: tuple, kwargs: dict) -> tuple[tuple, dict]:  # fmt: skip
+    """The arguments with each block given by name (as TVM accepts: `transform_layout("B", ...)`)
+    turned into its BlockRV by a recorded get_block, so the printed trace runs."""
+    bound = signature.bind(sch, *args, **kwargs)
+    for param in block_params & bound.arguments.keys():
+        value = bound.arguments[param]
+        if isinstance(value, str):
+            bound.arguments[param] = _block_named(sch, value)
+        elif isinstance(value, list) and any(isinstance(v, str) for v in value):
+            bound.arguments[param] = [_block_named(sch, v) if isinstance(v, str) else v
+                                      for v in value]  # fmt: skip
+    return bound.args[1:], bound.kwargs
+
+
+def _block_named(sch: Any, name: str) -> BlockRV:
+    return sch.get_block(name)  # recorded, as TVM records it, so a printed trace defines it
 
 
 def _check_still_well_formed(primitive: str, func: Any) -> None:

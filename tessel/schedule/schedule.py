@@ -62,11 +62,12 @@ class Schedule(ComputeMethods, CacheMethods, ReductionMethods, TensorizeMethods,
         return self._module.with_function(self._name, self._func)
 
     # ------------------------------------------------------------------ lookups
-    def block(self, rv: BlockRV, primitive: str = "get") -> BlockRealize:
-        """The BlockRealize a handle names (ScheduleError if it is gone)."""
-        located = find_block_realize(self._func, rv.name)
+    def block(self, rv: BlockRV | str, primitive: str = "get") -> BlockRealize:
+        """The BlockRealize a handle (or a block name) names (ScheduleError if it is gone)."""
+        name = rv if isinstance(rv, str) else rv.name
+        located = find_block_realize(self._func, name)
         if located is None:
-            raise ScheduleError(primitive, "stale-handle", f"no block `{rv.name}` in the function")
+            raise ScheduleError(primitive, "stale-handle", f"no block `{name}` in the function")
         return located.node
 
     def loop(self, rv: LoopRV, primitive: str = "get") -> For:

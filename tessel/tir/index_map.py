@@ -17,6 +17,7 @@ from typing import Any, ClassVar, NoReturn
 
 from tessel.arith import presburger
 from tessel.arith.analyzer import Analyzer
+from tessel.arith.canonical import scale_ordered
 from tessel.arith.iter_map import IterMapError, IterMapResult, detect_iter_map, inverse_iter_map
 from tessel.ir import builders
 from tessel.ir.expr import FloorDiv, FloorMod, IntImm, PrimExpr, Range, Var
@@ -180,7 +181,10 @@ class IndexMap(Node):
                 f"cannot compute the padding of {self!r} on shape {_text(shape)}: {err}",
                 rule="index_map.padding-unknown",
             ) from err
-        return inverse, padding
+        analyzer = Analyzer()  # TVM's form of the predicate: `ax0 == 3 and 2 <= ax1`
+        for var, extent in zip(inverse.initial_indices, new_shape, strict=True):
+            analyzer.bind(var, Range(builders.const(0, extent.dtype), extent))
+        return inverse, analyzer.simplify(padding)
 
     def _detect(self, shape: Sequence[PrimExpr | int]) -> _Detected | None:
         """A bijective iterator map of the final indices over the old box, else over a padded one:
@@ -218,7 +222,7 @@ class IndexMap(Node):
         final = [
             substitute(fused[v], values) if v in fused else values[v] for v in self.initial_indices
         ]
-        return IndexMap(new_vars, tuple(analyzer.simplify(e) for e in final))
+        return IndexMap(new_vars, tuple(scale_ordered(analyzer.simplify(e)) for e in final))
 
     def _raise_not_invertible(self, shape: Sequence[PrimExpr | int]) -> NoReturn:
         """Say why `_detect` found no inverse: two elements collide, or the map is too complex."""

@@ -16,8 +16,8 @@ def test_blockize_keeps_an_outer_guard_the_division_folded_into_an_offset():  # 
     sch.fuse(outer_loops[0], outer_loops[1])
     sch.transform_layout(sch.get_block("T1"), ("write", 0),
                          lambda i0, i1, i2: (i0 // 8, i0 % 8, i1, i2), pad_value=0)  # fmt: skip
-    padding = sch.get_block("T1_pad")  # under T.where(ax1 >= 1)
+    padding = sch.get_block("buffer_T1_padding")  # under T.where(ax1 >= 1)
     sch.blockize(sch.get_loops(padding)[2])
-    outer = sch.block(sch.get_block("T1_pad_o"))
+    outer = sch.block(sch.get_block("buffer_T1_padding_o"))
     assert "ax1 >= 1" in str(outer.predicate) or "1 <= ax1" in str(outer.predicate)
     check_result(func, sch, target=Target())  # interpreter and C, on the transformed layout

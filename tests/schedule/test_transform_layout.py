@@ -79,11 +79,11 @@ def test_padded_input_gets_a_buffer_constraint_block():
     @T.prim_func
     def expected(A: T.Buffer((4, 4), "float32"), B: T.Buffer((14,), "float32")):
         for ax0, ax1 in T.grid(4, 4):
-            with T.block("A_assumption"):
+            with T.block("buffer_A_assumption"):
                 v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
                 T.reads(A[v_ax0, v_ax1])
                 T.writes()
-                T.evaluate(T.assume(not (v_ax0 == 3 and v_ax1 >= 2) or A[v_ax0, v_ax1] == T.float32(0)))
+                T.evaluate(T.assume(not (v_ax0 == 3 and 2 <= v_ax1) or A[v_ax0, v_ax1] == T.float32(0)))
         for i in range(14):
             with T.block("B"):
                 vi = T.axis.spatial(14, i)
@@ -103,10 +103,10 @@ def test_padded_output_extends_its_producer_over_the_padding():
         for ax0, ax1 in T.grid(4, 4):
             with T.block("B"):
                 v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
-                T.reads(A[v_ax1 + v_ax0 * 4])
+                T.reads(A[v_ax0 * 4 + v_ax1])
                 T.writes(B[v_ax0, v_ax1])
-                B[v_ax0, v_ax1] = T.if_then_else(v_ax0 == 3 and v_ax1 >= 2, T.float32(-1),
-                                                 A[v_ax1 + v_ax0 * 4] + T.float32(1))
+                B[v_ax0, v_ax1] = T.if_then_else(v_ax0 == 3 and 2 <= v_ax1, T.float32(-1),
+                                                 A[v_ax0 * 4 + v_ax1] + T.float32(1))
 
     def steps(sch):
         sch.transform_layout(sch.get_block("B"), "B", lambda i: (i // 4, i % 4), pad_value=-1.0)
@@ -129,7 +129,7 @@ def test_producer_with_other_effects_gets_a_separate_padding_block():
         sch.transform_layout(sch.get_block("BC"), "B", lambda i: (i // 4, i % 4), pad_value=0.0)
 
     sch = check_layout_schedule(two_outputs, steps)
-    assert "B_pad" in sch.func.script()
+    assert "buffer_B_padding" in sch.func.script()
     assert "T.where" in sch.func.script()
 
 
@@ -158,7 +158,7 @@ def test_pad_value_may_read_the_same_buffer_circularly():
     # The padding of B (elements 14, 15) repeats B[0], B[1]: a separate block after the producer.
     sch = Schedule(copy)
     steps(sch)
-    assert "B_pad" in sch.func.script()
+    assert "buffer_B_padding" in sch.func.script()
 
 
 def test_undef_padding_with_assume_injective_transform_adds_nothing():

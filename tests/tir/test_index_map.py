@@ -262,7 +262,7 @@ def test_non_surjective_inverse_names_its_indices_ax_and_simplifies_them():
     inverse, _ = IndexMap.from_func(lambda i: (i // 4, i % 4)).non_surjective_inverse((14,))
     assert [v.name for v in inverse.initial_indices] == ["ax0", "ax1"]
     a, b = inverse.initial_indices
-    assert structural_equal(inverse.final_indices[0], b + a * 4)
+    assert structural_equal(inverse.final_indices[0], a * 4 + b)
 
 
 def test_non_surjective_inverse_of_a_surjective_map_has_a_false_predicate():

@@ -1,11 +1,11 @@
 """Where the padding of a transformed buffer gets its value (DESIGN.md §5).
 
 - A function input: the caller guarantees it, stated as a buffer constraint, a block
-  `<buffer>_assumption` of `T.assume(not padding or A[...] == pad)` over the new shape.
+  `buffer_<buffer>_assumption` of `T.assume(not padding or A[...] == pad)` over the new shape.
 - A buffer whose one producer writes only it, with loops bound one-to-one to its spatial
   iterators: the producer iterates over the new shape instead and stores
   `T.if_then_else(padding, pad, value)` (in `T.init` too).
-- Otherwise: a block `<buffer>_pad` after the last writer fills the padding, under `T.where`.
+- Otherwise: a block `buffer_<buffer>_padding` after the last writer fills the padding, under `T.where`.
 """
 
 from __future__ import annotations
@@ -34,6 +34,11 @@ from tessel.tir.function import PrimFunc
 from tessel.tir.stmt import BufferStore, Evaluate, For, ForKind, SeqStmt, Stmt
 
 ASSUMPTION_SUFFIX = "_assumption"
+
+
+def assumption_name(buffer: Buffer) -> str:
+    """The name of a padded input's constraint block, as TVM names it."""
+    return f"buffer_{buffer.name}{ASSUMPTION_SUFFIX}"
 
 
 def place_padding(func: PrimFunc, change: LayoutChange) -> PrimFunc:
@@ -127,7 +132,7 @@ def replace_in_func(func: PrimFunc, old: Stmt, new: Stmt) -> PrimFunc:
 
 
 def add_assumption(func: PrimFunc, change: LayoutChange) -> PrimFunc:
-    """`func` with a `<buffer>_assumption` block stating what the padding of an input holds."""
+    """`func` with a `buffer_<buffer>_assumption` block stating what the padding of an input holds."""
     new, shape = change.new, change.new.shape
     loops, iters = _grid(shape, [f"ax{k}" for k in range(len(shape))])
     to_new = _over_new_indices(change, iters)
@@ -136,7 +141,7 @@ def add_assumption(func: PrimFunc, change: LayoutChange) -> PrimFunc:
         builders.logical_not(substitute(change.padding, to_new)),
         builders.eq(BufferLoad(new, here), substitute(change.pad, to_new)),
     )
-    name = fresh_block_name(func, new.name + ASSUMPTION_SUFFIX)
+    name = fresh_block_name(func, assumption_name(new))
     block = _block(name, iters, Evaluate(builtin.assume(holds)))
     realize = BlockRealize(tuple(loops), builders.const(True, "bool"), block)
     return _prepend(func, _nest(loops, shape, realize))
@@ -146,13 +151,13 @@ def add_assumption(func: PrimFunc, change: LayoutChange) -> PrimFunc:
 
 
 def add_padding_block(func: PrimFunc, change: LayoutChange, last_writer: BlockRealize) -> PrimFunc:
-    """`func` with a `<buffer>_pad` block, after the last writer's top-level statement."""
+    """`func` with a `buffer_<buffer>_padding` block, after the last writer's top-level statement."""
     new, shape = change.new, change.new.shape
     loops, iters = _grid(shape, [f"ax{k}" for k in range(len(shape))])
     to_new = _over_new_indices(change, iters)
     here = tuple(iv.var for iv in iters)
     store = BufferStore(new, substitute(change.pad, to_new), here)
-    name = fresh_block_name(func, new.name + "_pad")
+    name = fresh_block_name(func, f"buffer_{new.name}_padding")
     predicate = substitute(change.padding, dict(zip(change.inverse.initial_indices, loops, strict=True)))
     realize = BlockRealize(tuple(loops), predicate, _block(name, iters, store))
     root = _root(func)
@@ -222,8 +227,8 @@ class _ProducerPlan:
             store = _single_store(stmt, change.new)
             assert store is not None
             value = simplify_indices(substitute(store.value, old_values), analyzer, change.new)
-            if same_expr(value, pad):
-                return BufferStore(change.new, value, here)
+            # Guarded even where the value is the pad value (an init of 0 padded with 0), as
+            # TVM writes it: `T.if_then_else(padding, 0, 0)`; Simplify folds it when lowering.
             return BufferStore(change.new, builtin.if_then_else(padding, pad, value), here)
 
         others = [iv for iv in block.iter_vars if iv not in self.spatial]
@@ -362,7 +367,7 @@ def compose_assumption(func: PrimFunc, prior: Any, change: LayoutChange) -> Prim
     no constraint or the two steps' pads differ."""
     root = _root(func)
     items = list(root.body.seq) if isinstance(root.body, SeqStmt) else [root.body]
-    name = change.old.name + ASSUMPTION_SUFFIX
+    name = assumption_name(change.old)
     found = [s for s in items if any(isinstance(n, Block) and n.name_hint == name for n in post_order(s))]
     pad = prior.pad
     if len(found) != 1 or pad is None or any(isinstance(n, Var | BufferLoad) for n in post_order(pad)):

@@ -1,0 +1,196 @@
+"""transform_layout with padding gives what TVM gives for the same step: the padding predicate as
+TVM's simplifier writes it (`vi == 3 and 2 <= vj`), the inverse with scales descending
+(`A[vi * 4 + vj]`), a guarded init even where it stores the pad value, and blocks given by
+name. The Expected functions follow TVM's documented outputs for these steps."""
+
+import pytest
+
+from tessel.schedule import Schedule, ScheduleError
+from tessel.script import tir as T
+from tessel.testing import assert_structural_equal, check_layout_schedule
+from tessel.testing.schedules import named_like
+
+
+@T.prim_func
+def copy_14(A: T.Buffer((14,), "int32"), C: T.Buffer((14,), "int32")):
+    B = T.alloc_buffer((14,), "int32")
+    for i in range(14):
+        with T.block("block"):
+            vi = T.axis.remap("S", [i])
+            B[vi] = A[vi]
+    for i in range(14):
+        with T.block("C"):
+            vi = T.axis.remap("S", [i])
+            C[vi] = B[vi]
+
+
+def test_padded_producer_is_an_if_then_else_over_the_new_shape():
+    @T.prim_func
+    def expected(A: T.Buffer((14,), "int32"), C: T.Buffer((14,), "int32")):
+        B = T.alloc_buffer((4, 4), "int32")
+        for i, j in T.grid(4, 4):
+            with T.block("block"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = T.if_then_else(vi == 3 and 2 <= vj, 0, A[vi * 4 + vj])
+        for i in range(14):
+            with T.block("C"):
+                vi = T.axis.remap("S", [i])
+                C[vi] = B[vi // 4, vi % 4]
+
+    check_layout_schedule(
+        copy_14, lambda sch: sch.transform_layout("block", "B", lambda i: [i // 4, i % 4], pad_value=0),
+        expected)
+
+
+def test_pad_value_of_the_new_indices_is_the_else_of_nothing_but_the_padding():
+    @T.prim_func
+    def expected(A: T.Buffer((14,), "int32"), C: T.Buffer((14,), "int32")):
+        B = T.alloc_buffer((4, 4), "int32")
+        for i, j in T.grid(4, 4):
+            with T.block("block"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = T.if_then_else(vi == 3 and 2 <= vj, vi + vj, A[vi * 4 + vj])
+        for i in range(14):
+            with T.block("C"):
+                vi = T.axis.remap("S", [i])
+                C[vi] = B[vi // 4, vi % 4]
+
+    check_layout_schedule(copy_14, lambda sch: sch.transform_layout(
+        "block", "B", lambda i: [i // 4, i % 4], pad_value=lambda i, j: i + j), expected)
+
+
+def test_padded_reduction_guards_its_init_and_its_update():
+    @T.prim_func
+    def rowsum(A: T.Buffer((14, 32), "int32"), C: T.Buffer((14,), "int32")):
+        B = T.alloc_buffer((14,), "int32")
+        for i, k in T.grid(14, 32):
+            with T.block("block"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = 0
+                B[vi] = B[vi] + A[vi, vk]
+        for i in range(14):
+            with T.block("C"):
+                vi = T.axis.remap("S", [i])
+                C[vi] = B[vi]
+
+    @T.prim_func
+    def expected(A: T.Buffer((14, 32), "int32"), C: T.Buffer((14,), "int32")):
+        B = T.alloc_buffer((4, 4), "int32")
+        for i, j, k in T.grid(4, 4, 32):
+            with T.block("block"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    B[vi, vj] = T.if_then_else(vi == 3 and 2 <= vj, 0, 0)
+                B[vi, vj] = T.if_then_else(vi == 3 and 2 <= vj, 0, B[vi, vj] + A[vi * 4 + vj, vk])
+        for i in range(14):
+            with T.block("C"):
+                vi = T.axis.remap("S", [i])
+                C[vi] = B[vi // 4, vi % 4]
+
+    check_layout_schedule(
+        rowsum, lambda sch: sch.transform_layout("block", "B", lambda i: [i // 4, i % 4], pad_value=0),
+        expected)
+
+
+def test_padded_input_gets_an_assumption_in_tvm_form():
+    @T.prim_func
+    def expected(A: T.Buffer((4, 4), "int32"), C: T.Buffer((14,), "int32")):
+        B = T.alloc_buffer((14,), "int32")
+        for i, j in T.grid(4, 4):
+            with T.block("buffer_A_assumption"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.evaluate(T.assume(not (vi == 3 and 2 <= vj) or A[vi, vj] == 42))
+        for i in range(14):
+            with T.block("block"):
+                vi = T.axis.remap("S", [i])
+                B[vi] = A[vi // 4, vi % 4]
+        for i in range(14):
+            with T.block("C"):
+                vi = T.axis.remap("S", [i])
+                C[vi] = B[vi]
+
+    check_layout_schedule(
+        copy_14, lambda sch: sch.transform_layout("block", "A", lambda i: [i // 4, i % 4], pad_value=42),
+        expected)
+
+
+def test_producer_with_another_effect_gets_a_padding_block_with_a_where():
+    @T.prim_func
+    def two_effects(A: T.Buffer((14,), "int32"), C: T.Buffer((14,), "int32"),
+                    D: T.Buffer((14,), "int32")):
+        B = T.alloc_buffer((14,), "int32")
+        for i in range(14):
+            with T.block("block"):
+                vi = T.axis.remap("S", [i])
+                B[vi] = A[vi]
+                C[vi] = 0
+        for i in range(14):
+            with T.block("D"):
+                vi = T.axis.remap("S", [i])
+                D[vi] = B[vi]
+
+    @T.prim_func
+    def expected(A: T.Buffer((14,), "int32"), C: T.Buffer((14,), "int32"),
+                 D: T.Buffer((14,), "int32")):
+        B = T.alloc_buffer((4, 4), "int32")
+        for i in range(14):
+            with T.block("block"):
+                vi = T.axis.remap("S", [i])
+                B[vi // 4, vi % 4] = A[vi]
+                C[vi] = 0
+        for i, j in T.grid(4, 4):
+            with T.block("buffer_B_padding"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.where(i == 3 and 2 <= j)
+                B[vi, vj] = 0
+        for i in range(14):
+            with T.block("D"):
+                vi = T.axis.remap("S", [i])
+                D[vi] = B[vi // 4, vi % 4]
+
+    check_layout_schedule(two_effects, lambda sch: sch.transform_layout(
+        "block", "B", lambda i: [i // 4, i % 4], pad_value=0), expected)
+
+
+def test_padded_write_outside_any_loop_gets_a_padding_block():
+    @T.prim_func
+    def single(A: T.Buffer((14,), "int32")):
+        with T.block("block"):
+            A[0] = 0
+
+    @T.prim_func
+    def expected(A: T.Buffer((4, 4), "int32")):
+        with T.block("block"):
+            A[0, 0] = 0
+        for i, j in T.grid(4, 4):
+            with T.block("buffer_A_padding"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.where(i == 3 and 2 <= j)
+                A[vi, vj] = 0
+
+    sch = Schedule(single)
+    sch.transform_layout("block", "A", lambda i: [i // 4, i % 4], pad_value=0)
+    assert_structural_equal(sch.func, named_like(expected, sch.func))
+
+
+def test_block_given_by_name_is_looked_up_by_a_recorded_get_block():
+    sch = Schedule(copy_14)
+    sch.transform_layout("block", "B", lambda i: [i // 4, i % 4], pad_value=0)
+    sch.get_loops("C")
+    text = str(sch.trace)
+    assert "b0 = sch.get_block('block')" in text and "sch.transform_layout(b0, 'B'" in text
+    assert "b1 = sch.get_block('C')" in text and "sch.get_loops(b1)" in text
+    by_handle = Schedule(copy_14)
+    by_handle.transform_layout(by_handle.get_block("block"), "B", lambda i: [i // 4, i % 4],
+                               pad_value=0)
+    assert_structural_equal(sch.func, by_handle.func)
+    replayed = Schedule(copy_14)
+    sch.trace.apply_to_schedule(replayed)
+    assert_structural_equal(replayed.func, sch.func)
+
+
+def test_unknown_block_name_is_a_schedule_error_naming_the_blocks():
+    sch = Schedule(copy_14)
+    with pytest.raises(ScheduleError, match=r"no block `nope`; blocks: \['root', 'block', 'C'\]"):
+        sch.get_loops("nope")
