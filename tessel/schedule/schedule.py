@@ -9,7 +9,8 @@ from tessel.ir.module import IRModule
 from tessel.schedule import primitives as P
 from tessel.schedule.errors import ScheduleError
 from tessel.schedule.handles import BlockRV, BufferAxisRV, LoopRV
-from tessel.schedule.state import block_names, find_block_realize, find_loop
+from tessel.schedule.primitives.unit_iters import drop_unit_iters
+from tessel.schedule.state import Located, block_names, find_block_realize, find_loop
 from tessel.schedule.methods.cache import CacheMethods
 from tessel.schedule.methods.compute import ComputeMethods
 from tessel.schedule.methods.layout import LayoutMethods, ParamLayout
@@ -68,6 +69,7 @@ class Schedule(ComputeMethods, CacheMethods, ReductionMethods, TensorizeMethods,
         located = find_block_realize(self._func, name)
         if located is None:
             raise ScheduleError(primitive, "stale-handle", f"no block `{name}` in the function")
+        _refuse_in_init(primitive, located, f"block `{name}`")
         return located.node
 
     def loop(self, rv: LoopRV, primitive: str = "get") -> For:
@@ -77,6 +79,7 @@ class Schedule(ComputeMethods, CacheMethods, ReductionMethods, TensorizeMethods,
             raise ScheduleError(primitive, "stale-handle",
                                 f"loop `{rv.loop_var.name}` is no longer in the function "
                                 "(a primitive such as fuse or split replaced it)")  # fmt: skip
+        _refuse_in_init(primitive, located, f"loop `{rv.loop_var.name}`")
         return located.node
 
     @recorded
@@ -97,15 +100,20 @@ class Schedule(ComputeMethods, CacheMethods, ReductionMethods, TensorizeMethods,
 
     # ------------------------------------------------------------------ loop primitives
     @recorded
-    def split(self, loop: LoopRV, factors: Sequence[int | None]) -> list[LoopRV]:
-        """Split `loop` into nested loops of the given extents (one None is inferred)."""
-        self._func, new_vars = P.split(self, loop, list(factors))
+    def split(self, loop: LoopRV, factors: Sequence[int | None],
+              preserve_unit_iters: bool = True) -> list[LoopRV]:  # fmt: skip
+        """Split `loop` into nested loops of the given extents (one None is inferred); without
+        `preserve_unit_iters` (TVM's flag) unit loops leave the bindings under it."""
+        func, new_vars = P.split(self, loop, list(factors))
+        self._func = func if preserve_unit_iters else drop_unit_iters(func, new_vars[0])
         return [LoopRV(v) for v in new_vars]
 
     @recorded
-    def fuse(self, *loops: LoopRV) -> LoopRV:
-        """Fuse directly nested loops into one."""
-        self._func, var = P.fuse(self, loops)
+    def fuse(self, *loops: LoopRV, preserve_unit_iters: bool = True) -> LoopRV:
+        """Fuse directly nested loops into one; without `preserve_unit_iters` (TVM's flag) unit
+        loops leave the bindings under it."""
+        func, var = P.fuse(self, loops)
+        self._func = func if preserve_unit_iters else drop_unit_iters(func, var)
         return LoopRV(var)
 
     @recorded
@@ -144,3 +152,13 @@ class Schedule(ComputeMethods, CacheMethods, ReductionMethods, TensorizeMethods,
     def unannotate(self, target: LoopRV | BlockRV, ann_key: str) -> None:
         """Remove an annotation from a loop or block."""
         self._func = P.annotate(self, target, ann_key, None, remove=True)
+
+
+def _refuse_in_init(primitive: str, located: Located, what: str) -> None:
+    owner = located.init_owner()
+    if owner is not None:
+        raise ScheduleError(primitive, "in-init",
+                            f"{what} is in the init of block `{owner.name_hint}`, which runs as "
+                            "part of that block and is not scheduled on its own",
+                            hint=f"decompose_reduction of `{owner.name_hint}` makes the init a "
+                                 "block of its own")  # fmt: skip

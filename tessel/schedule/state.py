@@ -34,6 +34,15 @@ class Located:
                 loops.append(ancestor)
         return loops
 
+    def init_owner(self) -> Block | None:
+        """The block whose `T.init()` holds this statement (a blockized reduction's init), or
+        None: an init runs as part of its block and is not scheduled on its own."""
+        chain = (*self.ancestors, self.node)
+        for k, ancestor in enumerate(chain[:-1]):
+            if isinstance(ancestor, Block) and ancestor.init is not None and chain[k + 1] is ancestor.init:
+                return ancestor
+        return None
+
     def parent_block(self) -> Block | None:
         """The nearest Block above the statement (the scope it lives in)."""
         return next((a for a in reversed(self.ancestors) if isinstance(a, Block)), None)

@@ -50,18 +50,20 @@ def add_one(A: T.Buffer((3,), "int32"), B: T.Buffer((3,), "int32")):
 
 
 def test_blockize_keeps_an_inner_predicate_over_the_inner_loops():
-    """Split 3 by [1, 4]: the bound `i_1 < 3` lies in the inner subspace and stays there; the
-    outer block's regions are cut to the buffers (they relax to `[0:4]`)."""
+    """Split 3 by [1, 4]: the bound `i_0 * 4 + i_1 < 3` lies in the inner subspace (the unit loop
+    i_0 stays in it, as TVM keeps unit loops) and stays there; the outer block's regions are cut
+    to the buffers (they relax to `[0:4]`)."""
 
     @T.prim_func
     def expected(A: T.Buffer((3,), "int32"), B: T.Buffer((3,), "int32")):
         with T.block("B_o"):
+            vi_o = T.axis.spatial(1, 0)
             T.reads(A[0:3])
             T.writes(B[0:3])
             for i_0, i_1 in T.grid(1, 4):
                 with T.block("B"):
-                    vi = T.axis.spatial(3, i_1)
-                    T.where(i_1 < 3)
+                    vi = T.axis.spatial(3, i_0 * 4 + i_1)
+                    T.where(i_0 * 4 + i_1 < 3)
                     B[vi] = A[vi] + 1
 
     def steps(sch: Schedule) -> None:
@@ -107,6 +109,7 @@ def test_cache_read_after_blockize_of_a_pad_copies_only_the_buffer():
     @T.prim_func
     def expected(A: T.Buffer((1,), "int32"), B: T.Buffer((3,), "int32")):
         with T.block("B_o"):
+            vi_o = T.axis.spatial(1, 0)
             T.reads(A[0])
             T.writes(B[0:3])
             A_global = T.alloc_buffer((1,), "int32")
@@ -221,15 +224,16 @@ def sum_two(A: T.Buffer((2,), "float32"), B: T.Buffer((1,), "float32")):
 def test_a_second_blockize_keeps_a_bound_the_division_folded_into_an_extent():
     """Seed 2, case 1975: split 2 by [8, None] leaves `r_0 + r_1 < 2`; after one blockize the
     inner block is guarded by `r_0 < 2`, and blockizing its loops again folded that bound into
-    the iterator's extent and dropped it, binding the reduction iterator past its domain."""
+    the iterator's extent and dropped it, binding the reduction iterator past its domain. (Without preserve_unit_iters the unit loop
+    r_1 leaves the bindings, as it did then.)"""
 
     def steps(sch: Schedule) -> None:
         _, r = sch.get_loops(sch.get_block("B"))
         sch.split(r, [8, None])
         _, r_0, _ = sch.get_loops(sch.get_block("B"))
-        sch.blockize(r_0)
+        sch.blockize(r_0, preserve_unit_iters=False)
         r_0, _ = sch.get_loops(sch.get_block("B"))
-        sch.blockize(r_0)
+        sch.blockize(r_0, preserve_unit_iters=False)
 
     sch = check_schedule(sum_two, steps)
     assert "T.where(r_0 < 2)" in sch.func.script()

@@ -37,7 +37,7 @@ def seed_1_case_927(sch: Schedule) -> None:
     sch.rfactor(sch.get_loops(sch.get_block("T4"))[3], 0)
     sch.blockize(sch.get_loops(sch.get_block("T4_rf"))[3])
     sch.compute_inline(sch.get_block("T3"))
-    sch.cache_read(sch.get_block("T4_rf"), 0, "global.workspace")
+    sch.cache_read(sch.get_block("T4_rf"), 1, "global.workspace")  # A0 (T4_rf is read first)
 
 
 def test_cache_read_of_a_padded_input_copies_only_the_points_inside_the_buffer():
@@ -47,12 +47,18 @@ def test_cache_read_of_a_padded_input_copies_only_the_points_inside_the_buffer()
         T4_rf = T.alloc_buffer((2, 1, 1, 4), "float32")
         for i0, i1, i2 in T.grid(1, 1, 4):
             with T.block("T4_rf_o"):
-                v_i2 = T.axis.spatial(4, i2)
-                T.reads(A0[0, 0, v_i2 - 2 : v_i2 - 2 + 2])
+                vr_o = T.axis.spatial(1, 0)
+                v_i0, v_i1, v_i2 = T.axis.remap("SSS", [i0, i1, i2])
+                T.reads(A0[0, 0, v_i2 - 2:v_i2 - 2 + 2])
                 T.writes(T4_rf[0:2, 0, 0, v_i2])
-                A0_global_workspace = T.alloc_buffer(
-                    (1, 1, 1), "float32", scope="global.workspace"
-                )
+                A0_global_workspace = T.alloc_buffer((1, 1, 1), "float32", scope="global.workspace")
+                with T.init():
+                    for r in range(2):
+                        with T.block("T4_rf_init"):
+                            vr_init = T.axis.spatial(2, r)
+                            T.reads()
+                            T.writes(T4_rf[vr_init, 0, 0, v_i2])
+                            T4_rf[vr_init, 0, 0, v_i2] = T.float32(0.0)
                 for ax0, ax1, ax2 in T.grid(1, 1, 2):
                     with T.block("A0_global_workspace"):
                         v0, v1 = T.axis.remap("SS", [ax0, ax1])
@@ -64,15 +70,9 @@ def test_cache_read_of_a_padded_input_copies_only_the_points_inside_the_buffer()
                 for r in range(2):
                     with T.block("T4_rf"):
                         vr = T.axis.spatial(2, r)
-                        T.reads(A0_global_workspace[0, 0, v_i2 + vr - 2])
+                        T.reads(T4_rf[vr, 0, 0, v_i2], A0_global_workspace[0, 0, v_i2 + vr - 2])
                         T.writes(T4_rf[vr, 0, 0, v_i2])
-                        with T.init():
-                            T4_rf[vr, 0, 0, v_i2] = T.float32(0.0)
-                        T4_rf[vr, 0, 0, v_i2] = T4_rf[vr, 0, 0, v_i2] + T.if_then_else(
-                            v_i2 + vr >= 2 and v_i2 + vr < 3,
-                            A0_global_workspace[0, 0, v_i2 + vr - 2],
-                            T.float32(0.0),
-                        )
+                        T4_rf[vr, 0, 0, v_i2] = T4_rf[vr, 0, 0, v_i2] + T.if_then_else(v_i2 + vr >= 2 and v_i2 + vr < 3, A0_global_workspace[0, 0, v_i2 + vr - 2], T.float32(0.0))
         for i0, i1, i2, r in T.grid(1, 1, 4, 2):
             with T.block("T4"):
                 vr, v_i0, v_i1, v_i2 = T.axis.remap("RSSS", [r, i0, i1, i2])

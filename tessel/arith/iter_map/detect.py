@@ -27,17 +27,21 @@ def detect_iter_map(
     predicate: PrimExpr | bool = True,
     check_level: CheckLevel = "surjective",
     analyzer: Analyzer | None = None,
+    simplify_trivial_iterators: bool = True,
 ) -> IterMapResult:
     """Each index as an IterSumExpr over the input iterators, or the reasons it is not one.
 
     `predicate` (a conjunction of bounds such as `i * 4 + j < 14`) restricts the domain;
-    `check_level` is "surjective", "bijective" or "no_check" (see iter_map_check).
+    `check_level` is "surjective", "bijective" or "no_check" (see iter_map_check). With
+    `simplify_trivial_iterators` (TVM's default) an iterator of extent 1 is its minimum;
+    without it, it stays an iterator (a unit loop kept in a binding).
     """
     if check_level not in CHECK_LEVELS:
         raise ValueError(f"check_level must be one of {CHECK_LEVELS}, got {check_level!r}")
     prover = Prover(analyzer if analyzer is not None else Analyzer())
     try:
-        sums = _detect(indices, input_iters, builders.convert(predicate), check_level, prover)
+        sums = _detect(indices, input_iters, builders.convert(predicate), check_level, prover,
+                       simplify_trivial_iterators)
     except NotIterMapError as err:
         return IterMapResult(errors=(str(err),))
     return IterMapResult(indices=sums)
@@ -49,11 +53,12 @@ def _detect(
     predicate: PrimExpr,
     check_level: str,
     prover: Prover,
+    simplify_trivial_iterators: bool = True,
 ) -> tuple[IterSumExpr, ...]:
     _check_independent(input_iters)
     constraints = split_predicate(predicate, input_iters)
     ranges, constraints = narrow_ranges(input_iters, constraints, prover)
-    rewriter = IterMapRewriter(ranges, prover)
+    rewriter = IterMapRewriter(ranges, prover, simplify_trivial_iterators)
     for constraint in sorted(constraints, key=lambda c: c.size):
         try:
             rewriter.rewrite_constraint(constraint.expr, constraint.lower, constraint.upper)

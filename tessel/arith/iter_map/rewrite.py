@@ -25,8 +25,10 @@ from tessel.ir.functor import post_order
 class IterMapRewriter:
     """Turns expressions over the input iterators into IterSumExprs (raises NotIterMapError)."""
 
-    def __init__(self, input_iters: Mapping[Var, Range], prover: Prover) -> None:
+    def __init__(self, input_iters: Mapping[Var, Range], prover: Prover,
+                 simplify_trivial_iterators: bool = True) -> None:  # fmt: skip
         self.prover = prover
+        self.simplify_trivial = simplify_trivial_iterators
         self.fuser = Fuser(prover)
         self.var_map: dict[Var, IterSumExpr] = {}
         self.input_marks: list[IterMark] = []
@@ -34,7 +36,7 @@ class IterMapRewriter:
             self._add_input(var, dom)
 
     def _add_input(self, var: Var, dom: Range) -> None:
-        if builders.is_const_int(dom.extent, 1):  # a unit iterator is its minimum
+        if self.simplify_trivial and builders.is_const_int(dom.extent, 1):  # its minimum
             self.var_map[var] = IterSumExpr((), builders.cast(dom.min, var.dtype))
             return
         mark = IterMark(builders.sub(var, dom.min), dom.extent)

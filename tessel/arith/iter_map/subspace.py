@@ -61,14 +61,17 @@ def subspace_divide(
     predicate: PrimExpr | bool = True,
     check_level: CheckLevel = "surjective",
     analyzer: Analyzer | None = None,
+    preserve_unit_iters: bool = False,
 ) -> list[tuple[IterMark, IterMark]]:
     """(outer, inner) marks per binding, then (outer predicate, inner predicate); [] if impossible.
 
     As in TVM, each mark's source is the part (an IterSumExpr) and its extent the part's extent;
-    the last pair carries the predicates each subspace needs in its extent field.
+    the last pair carries the predicates each subspace needs in its extent field. With
+    `preserve_unit_iters` a loop of extent 1 stays in the parts it binds.
     """
     analyzer = analyzer if analyzer is not None else Analyzer()
-    detected = detect_iter_map(bindings, input_iters, predicate, check_level, analyzer)
+    detected = detect_iter_map(bindings, input_iters, predicate, check_level, analyzer,
+                               simplify_trivial_iterators=not preserve_unit_iters)
     if not detected:
         return []
     divider = _Divider(collect_splits(detected.indices), set(sub_iters), Prover(analyzer))

@@ -75,9 +75,10 @@ class ReductionMethods:
         return BlockRV(name)
 
     @recorded
-    def blockize(self, loop: LoopRV) -> BlockRV:
-        """Turn the loops at and under `loop`, with their one block, into a new block `<name>_o`."""
-        self._func, name = blockize.blockize(self._schedule(), loop)
+    def blockize(self, loop: LoopRV, preserve_unit_iters: bool = True) -> BlockRV:
+        """Turn the loops at and under `loop`, with their one block, into a new block `<name>_o`
+        (with `preserve_unit_iters`, as in TVM, loops of extent 1 stay in the bindings)."""
+        self._func, name = blockize.blockize(self._schedule(), loop, preserve_unit_iters)
         return BlockRV(name)
 
     @recorded

@@ -3,7 +3,11 @@
 The block's bindings are divided (arith.subspace_divide) into a part over the loops outside and a
 part over the loops inside: the outer block `<name>_o` iterates over the outer parts and holds
 the inner loops; the inner block iterates over the inner parts, and each original iterator
-becomes `outer * inner_extent + inner`. Iterators of extent 1 on a side are left out there.
+becomes `outer * inner_extent + inner`. As in TVM, the outer block has one iterator per
+original iterator (`T.axis.spatial(1, 0)` for a part wholly inside), the inner block leaves out
+its constant parts, and a reduction's init moves to the outer block: a `<name>_init` block over
+the inner loops its spatial iterators use. With `preserve_unit_iters` (TVM's default) a loop of
+extent 1 stays in the bindings instead of becoming 0.
 """
 
 from __future__ import annotations
@@ -20,12 +24,13 @@ from tessel.ir.node import with_changes
 from tessel.ir.substitute import substitute
 from tessel.schedule.errors import ScheduleError
 from tessel.schedule.handles import LoopRV
+from tessel.schedule.primitives.cache_stage import fresh_block_name
 from tessel.schedule.state import find_block_realize, replace_in, replace_stmt, walk_with_ancestors
 from tessel.tir.analysis.access_region import infer_access_regions
 from tessel.tir.block import Block, BlockRealize, IterVar, IterVarType
 from tessel.tir.buffer import BufferRegion
 from tessel.tir.function import PrimFunc
-from tessel.tir.stmt import For
+from tessel.tir.stmt import For, Stmt
 
 if TYPE_CHECKING:
     from tessel.schedule.schedule import Schedule
@@ -40,7 +45,7 @@ class _Side:
     predicate: PrimExpr
 
 
-def blockize(sch: Schedule, loop_rv: LoopRV) -> tuple[PrimFunc, str]:
+def blockize(sch: Schedule, loop_rv: LoopRV, preserve_unit_iters: bool = True) -> tuple[PrimFunc, str]:
     """The function with `loop_rv`'s subtree blockized; the new outer block's name."""
     loop = sch.loop(loop_rv, "blockize")
     realize = _single_block(sch, loop)
@@ -49,23 +54,12 @@ def blockize(sch: Schedule, loop_rv: LoopRV) -> tuple[PrimFunc, str]:
     assert located is not None
     loops = located.enclosing_loops()
     inner_loops = loops[next(k for k, outer in enumerate(loops) if outer is loop) :]
-    analyzer = Analyzer()
-    division = subspace_divide(
-        realize.iter_values,
-        {outer.loop_var: Range(outer.min, outer.extent) for outer in loops},
-        [inner.loop_var for inner in inner_loops],
-        realize.predicate,
-        analyzer=analyzer,
-    )
-    for each in loops:  # the bindings' ranges, for the iterators' domains
-        analyzer.bind(each.loop_var, Range(each.min, each.extent))
     divided = None
-    if division:
-        try:
-            with analyzer.constraint_scope(realize.predicate):  # the points that run
-                divided = _divide(block, division, analyzer, {lp.loop_var for lp in loops})
-        except _Undividable:
-            divided = None
+    # A unit loop kept as an iterator may not fuse or divide; then it is 0, as without the flag.
+    for preserve in dict.fromkeys((preserve_unit_iters, False)):
+        divided = _divide_bindings(block, realize, loops, inner_loops, preserve)
+        if divided is not None:
+            break
     if divided is None:
         raise ScheduleError(
             "blockize",
@@ -77,39 +71,51 @@ def blockize(sch: Schedule, loop_rv: LoopRV) -> tuple[PrimFunc, str]:
             culprits=(loop, block),
         )
     outer, inner, var_map = divided
-    if block.init is not None and any(
-        iv.iter_type is IterVarType.COMM_REDUCE for iv in outer.iter_vars
-    ):
-        raise ScheduleError(
-            "blockize",
-            "reduction-init",
-            f"block `{block.name_hint}` has an init and reduction loops outside "
-            f"`{loop.loop_var.name}`",
-            func=sch.func,
-            culprits=(loop, block),
-            hint="run decompose_reduction first",
-        )
+    inner_predicate = _with_own_guards(inner.predicate, realize.predicate, inner_loops)
+    outer_init = None
+    if block.init is not None:
+        outer_init = _blockized_init(sch, block, inner, inner_predicate, inner_loops,
+                                     substitute(block.init, var_map))  # fmt: skip
     inner_block = _finish(
         with_changes(
             block,
             iter_vars=tuple(inner.iter_vars),
             body=substitute(block.body, var_map),
-            init=None if block.init is None else substitute(block.init, var_map),
+            init=None,
         )
     )
-    inner_realize = BlockRealize(tuple(inner.values), _with_own_guards(
-        inner.predicate, realize.predicate, inner_loops), inner_block)
+    inner_realize = BlockRealize(tuple(inner.values), inner_predicate, inner_block)
     nest = replace_in(loop, realize, inner_realize)
-    outer_block = _finish(Block(tuple(outer.iter_vars), (), (), f"{block.name_hint}_o", nest))
+    outer_name = fresh_block_name(sch.func, f"{block.name_hint}_o")
+    outer_block = _finish(Block(tuple(outer.iter_vars), (), (), outer_name, nest, init=outer_init))
     outer_block = with_changes(
         outer_block,
-        reads=_clip_regions(outer_block.reads),
-        writes=_clip_regions(outer_block.writes),
+        reads=_clip_regions(_simplified_regions(outer_block.reads)),
+        writes=_clip_regions(_simplified_regions(outer_block.writes)),
     )
     outer_loops = loops[: len(loops) - len(inner_loops)]
     outer_predicate = _with_own_guards(outer.predicate, realize.predicate, outer_loops)
     outer_realize = BlockRealize(tuple(outer.values), outer_predicate, outer_block)
     return replace_stmt(sch.func, loop, outer_realize), outer_block.name_hint
+
+
+def _divide_bindings(block: Block, realize: BlockRealize, loops: list[For], inner_loops: list[For],
+                     preserve_unit_iters: bool) -> tuple[_Side, _Side, dict[Var, PrimExpr]] | None:  # fmt: skip
+    """Both sides of the block's bindings divided at `inner_loops`, or None."""
+    analyzer = Analyzer()
+    domains = {outer.loop_var: Range(outer.min, outer.extent) for outer in loops}
+    division = subspace_divide(realize.iter_values, domains, [lp.loop_var for lp in inner_loops],
+                               realize.predicate, analyzer=analyzer,
+                               preserve_unit_iters=preserve_unit_iters)  # fmt: skip
+    if not division:
+        return None
+    for each in loops:  # the bindings' ranges, for the iterators' domains
+        analyzer.bind(each.loop_var, Range(each.min, each.extent))
+    try:
+        with analyzer.constraint_scope(realize.predicate):  # the points that run
+            return _divide(block, division, analyzer, {lp.loop_var for lp in loops})
+    except _Undividable:
+        return None
 
 
 def _with_own_guards(divided: PrimExpr, original: PrimExpr, side_loops: list[For]) -> PrimExpr:
@@ -129,6 +135,43 @@ def _with_own_guards(divided: PrimExpr, original: PrimExpr, side_loops: list[For
             if used <= inner and not analyzer.can_prove(conjunct):
                 kept.append(conjunct)
     return builders.conjunction([*builders.conjuncts(divided), *kept])
+
+
+def _blockized_init(sch: Schedule, block: Block, inner: _Side, inner_predicate: PrimExpr,
+                    inner_loops: list[For], init: Stmt) -> Stmt:  # fmt: skip
+    """The outer block's init, as TVM builds it: a block `<name>_init` over the inner spatial
+    iterators the init uses (renamed `_init`), under copies of the inner loops they bind."""
+    iters, values, renamed = [], [], {}
+    used = {n for n in post_order(init) if isinstance(n, Var)}
+    for iv, value in zip(inner.iter_vars, inner.values, strict=True):
+        if iv.iter_type is IterVarType.DATA_PAR and iv.var in used:
+            var = Var(iv.var.name + "_init", iv.var.dtype)
+            renamed[iv.var] = var
+            iters.append(IterVar(iv.dom, var, iv.iter_type))
+            values.append(value)
+    bound = {n for v in values for n in post_order(v) if isinstance(n, Var)}
+    init_loops = [lp for lp in inner_loops if lp.loop_var in bound]
+    inner_vars = {lp.loop_var for lp in inner_loops}
+    kept = []
+    for conjunct in builders.conjuncts(inner_predicate):
+        mentioned = {n for n in post_order(conjunct) if isinstance(n, Var)} & inner_vars
+        if mentioned <= bound:
+            kept.append(conjunct)
+        elif mentioned & bound:  # a guard tying the reduction loops to the spatial ones
+            raise ScheduleError(
+                "blockize", "reduction-init",
+                f"block `{block.name_hint}` has an init, and its predicate `{conjunct}` ties "
+                "the reduction loops to the spatial loops, so no init block can cover exactly "
+                "the points it initialises", func=sch.func, culprits=(block,),
+                hint="run decompose_reduction first")  # fmt: skip
+    copies = {lp.loop_var: Var(lp.loop_var.name, lp.loop_var.dtype) for lp in init_loops}
+    name = fresh_block_name(sch.func, f"{block.name_hint}_init")
+    init_block = _finish(Block(tuple(iters), (), (), name, substitute(init, renamed)))
+    stmt: Stmt = BlockRealize(tuple(substitute(v, copies) for v in values),
+                              substitute(builders.conjunction(kept), copies), init_block)  # fmt: skip
+    for lp in reversed(init_loops):
+        stmt = with_changes(lp, loop_var=copies[lp.loop_var], body=stmt)
+    return stmt
 
 
 class _Undividable(Exception):  # noqa: N818  (control flow, never leaves blockize)
@@ -161,19 +204,35 @@ def _divide(
     for iv, (outer_mark, inner_mark) in zip(block.iter_vars, division[:-1], strict=True):
         outer_value = analyzer.simplify(normalize_iter_map_to_expr(outer_mark.source))
         inner_value = analyzer.simplify(normalize_iter_map_to_expr(inner_mark.source))
-        both = not _is_trivial(outer_mark.extent, outer_value) and not _is_trivial(
-            inner_mark.extent, inner_value
-        )
+        outer_trivial = _is_trivial(outer_mark.extent, outer_value)
+        inner_trivial = _is_trivial(inner_mark.extent, inner_value)
         # A side holding the whole binding (the other a constant 0) may keep the iterator's
         # domain when its value reads outer block iterators, which no loop range bounds.
         whole_inner = iv.dom if _is_zero(outer_mark.extent, outer_value) else None
         whole_outer = iv.dom if _is_zero(inner_mark.extent, inner_value) else None
-        outer_part = _side_var(outer, iv, outer_mark.extent, outer_value, "_o" if both else "",
-                               (analyzer, loop_vars, whole_outer))  # fmt: skip
-        inner_part = _side_var(inner, iv, inner_mark.extent, inner_value, "_i" if both else "",
+        outer_part = _side_var(outer, iv, outer_mark.extent, outer_value,
+                               "" if inner_trivial else "_o",
+                               (analyzer, loop_vars, whole_outer), keep_constant=True)  # fmt: skip
+        inner_part = _side_var(inner, iv, inner_mark.extent, inner_value,
+                               "" if outer_trivial else "_i",
                                (analyzer, loop_vars, whole_inner))  # fmt: skip
-        var_map[iv.var] = builders.add(builders.mul(outer_part, inner_mark.extent), inner_part)
+        # A side of extent 1 is the one value it is bound to (TVM substitutes the other side's
+        # iterator alone), even when preserve_unit_iters binds it to a unit loop.
+        outer_term = _unit_value(outer_mark.extent, outer_value, analyzer, outer_part)
+        inner_term = _unit_value(inner_mark.extent, inner_value, analyzer, inner_part)
+        var_map[iv.var] = analyzer.simplify(
+            builders.add(builders.mul(outer_term, inner_mark.extent), inner_term))
     return outer, inner, var_map
+
+
+def _unit_value(extent: PrimExpr, value: PrimExpr, analyzer: Analyzer, part: PrimExpr) -> PrimExpr:
+    """The constant a part of extent 1 always takes; else the part itself."""
+    if not builders.is_const_int(extent, 1):
+        return part
+    bound = analyzer.const_int_bound(value)
+    if bound.min_value != bound.max_value or bound.min_value in (NEG_INF, POS_INF):
+        return part
+    return builders.const(bound.min_value, value.dtype)
 
 
 def _is_trivial(extent: PrimExpr, value: PrimExpr) -> bool:
@@ -185,10 +244,17 @@ def _is_zero(extent: PrimExpr, value: PrimExpr) -> bool:
 
 
 def _side_var(side: _Side, iv: IterVar, extent: PrimExpr, value: PrimExpr, suffix: str,
-              known: tuple[Analyzer, set[Var], Range | None]) -> PrimExpr:  # fmt: skip
-    """A new iterator for one side's part of `iv`, or the part itself when it is a constant."""
-    if _is_trivial(extent, value):
+              known: tuple[Analyzer, set[Var], Range | None], keep_constant: bool = False,
+              ) -> PrimExpr:  # fmt: skip
+    """A new iterator for one side's part of `iv`, or the part itself when it is a constant
+    (unless `keep_constant`: the outer block keeps `T.axis.spatial(1, 0)`, as TVM's does)."""
+    if _is_trivial(extent, value) and not keep_constant:
         return value
+    if _is_trivial(extent, value):
+        var = Var(iv.var.name + suffix, iv.var.dtype)
+        side.iter_vars.append(IterVar(Range(builders.const(0, extent.dtype), extent), var, iv.iter_type))
+        side.values.append(value)
+        return var
     var = Var(iv.var.name + suffix, iv.var.dtype)
     side.iter_vars.append(IterVar(_domain(extent, value, *known), var, iv.iter_type))
     side.values.append(value)
@@ -219,6 +285,17 @@ def _domain(extent: PrimExpr, value: PrimExpr, analyzer: Analyzer, loop_vars: se
     low = min(bound.min_value, 0)
     high = max(bound.max_value + 1, extent.value)
     return Range(builders.const(low, extent.dtype), builders.const(high - low, extent.dtype))
+
+
+def _simplified_regions(regions: tuple[BufferRegion, ...]) -> tuple[BufferRegion, ...]:
+    """`regions` with their bounds simplified: a unit loop kept in a binding relaxes to
+    `0 * 4`, which should read `0`."""
+    analyzer = Analyzer()
+    return tuple(
+        BufferRegion(r.buffer, tuple(Range(analyzer.simplify(rng.min), analyzer.simplify(rng.extent))
+                                     for rng in r.region))  # fmt: skip
+        for r in regions
+    )
 
 
 def _clip_regions(regions: tuple[BufferRegion, ...]) -> tuple[BufferRegion, ...]:

@@ -114,9 +114,13 @@ def is_allocated(func: PrimFunc, buffer: Buffer) -> bool:
 
 
 def children(scope: Block) -> list[Child]:
-    """The blocks directly in `scope`, in program order."""
+    """The blocks directly in `scope`'s body, in program order (a blockized reduction's init
+    block runs before the body's blocks, as part of the scope block's own init)."""
     found = []
     for node, ancestors in walk_with_ancestors(scope):
+        in_init = scope.init is not None and (node is scope.init or scope.init in ancestors)
+        if in_init:
+            continue
         if isinstance(node, BlockRealize) and not any(isinstance(a, Block) for a in ancestors[1:]):
             found.append(Child(node, ancestors))
     return found

@@ -34,13 +34,20 @@ def fuse(sch: Schedule, rvs: Sequence[LoopRV]) -> tuple[PrimFunc, Var]:
     _check_fusable(sch, loops)
     dtype = loops[0].loop_var.dtype
     fused = Var("_".join(loop.loop_var.name for loop in loops) + "_fused", dtype)
+    total: PrimExpr = builders.const(1, dtype)
+    for loop in loops:
+        total = builders.mul(total, loop.extent)
+    analyzer = Analyzer()  # as TVM: each digit simplified over the fused range, a unit loop 0
+    analyzer.bind(fused, Range(builders.const(0, dtype), total))
     mapping: dict[Var, PrimExpr] = {}
     stride: PrimExpr = builders.const(1, dtype)
     for position, loop in reversed(list(enumerate(loops))):
         digit = builders.floordiv(fused, stride)
         if position:
             digit = builders.floormod(digit, loop.extent)
-        mapping[loop.loop_var] = builders.add(loop.min, digit)
+        if builders.is_const_int(loop.extent, 1):
+            digit = builders.const(0, dtype)
+        mapping[loop.loop_var] = builders.add(loop.min, analyzer.simplify(digit))
         stride = builders.mul(stride, loop.extent)
     body = substitute(loops[-1].body, mapping)
     new_loop = For(fused, builders.const(0, dtype), stride, ForKind.SERIAL, body)

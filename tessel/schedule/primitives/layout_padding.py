@@ -160,11 +160,19 @@ def add_padding_block(func: PrimFunc, change: LayoutChange, last_writer: BlockRe
     name = fresh_block_name(func, f"buffer_{new.name}_padding")
     predicate = substitute(change.padding, dict(zip(change.inverse.initial_indices, loops, strict=True)))
     realize = BlockRealize(tuple(loops), predicate, _block(name, iters, store))
-    root = _root(func)
-    items = list(root.body.seq) if isinstance(root.body, SeqStmt) else [root.body]
+    scope = _allocating_block(func, new)  # where the buffer lives (a cache's block, or root)
+    items = list(scope.body.seq) if isinstance(scope.body, SeqStmt) else [scope.body]
     position = next(k for k, s in enumerate(items) if any(n is last_writer for n in post_order(s)))
     items.insert(position + 1, _nest(loops, shape, realize))
-    return replace_in_func(func, root, with_changes(root, body=SeqStmt.flatten(items)))
+    return replace_in_func(func, scope, with_changes(scope, body=SeqStmt.flatten(items)))
+
+
+def _allocating_block(func: PrimFunc, buffer: Buffer) -> Block:
+    """The block that allocates `buffer`; the root block for a parameter."""
+    for node in post_order(func.body):
+        if isinstance(node, Block) and any(b is buffer for b in node.alloc_buffers):
+            return node
+    return _root(func)
 
 
 # -- extending the producer ------------------------------------------------------------------

@@ -50,7 +50,9 @@ def split(rng: random.Random, b: BlockView) -> Step | None:
     if rng.random() < 0.15:
         call = "v = sch.sample_perfect_tile({0}, n=2, max_innermost_factor=4)\nsch.split({0}, v)"
         return Step("split", (Ref(b.name, k),), call)
-    return Step("split", (Ref(b.name, k),), f"sch.split({{0}}, {_factors(rng, b.loop_extents[k])})")
+    flag = ", preserve_unit_iters=False" if rng.random() < 0.2 else ""
+    return Step("split", (Ref(b.name, k),),
+                f"sch.split({{0}}, {_factors(rng, b.loop_extents[k])}{flag})")  # fmt: skip
 
 
 def fuse(rng: random.Random, b: BlockView) -> Step | None:
@@ -63,7 +65,8 @@ def fuse(rng: random.Random, b: BlockView) -> Step | None:
     count = rng.randint(2, min(3, n))
     start = rng.randrange(n - count + 1)
     refs = tuple(Ref(b.name, start + j) for j in range(count))
-    return Step("fuse", refs, "sch.fuse(" + ", ".join(f"{{{j}}}" for j in range(count)) + ")")
+    flag = ", preserve_unit_iters=False" if rng.random() < 0.2 else ""
+    return Step("fuse", refs, "sch.fuse(" + ", ".join(f"{{{j}}}" for j in range(count)) + flag + ")")
 
 
 def reorder(rng: random.Random, b: BlockView) -> Step | None:
@@ -105,4 +108,6 @@ def add_unit_loop(rng: random.Random, b: BlockView) -> Step | None:
 def blockize(rng: random.Random, b: BlockView) -> Step | None:
     if not b.loop_extents:
         return None
-    return Step("blockize", (Ref(b.name, _loop(rng, b)),), "sch.blockize({0})")
+    preserve = rng.random() < 0.7  # TVM's default keeps unit loops in the bindings
+    return Step("blockize", (Ref(b.name, _loop(rng, b)),),
+                f"sch.blockize({{0}}, preserve_unit_iters={preserve})")  # fmt: skip
