@@ -109,6 +109,25 @@ def test_shrinking_keeps_the_failure_and_drops_the_rest() -> None:
     assert all(value <= 1 for _, value in shrunk.program.sizes)
 
 
+def test_shrinking_keeps_the_step_that_fails() -> None:
+    """A step that raises has no outcome; the shrunk case must still end with it (it was
+    dropped, leaving repro scripts that pass: seed 0, case 106)."""
+    program = random_program(random.Random(3))
+    block = next(t.name for t in program.tensors if t.kind != "input")
+    noise = Step("annotate", (Ref(block),), "sch.annotate({0}, 'fuzz_note', 'x')")
+    steps = [noise, noise, _split_step(block)]
+    failure = Failure("internal", "step split", "AssertionError", "")
+
+    def reproduce(candidate, candidate_steps):  # the split fails; the steps before it apply
+        if not any(s.primitive == "split" for s in candidate_steps):
+            return None, ["applied"] * len(candidate_steps)
+        position = next(k for k, s in enumerate(candidate_steps) if s.primitive == "split")
+        return failure, ["applied"] * position
+
+    shrunk = shrink(program, steps, failure, reproduce)
+    assert [s.primitive for s in shrunk.steps] == ["split"]
+
+
 def test_the_reproduction_script_runs(tmp_path) -> None:
     program = random_program(random.Random(4))
     block = next(t.name for t in program.tensors if t.kind != "input")

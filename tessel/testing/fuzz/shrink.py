@@ -63,6 +63,8 @@ def shrink(
         if found is None or found.signature() != failure.signature():
             return False
         kept = [s for s, o in zip(candidate_steps, outcomes, strict=False) if o != "skipped"]
+        if len(outcomes) < len(candidate_steps):  # the step that failed has no outcome: keep it
+            kept.append(candidate_steps[len(outcomes)])
         best.program, best.steps, best.failure = candidate, kept, found
         return True
 
