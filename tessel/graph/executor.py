@@ -229,7 +229,15 @@ class CompiledModel:
             positions = [i for i, p in enumerate(aot.params) if p.kind == "weight"]
             self._main = library["main"].bind(dict(zip(positions, self.weights, strict=True)))
             self._output_slots = tuple(p.slot for p in aot.of_kind("output"))
+            # The usual model returns each of its fresh outputs once, in main's order: a call
+            # then allocates them, calls main and returns them, with no slot bookkeeping.
+            fresh = {slot: (shape, dtype) for slot, shape, dtype in self._fresh}
+            simple = (list(plan.outputs) == list(self._output_slots)
+                      and len(set(plan.outputs)) == len(plan.outputs)
+                      and all(slot in fresh for slot in plan.outputs))  # fmt: skip
+            self._simple_outputs = tuple(fresh[s] for s in plan.outputs) if simple else None
             return
+        self._simple_outputs = None
         self._arena = _aligned_bytes(plan.peak_bytes, plan.alignment)
         self._fixed = {t.id: self._fixed_array(t) for t in plan.tensors
                        if t.kind in ("constant", "intermediate")}  # fmt: skip
@@ -248,6 +256,12 @@ class CompiledModel:
 
     def __call__(self, *args: Any, **named: Any) -> Any:
         inputs = self._arguments(args, named)
+        simple = self._simple_outputs
+        if simple is not None:
+            outputs = [np.empty(shape, dtype) for shape, dtype in simple]
+            # An input passed read-only is copied: main's signature says it may write it.
+            self._main(*[a if a.flags.writeable else a.copy() for a in inputs], *outputs)
+            return _regroup(self.plan.output_type, iter(outputs))
         arrays = {slot: np.empty(shape, dtype) for slot, shape, dtype in self._fresh}
         if self.aot is not None:
             self._run_aot(inputs, arrays)

@@ -22,6 +22,7 @@ from tessel.runtime.arguments import (
     c_arguments,
 )
 from tessel.runtime.errors import BuildError, RuntimeCallError
+from tessel.runtime.fastcall import FALLBACK, fast_caller
 from tessel.support.abi import ConstantSpec, FunctionSignature
 
 # The C prelude's tessel_workspace_alloc_t and tessel_workspace_free_t (codegen/c_prelude.py).
@@ -66,8 +67,27 @@ class Function:
     def _call(self, values: list[Any]) -> None:
         status = self._c_function(*values, *self._extra)
         if status != 0:
-            message = (self._last_error() or b"").decode("utf-8", "replace")
-            raise RuntimeCallError(self.name, message)
+            self._raise(status)
+
+    def _raise(self, status: int) -> None:
+        message = (self._last_error() or b"").decode("utf-8", "replace")
+        raise RuntimeCallError(self.name, message)
+
+    def _fast_caller(self, bound: BoundArguments) -> Any | None:
+        """A C-side caller of this function with `bound`'s arguments (fastcall), or None."""
+        extra = []
+        for value in self._extra:
+            if isinstance(value, ctypes.Array):
+                extra.append(ctypes.addressof(value))
+            elif isinstance(value, int):
+                extra.append(value)
+            else:
+                return None
+        address = ctypes.cast(self._c_function, ctypes.c_void_p).value
+        if address is None:
+            return None
+        return fast_caller(address, self.signature, bound.values, bound.free, bound.spans,
+                           tuple(extra))  # fmt: skip
 
     def __repr__(self) -> str:
         params = ", ".join(p.name for p in self.signature.params)
@@ -76,12 +96,21 @@ class Function:
 
 class BoundFunction:
     """A `Function` with some arguments bound (`Function.bind`): `f(*rest)` checks the rest,
-    and that none of them overlaps a bound array it may not, then calls C."""
+    and that none of them overlaps a bound array it may not, then calls C. Where the arguments
+    allow it (arrays of static shape), the checks and the call happen in C (fastcall)."""
 
     def __init__(self, function: Function, bound: BoundArguments) -> None:
         self.function, self.bound = function, bound
+        self._fast = function._fast_caller(bound)
 
     def __call__(self, *args: Any) -> None:
+        fast = self._fast
+        if fast is not None:  # checked and called in C; FALLBACK: the Python path says why
+            status = fast(*args)
+            if status == 0:
+                return
+            if status != FALLBACK:
+                self.function._raise(status)
         self.function._call(c_arguments(self.function.signature, args, self.bound))
 
     def __repr__(self) -> str:

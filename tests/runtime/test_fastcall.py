@@ -1,0 +1,126 @@
+"""A bound function whose arguments are arrays of static shape is checked and called in C
+(tessel.runtime.fastcall); anything the C checks do not accept takes the Python path, which
+gives the same errors as before."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tessel.runtime import FunctionSignature, Module, ParamSpec, RuntimeCallError, compile_source
+from tessel.runtime import fastcall
+
+SOURCE = r"""
+#include <stdint.h>
+static const char* message = "";
+const char* tessel_get_last_error(void) { return message; }
+int32_t scale(const float* W, const float* X, float* Y) {
+  if (X[0] < 0) { message = "X[0] must not be negative"; return -1; }
+  for (int i = 0; i < 12; ++i) Y[i] = W[i] * X[i];
+  return 0;
+}
+int32_t scale_n(const float* W, const float* X, float* Y, int64_t n) {
+  for (int64_t i = 0; i < n * 3; ++i) Y[i] = W[i] * X[i];
+  return 0;
+}
+"""
+
+
+def _signature(name: str, rows: int | str, restrict: bool) -> FunctionSignature:
+    shape = (rows, 3)
+    return FunctionSignature(name, name, (
+        ParamSpec("W", "buffer", "float32", shape, restrict=restrict),
+        ParamSpec("X", "buffer", "float32", shape, restrict=restrict),
+        ParamSpec("Y", "buffer", "float32", shape, written=True, restrict=restrict),
+    ), ("n",) if isinstance(rows, str) else ())  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def module():
+    return Module(compile_source(SOURCE), [_signature("scale", 4, True),
+                                           _signature("scale_n", "n", True)])  # fmt: skip
+
+
+@pytest.fixture
+def weights():
+    return np.random.default_rng(0).standard_normal((4, 3)).astype("float32")
+
+
+def test_static_shapes_are_called_in_c_with_the_same_results(module, weights):
+    bound = module["scale"].bind({0: weights})
+    assert bound._fast is not None
+    x = np.abs(np.random.default_rng(1).standard_normal((4, 3))).astype("float32")
+    y = np.empty((4, 3), "float32")
+    bound(x, y)
+    np.testing.assert_array_equal(y, weights * x)
+
+
+def test_a_symbolic_shape_or_a_bound_scalar_keeps_the_python_path(module, weights):
+    assert module["scale_n"].bind({0: weights})._fast is None
+
+
+@pytest.mark.parametrize(
+    ("x", "y", "message"),
+    [
+        (np.zeros((4, 4), "float32"), np.zeros((4, 3), "float32"), r"argument `X`: expected shape"),
+        (np.zeros((4, 3), "float64"), np.zeros((4, 3), "float32"), r"argument `X`: expected dtype float32"),
+        (np.zeros((3, 4), "float32").T, np.zeros((4, 3), "float32"), r"argument `X`: expected a C-contiguous"),
+        (np.zeros(12, "float32"), np.zeros((4, 3), "float32"), r"argument `X`: expected a 2-dimensional"),
+        ([[0.0] * 3] * 4, np.zeros((4, 3), "float32"), r"argument `X`: expected a NumPy array"),
+    ],
+)
+def test_arguments_the_c_checks_refuse_get_the_python_paths_errors(module, weights, x, y, message):
+    bound = module["scale"].bind({0: weights})
+    with pytest.raises(ValueError, match=message):
+        bound(x, y)
+
+
+def test_a_read_only_output_is_refused_not_written(module, weights):
+    bound = module["scale"].bind({0: weights})
+    y = np.zeros((4, 3), "float32")
+    y.flags.writeable = False
+    with pytest.raises(ValueError, match=r"argument `Y`: the function writes this parameter"):
+        bound(np.ones((4, 3), "float32"), y)
+    assert not y.any()
+
+
+def test_overlaps_with_a_bound_or_another_free_array_are_refused(module, weights):
+    bound = module["scale"].bind({0: weights})
+    with pytest.raises(ValueError, match=r"arguments `Y` and `W` of `scale` overlap"):
+        bound(np.ones((4, 3), "float32"), weights)
+    x = np.ones((4, 3), "float32")
+    with pytest.raises(ValueError, match=r"arguments `X` and `Y` of `scale` overlap"):
+        bound(x, x)
+
+
+def test_a_failing_call_raises_the_functions_message(module, weights):
+    bound = module["scale"].bind({0: weights})
+    with pytest.raises(RuntimeCallError, match="X\\[0\\] must not be negative"):
+        bound(-np.ones((4, 3), "float32"), np.empty((4, 3), "float32"))
+
+
+def test_without_the_extension_calls_take_the_python_path(module, weights, monkeypatch):
+    monkeypatch.setattr(fastcall, "_extension", lambda: None)
+    bound = module["scale"].bind({0: weights})
+    assert bound._fast is None
+    x, y = np.ones((4, 3), "float32"), np.empty((4, 3), "float32")
+    bound(x, y)
+    np.testing.assert_array_equal(y, weights)
+
+
+def test_calls_from_several_threads_at_once_keep_their_own_arguments(module, weights):
+    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+    bound = module["scale"].bind({0: weights})
+
+    def run(seed: int) -> bool:
+        x = np.full((4, 3), float(seed), "float32")
+        for _ in range(200):
+            y = np.empty((4, 3), "float32")
+            bound(x, y)
+            if not np.array_equal(y, weights * x):
+                return False
+        return True
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(run, range(1, 9)))
