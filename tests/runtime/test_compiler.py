@@ -119,3 +119,18 @@ def test_fuzz_case_with_a_padded_copy_over_an_inner_loop_of_three_runs_right_in_
                          pad_value=T.int32(0))  # fmt: skip
     sch.split(sch.get_loops(sch.get_block("T4"))[0], [None, 3])
     check_result(func, sch, target=Target())
+
+
+def test_the_compiler_runs_without_a_preloaded_sanitizer_runtime(monkeypatch):
+    """A process under AddressSanitizer (a fuzz worker) preloads libasan; the compiler's own
+    processes must not run under it (each pass would start the sanitizer: twice as slow)."""
+    from tessel.runtime.compiler import _compiler_environment  # noqa: PLC0415
+
+    monkeypatch.setenv("LD_PRELOAD", "/usr/lib/gcc/x86_64-linux-gnu/12/libasan.so /opt/libkeep.so")
+    env = _compiler_environment()
+    assert env is not None and env["LD_PRELOAD"] == "/opt/libkeep.so"
+    monkeypatch.setenv("LD_PRELOAD", "/usr/lib/gcc/x86_64-linux-gnu/12/libasan.so")
+    env = _compiler_environment()
+    assert env is not None and "LD_PRELOAD" not in env
+    monkeypatch.delenv("LD_PRELOAD")
+    assert _compiler_environment() is None
