@@ -250,9 +250,9 @@ def _side_var(side: _Side, iv: IterVar, extent: PrimExpr, value: PrimExpr, suffi
     (unless `keep_constant`: the outer block keeps `T.axis.spatial(1, 0)`, as TVM's does)."""
     if _is_trivial(extent, value) and not keep_constant:
         return value
-    if _is_trivial(extent, value):
+    if _is_trivial(extent, value):  # the one point it takes: [0, 1) for the usual 0
         var = Var(iv.var.name + suffix, iv.var.dtype)
-        side.iter_vars.append(IterVar(Range(builders.const(0, extent.dtype), extent), var, iv.iter_type))
+        side.iter_vars.append(IterVar(Range(value, extent), var, iv.iter_type))
         side.values.append(value)
         return var
     var = Var(iv.var.name + suffix, iv.var.dtype)

@@ -38,5 +38,3 @@ def drop_unit_iters(func: PrimFunc, loop_var: Var) -> PrimFunc:
     for old, new in changed.values():
         func = replace_stmt(func, old, new)
     return func
-
-
