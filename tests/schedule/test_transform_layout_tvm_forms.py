@@ -9,6 +9,7 @@ from tessel.schedule import Schedule, ScheduleError
 from tessel.script import tir as T
 from tessel.testing import assert_structural_equal, check_layout_schedule
 from tessel.testing.schedules import named_like
+from tessel.tir.index_map import IndexMap
 
 
 @T.prim_func
@@ -194,3 +195,76 @@ def test_unknown_block_name_is_a_schedule_error_naming_the_blocks():
     sch = Schedule(copy_14)
     with pytest.raises(ScheduleError, match=r"no block `nope`; blocks: \['root', 'block', 'C'\]"):
         sch.get_loops("nope")
+
+
+@T.prim_func
+def fill_14(a: T.handle):
+    A = T.match_buffer(a, [14], "int32")
+    for i in range(14):
+        with T.block("block"):
+            vi = T.axis.remap("S", [i])
+            A[vi] = 42
+
+
+@T.prim_func
+def fill_14_opaque(a: T.handle):
+    A = T.match_buffer(a, [14], "int32")
+    for i in range(14):
+        with T.block("block"):
+            A[i] = 42
+
+
+def test_axis_separators_in_the_map_pad_the_output_as_tvm_does():
+    @T.prim_func
+    def expected(a: T.handle):
+        A = T.match_buffer(a, [4, 4], "int32", axis_separators=[1])
+        for i, j in T.grid(4, 4):
+            with T.block("block"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                A[vi, vj] = T.if_then_else(vi == 3 and 2 <= vj, 0, 42)
+
+    check_layout_schedule(fill_14, lambda sch: sch.transform_layout(
+        "block", "A", lambda i: [i // 4, IndexMap.AXIS_SEPARATOR, i % 4], pad_value=0), expected)
+
+
+def test_an_opaque_producer_runs_its_loops_over_the_new_shape():
+    """TVM's test_transform_with_axis_separators_opaque_block: no iterators, so the loops
+    themselves take the new shape and the store reads them directly."""
+
+    @T.prim_func
+    def expected(a: T.handle):
+        A = T.match_buffer(a, [4, 4], "int32", axis_separators=[1])
+        for i, j in T.grid(4, 4):
+            with T.block("block"):
+                A[i, j] = T.if_then_else(i == 3 and 2 <= j, 0, 42)
+
+    check_layout_schedule(fill_14_opaque, lambda sch: sch.transform_layout(
+        "block", "A", lambda i: [i // 4, IndexMap.AXIS_SEPARATOR, i % 4], pad_value=0), expected)
+
+
+def test_an_opaque_copy_reads_its_input_at_the_inverse_of_the_new_loops():
+    @T.prim_func
+    def copy_opaque(A: T.Buffer((14,), "float32"), C: T.Buffer((14,), "float32")):
+        B = T.alloc_buffer((14,), "float32")
+        for i in range(14):
+            with T.block("block"):
+                B[i] = A[i] * T.float32(2)
+        for i in range(14):
+            with T.block("C"):
+                vi = T.axis.remap("S", [i])
+                C[vi] = B[vi]
+
+    @T.prim_func
+    def expected(A: T.Buffer((14,), "float32"), C: T.Buffer((14,), "float32")):
+        B = T.alloc_buffer((4, 4), "float32")
+        for i, j in T.grid(4, 4):
+            with T.block("block"):
+                B[i, j] = T.if_then_else(i == 3 and 2 <= j, T.float32(0),
+                                         A[i * 4 + j] * T.float32(2))
+        for i in range(14):
+            with T.block("C"):
+                vi = T.axis.remap("S", [i])
+                C[vi] = B[vi // 4, vi % 4]
+
+    check_layout_schedule(copy_opaque, lambda sch: sch.transform_layout(
+        "block", "B", lambda i: [i // 4, i % 4], pad_value=0.0), expected)

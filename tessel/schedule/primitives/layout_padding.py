@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from tessel.arith import Analyzer
 from tessel.ir import builders
@@ -34,6 +34,7 @@ from tessel.tir.function import PrimFunc
 from tessel.tir.stmt import BufferStore, Evaluate, For, ForKind, SeqStmt, Stmt
 
 ASSUMPTION_SUFFIX = "_assumption"
+_Item = TypeVar("_Item")
 
 
 def assumption_name(buffer: Buffer) -> str:
@@ -180,8 +181,63 @@ def _allocating_block(func: PrimFunc, buffer: Buffer) -> Block:
 
 def extend_producer(func: PrimFunc, realize: BlockRealize, change: LayoutChange) -> PrimFunc | None:
     """`func` with the producer iterating over the new shape, or None if it does not qualify."""
+    if not realize.block.iter_vars:
+        return _extend_opaque_producer(func, realize, change)
     plan = _ProducerPlan.of(func, realize, change)
     return None if plan is None else plan.apply(func)
+
+
+def _extend_opaque_producer(func: PrimFunc, realize: BlockRealize,
+                            change: LayoutChange) -> PrimFunc | None:  # fmt: skip
+    """An opaque block (no iterators) storing `A[i, j]` with i, j its loops, each over the old
+    extent, in a nest holding nothing else: the loops run over the new shape instead, and the
+    store is `T.if_then_else(padding, pad, value)`, as TVM writes it; else None."""
+    block = realize.block
+    store = _single_store(block.body, change.new)
+    if store is None or block.init is not None or len(block.writes) != 1:
+        return None
+    if not builders.is_const_int(realize.predicate, 1):
+        return None
+    chain = _loop_chain(func, realize)
+    used = {n for i in store.indices for n in post_order(i) if isinstance(n, Var)}
+    spatial = [lp for lp in chain if lp.loop_var in used]
+    if len(spatial) != len(change.old.shape) or chain[len(chain) - len(spatial):] != spatial:
+        return None  # the indices' loops must be the innermost, in a perfect nest
+    if any(not isinstance(lp.body, For | BlockRealize) for lp in spatial):
+        return None
+    analyzer = Analyzer()
+    for loop in chain:
+        analyzer.bind(loop.loop_var, Range(loop.min, loop.extent), allow_override=True)
+    order = next((o for o in _orders(spatial) if _stores_old_indices(o, store, change, analyzer)),
+                 None)  # fmt: skip
+    if order is None:
+        return None
+    shape = change.new.shape
+    loops, _ = _grid(shape, [f"ax{k}" for k in range(len(shape))])
+    to_loops = dict(zip(change.inverse.initial_indices, loops, strict=True))
+    old_values = {lp.loop_var: substitute(e, to_loops)
+                  for lp, e in zip(order, change.inverse.final_indices, strict=True)}  # fmt: skip
+    new_analyzer = Analyzer()
+    for var, extent in zip(loops, shape, strict=True):
+        new_analyzer.bind(var, Range(builders.const(0, extent.dtype), extent))
+    value = simplify_indices(substitute(store.value, old_values), new_analyzer)
+    padding = substitute(change.padding, to_loops)
+    pad = substitute(change.pad, to_loops)  # type: ignore[arg-type]
+    new_store = BufferStore(change.new, builtin.if_then_else(padding, pad, value), tuple(loops))
+    new_block = with_changes(block, body=new_store)
+    reads, writes = infer_access_regions(new_block)
+    new_realize = with_changes(realize, block=with_changes(new_block, reads=reads, writes=writes))
+    return replace_in_func(func, spatial[0], _nest(loops, shape, new_realize))
+
+
+def _stores_old_indices(order: list[For], store: BufferStore, change: LayoutChange,
+                        analyzer: Analyzer) -> bool:  # fmt: skip
+    """The store's indices are the map of these loops' variables, each loop over the old
+    extent from 0."""
+    mapped = change.index_map.map_indices(tuple(lp.loop_var for lp in order))
+    return all(analyzer.can_prove_equal(a, b) for a, b in zip(mapped, store.indices, strict=True)) and all(
+        builders.is_const_int(lp.min, 0) and analyzer.can_prove_equal(lp.extent, e)
+        for lp, e in zip(order, change.old.shape, strict=True))  # fmt: skip
 
 
 class _ProducerPlan:
@@ -280,12 +336,12 @@ def _old_index_iters(block: Block, store: BufferStore, change: LayoutChange) -> 
     return None
 
 
-def _orders(ivs: list[IterVar]) -> list[list[IterVar]]:
-    """Iterator orders to try against the store's indices: every permutation for small ranks (a
-    producer may write a transposed buffer), else as declared."""
-    if len(ivs) > 4:
-        return [ivs]
-    return [list(p) for p in itertools.permutations(ivs)]
+def _orders(items: list[_Item]) -> list[list[_Item]]:
+    """Iterator (or loop) orders to try against the store's indices: every permutation for
+    small ranks (a producer may write a transposed buffer), else as declared."""
+    if len(items) > 4:
+        return [items]
+    return [list(p) for p in itertools.permutations(items)]
 
 
 def _loop_chain(func: PrimFunc, realize: BlockRealize) -> list[For]:
