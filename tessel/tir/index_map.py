@@ -89,6 +89,17 @@ class IndexMap(Node):
                 final.append(_as_expr(item, index_dtype))
         return IndexMap(variables, tuple(final), tuple(separators))
 
+    def with_index_dtype(self, dtype: str) -> IndexMap:
+        """This map over indices of `dtype` (int64 for a buffer with int64 shape), its integer
+        constants and variables of the other index width retyped; the same map if nothing
+        changes. TVM's index-map dtype legalization."""
+        if all(str(v.dtype) == dtype for v in self.initial_indices):
+            return self
+        retype = _IndexRetyper(dtype)
+        variables = tuple(retype.visit(v) for v in self.initial_indices)
+        final = tuple(retype.visit(e) for e in self.final_indices)
+        return IndexMap(variables, final, self.axis_separators)  # type: ignore[arg-type]
+
     @staticmethod
     def identity(ndim: int, index_dtype: str = "int32") -> IndexMap:
         """The map that leaves `ndim` indices as they are."""
@@ -382,6 +393,29 @@ def _parameter_names(func: Callable[..., Any], ndim: int | None) -> list[str]:
             rule="index_map.arity",
         )
     return names + [f"i{d}" for d in range(len(names), ndim or 0)]
+
+
+class _IndexRetyper(Mutator):
+    """int32 and int64 variables and constants as `dtype` (the other index width), each
+    variable renamed once, so an index map traced for one width applies to the other."""
+
+    def __init__(self, dtype: str) -> None:
+        super().__init__()
+        self.dtype = dtype
+        self.vars: dict[Var, Var] = {}
+
+    def _retypes(self, dtype: Any) -> bool:
+        return str(dtype) in ("int32", "int64") and str(dtype) != self.dtype
+
+    def visit_Var(self, var: Var) -> Node:
+        if not self._retypes(var.dtype):
+            return var
+        if var not in self.vars:
+            self.vars[var] = Var(var.name, self.dtype)
+        return self.vars[var]
+
+    def visit_IntImm(self, imm: IntImm) -> Node:
+        return builders.const(imm.value, self.dtype) if self._retypes(imm.dtype) else imm
 
 
 def _as_expr(value: Any, dtype: Any) -> PrimExpr:

@@ -268,3 +268,75 @@ def test_an_opaque_copy_reads_its_input_at_the_inverse_of_the_new_loops():
 
     check_layout_schedule(copy_opaque, lambda sch: sch.transform_layout(
         "block", "B", lambda i: [i // 4, i % 4], pad_value=0.0), expected)
+
+
+def test_an_int64_buffer_is_relaid_out_with_int64_indices():
+    """TVM's test_transform_layout_with_cache_write_and_axis_separators: the map, written with
+    Python ints, is traced over the buffer's int64 indices."""
+
+    @T.prim_func
+    def add(p0: T.Buffer((T.int64(33), T.int64(128)), "float32"),
+            p1: T.Buffer((T.int64(33), T.int64(128)), "float32"),
+            T_add: T.Buffer((T.int64(33), T.int64(128)), "float32")):  # fmt: skip
+        T.func_attr({"tir.noalias": True})
+        for ax0, ax1 in T.grid(T.int64(33), T.int64(128)):
+            with T.block("T_add"):
+                v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
+                T_add[v_ax0, v_ax1] = p0[v_ax0, v_ax1] + p1[v_ax0, v_ax1]
+
+    @T.prim_func
+    def expected(p0: T.Buffer((T.int64(33), T.int64(128)), "float32"),
+                 p1: T.Buffer((T.int64(33), T.int64(128)), "float32"),
+                 T_add: T.Buffer((T.int64(33), T.int64(128)), "float32")):  # fmt: skip
+        T.func_attr({"tir.noalias": True})
+        T_add_global = T.alloc_buffer((T.int64(2), T.int64(128), T.int64(32)), axis_separators=[2])
+        for axis0, axis1, axis2 in T.grid(T.int64(2), T.int64(128), T.int64(32)):
+            with T.block("T_add"):
+                v0, v1, v2 = T.axis.remap("SSS", [axis0, axis1, axis2])
+                T_add_global[v0, v1, v2] = T.if_then_else(
+                    v0 == T.int64(1) and T.int64(1) <= v2, T.float32(0),
+                    p0[v0 * T.int64(32) + v2, v1] + p1[v0 * T.int64(32) + v2, v1])
+        for ax0, ax1 in T.grid(T.int64(33), T.int64(128)):
+            with T.block("T_add_global"):
+                v0, v1 = T.axis.remap("SS", [ax0, ax1])
+                T_add[v0, v1] = T_add_global[v0 // T.int64(32), v1, v0 % T.int64(32)]
+
+    def steps(sch):
+        block = sch.get_block("T_add")
+        sch.cache_write(block, 0, "global")
+        sch.transform_layout(block, ("write", 0),
+                             lambda x, y: [x // 32, y, IndexMap.AXIS_SEPARATOR, x % 32],
+                             pad_value=0.0)  # fmt: skip
+
+    check_layout_schedule(add, steps, expected)
+
+
+def test_an_int64_block_is_fused_by_a_map_of_python_ints():
+    """TVM's test_transform_block_layout_int64_extent."""
+
+    @T.prim_func
+    def scale(A: T.Buffer((T.int64(128), T.int64(128)), "float32"),
+              B: T.Buffer((T.int64(128), T.int64(128)), "float32")):  # fmt: skip
+        for i, j in T.grid(T.int64(128), T.int64(128)):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+
+    @T.prim_func
+    def expected(A: T.Buffer((T.int64(128), T.int64(128)), "float32"),
+                 B: T.Buffer((T.int64(128), T.int64(128)), "float32")):  # fmt: skip
+        for i in range(T.int64(16384)):
+            with T.block("B"):
+                vi = T.axis.remap("S", [i])
+                B[vi // T.int64(128), vi % T.int64(128)] = A[vi // T.int64(128), vi % T.int64(128)] * T.float32(2)
+
+    check_layout_schedule(scale, lambda sch: sch.transform_block_layout("B", lambda i, j: (i * 128 + j,)),
+                          expected)
+
+
+def test_an_int32_index_map_applies_to_an_int64_buffer():
+    sch_map = IndexMap.from_func(lambda i: (i // 4, i % 4))
+    retyped = sch_map.with_index_dtype("int64")
+    assert [str(v.dtype) for v in retyped.initial_indices] == ["int64"]
+    assert retyped.with_index_dtype("int64") is retyped
+    assert "T.int64(4)" in str(retyped) or "index_dtype=\"int64\"" in repr(retyped)

@@ -57,9 +57,11 @@ class LayoutMethods:
         """Give `buffer` (`("read"|"write", i)`, a name, or a Buffer) the layout `index_map`
         everywhere; new elements are padding holding `pad_value` (DESIGN.md §5)."""
         old = resolve_buffer(self, "transform_layout", block, buffer)  # type: ignore[arg-type]
-        imap = as_index_map(self, "transform_layout", index_map, len(old.shape))  # type: ignore[arg-type]
+        imap = as_index_map(self, "transform_layout", index_map, len(old.shape),  # type: ignore[arg-type]
+                            _index_dtype(old.shape))  # fmt: skip
         if callable(pad_value) and not isinstance(pad_value, IndexMap | PrimExpr):
-            pad_value = IndexMap.from_func(pad_value, ndim=len(imap.final_indices))
+            pad_value = IndexMap.from_func(pad_value, ndim=len(imap.final_indices),
+                                           index_dtype=_index_dtype(old.shape))  # fmt: skip
         spec = buffer if isinstance(buffer, tuple | list | str) else old.name
         self._transform_layout(block, spec, imap, pad_value,
                                assume_injective_transform=assume_injective_transform)  # fmt: skip
@@ -138,8 +140,9 @@ class LayoutMethods:
 
     def transform_block_layout(self, block: BlockRV, index_map: Any) -> None:
         """Remap the block's iteration space by the bijection `index_map` (over its iterators)."""
-        ndim = len(self.block(block, "transform_block_layout").block.iter_vars)  # type: ignore[attr-defined]
-        imap = as_index_map(self, "transform_block_layout", index_map, ndim)  # type: ignore[arg-type]
+        iters = self.block(block, "transform_block_layout").block.iter_vars  # type: ignore[attr-defined]
+        imap = as_index_map(self, "transform_block_layout", index_map, len(iters),  # type: ignore[arg-type]
+                            _index_dtype([iv.var for iv in iters]))  # fmt: skip
         self._transform_block_layout(block, imap)
 
     @recorded_as("transform_block_layout")
@@ -223,3 +226,7 @@ def _static_shape(shape: Sequence[PrimExpr]) -> tuple[int, ...] | None:
         return tuple(e.value for e in shape)  # type: ignore[attr-defined]
     return None
 
+
+def _index_dtype(indices: Any) -> str:
+    """int64 where the buffer's shape (or the block's iterators) are int64, else int32."""
+    return "int64" if any(str(getattr(e, "dtype", "")) == "int64" for e in indices) else "int32"

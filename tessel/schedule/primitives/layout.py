@@ -85,10 +85,13 @@ def function_buffers(func: PrimFunc) -> list[Buffer]:
     return found
 
 
-def as_index_map(sch: Schedule, primitive: str, index_map: Any, ndim: int) -> IndexMap:
-    """`index_map` as an IndexMap over `ndim` indices (a callable is traced with fresh Vars)."""
+def as_index_map(sch: Schedule, primitive: str, index_map: Any, ndim: int,
+                 index_dtype: str = "int32") -> IndexMap:  # fmt: skip
+    """`index_map` as an IndexMap over `ndim` indices of `index_dtype` (the buffer's or the
+    block's: a callable is traced with fresh Vars of it, an IndexMap retyped to it)."""
     try:
-        imap = index_map if isinstance(index_map, IndexMap) else IndexMap.from_func(index_map, ndim=ndim)
+        imap = (index_map.with_index_dtype(index_dtype) if isinstance(index_map, IndexMap)
+                else IndexMap.from_func(index_map, ndim=ndim, index_dtype=index_dtype))  # fmt: skip
     except (UserError, TypeError) as err:
         raise ScheduleError(primitive, "index-map", f"cannot build the index map: {err}",
                             func=sch.func) from err  # fmt: skip
