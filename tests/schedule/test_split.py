@@ -6,6 +6,7 @@ from tessel.ir.structural import assert_structural_equal
 from tessel.schedule import Schedule, ScheduleError
 from tessel.script import tir as T
 from tessel.testing import check_schedule
+from tessel.testing.schedules import named_like
 
 
 @T.prim_func
@@ -62,7 +63,7 @@ def test_non_divisible_three_way_split_predicate_has_tvms_form():
         for i_0, i_1, i_2 in T.grid(8, 4, 4):
             with T.block("B"):
                 vi = T.axis.spatial(127, i_0 * 16 + i_1 * 4 + i_2)
-                T.where(i_0 * 16 + i_1 * 4 + i_2 < 127)
+                T.where((i_0 * 4 + i_1) * 4 + i_2 < 127)
                 B[vi] = A[vi] + T.float32(1)
 
     def steps(sch):
@@ -121,3 +122,36 @@ def test_trace_prints_as_python():
         "l1, = sch.get_loops(b0)",
         "l2, l3 = sch.split(l1, factors=[None, 4])",
     ]
+
+
+@T.prim_func
+def scale_cube(A: T.Buffer((128, 128, 128), "float32"), B: T.Buffer((128, 128, 128), "float32")):
+    for i, j, k in T.grid(128, 128, 128):
+        with T.block("B"):
+            vi, vj, vk = T.axis.remap("SSS", [i, j, k])
+            B[vi, vj, vk] = A[vi, vj, vk] * T.float32(2)
+
+
+def test_split_with_predicates_matches_tvms_test_split_with_predicate():
+    """TVM's test_split_with_predicate: flat bindings, the predicate in nested form, and the
+    unit loop j0 kept in the bindings."""
+
+    @T.prim_func
+    def expected(A: T.Buffer((128, 128, 128), "float32"), B: T.Buffer((128, 128, 128), "float32")):
+        for i0, i1, i2, j0, j1, k0, k1 in T.grid(1000, 2, 3, 1, 129, 3, 43):
+            with T.block("B"):
+                vi = T.axis.S(128, i0 * 6 + i1 * 3 + i2)
+                vj = T.axis.S(128, j0 * 129 + j1)
+                vk = T.axis.S(128, k0 * 43 + k1)
+                T.where((i0 * 2 + i1) * 3 + i2 < 128 and j0 * 129 + j1 < 128 and k0 * 43 + k1 < 128)
+                B[vi, vj, vk] = A[vi, vj, vk] * T.float32(2)
+
+    def steps(sch):
+        i, j, k = sch.get_loops("B")
+        sch.split(i, factors=[1000, 2, 3])
+        sch.split(j, factors=[None, 129])
+        sch.split(k, factors=[3, None])
+
+    sch = Schedule(scale_cube)
+    steps(sch)
+    assert_structural_equal(sch.func, named_like(expected, sch.func))

@@ -30,7 +30,10 @@ def split(sch: Schedule, rv: LoopRV, factors: list[int | None]) -> tuple[PrimFun
     body = substitute(loop.body, {var: builders.add(loop.min, fused)})
     total = math.prod(extents) if all(isinstance(e, int) for e in extents) else None
     if not (isinstance(loop.extent, IntImm) and total == loop.extent.value):
-        body = _predicate_blocks(sch, loop, body, builders.lt(fused, loop.extent))
+        # TVM's predicate keeps the nested form the substitution starts from, `(i_0 * 2 + i_1) *
+        # 3 + i_2 < n`, while the binding is simplified to `i_0 * 6 + i_1 * 3 + i_2`.
+        nested = _nested(new_vars, extents)
+        body = _predicate_blocks(sch, loop, body, builders.lt(nested, loop.extent))
     for new_var, extent in reversed(list(zip(new_vars, extents, strict=True))):
         body = For(new_var, builders.const(0, var.dtype), builders.const(extent, var.dtype)
                    if isinstance(extent, int) else extent, ForKind.SERIAL, body)  # fmt: skip
@@ -60,8 +63,8 @@ def _extents(sch: Schedule, loop: For, factors: list[int | None]) -> list[int | 
 
 
 def _binding(new_vars: list[Var], extents: list[int | PrimExpr]) -> PrimExpr:
-    """TVM's form of the original variable: `i_0 * 6 + i_1 * 3 + i_2` (each new variable times
-    the product of the extents inside it), not the nested `(i_0 * 2 + i_1) * 3 + i_2`."""
+    """TVM's form of the original variable in the bindings: `i_0 * 6 + i_1 * 3 + i_2` (each new
+    variable times the product of the extents inside it), not the nested form of the predicate."""
     fused: PrimExpr | None = None
     for k, new_var in enumerate(new_vars):
         stride: int | PrimExpr = 1
@@ -72,6 +75,14 @@ def _binding(new_vars: list[Var], extents: list[int | PrimExpr]) -> PrimExpr:
         fused = term if fused is None else builders.add(fused, term)
     assert fused is not None
     return fused
+
+
+def _nested(new_vars: list[Var], extents: list[int | PrimExpr]) -> PrimExpr:
+    """`(i_0 * e_1 + i_1) * e_2 + i_2`: the original variable in Horner form."""
+    nested: PrimExpr = new_vars[0]
+    for new_var, extent in zip(new_vars[1:], extents[1:], strict=True):
+        nested = builders.add(builders.mul(nested, extent), new_var)
+    return nested
 
 
 def _predicate_blocks(sch: Schedule, loop: For, body: Stmt, in_range: PrimExpr) -> Stmt:
