@@ -49,3 +49,15 @@ def test_blocks_in_a_blockized_init_are_not_scheduled_on_their_own():
     assert sch.func is before
     sch.decompose_reduction(sch.get_block("T2_o"), sch.get_loops(sch.get_block("T2_o"))[0])
     check_result(func, sch, target=Target())
+
+
+def test_producers_and_consumers_of_an_init_block_are_refused_not_a_crash():
+    """Seed 21, cases 5503 and 11657: get_consumers / get_producers of the init block that
+    blockize makes raised StopIteration (it is not among its scope's child blocks)."""
+    func = _window_of_sums()
+    sch = Schedule(func)
+    sch.blockize(sch.get_loops(sch.get_block("T1"))[0], preserve_unit_iters=False)
+    for query in (sch.get_consumers, sch.get_producers):
+        with pytest.raises(ScheduleError) as err:
+            query(sch.get_block("T1_init"))
+        assert err.value.rule.endswith(".in-init")

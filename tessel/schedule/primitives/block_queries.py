@@ -47,9 +47,9 @@ def get_child_blocks(sch: Schedule, target: BlockRV | LoopRV) -> list[BlockRV]:
 
 def _siblings(sch: Schedule, primitive: str, rv: BlockRV) -> tuple[list[Block], int]:
     """The blocks of `rv`'s scope in program order, and the position of `rv`'s block."""
+    sch.block(rv, primitive)  # a stale handle, or a block inside an init: refused
     located = find_block_realize(sch.func, rv.name)
-    if located is None:
-        raise ScheduleError(primitive, "stale-handle", f"no block `{rv.name}` in the function")
+    assert located is not None
     scope = located.parent_block()
     if scope is None:
         raise ScheduleError(
