@@ -15,8 +15,8 @@ def _failure(index: int):
     return campaign.run_in_process(21, [index], Options())[0].result.failure
 
 
-@pytest.mark.xfail(strict=True, reason="split(preserve_unit_iters=False) then compute_at computes "
-                   "the wrong T3 (case 1933); passes without the flag")
+@pytest.mark.xfail(strict=True, reason="the C of case 1933 is wrong at -O3 only; right at -O0..-O2 "
+                   "and with -fno-tree-slp-vectorize (a gcc 12 SLP miscompile, or UB it exploits)")
 def test_campaign_21_case_1933_split_without_unit_iters_then_compute_at():
     assert _failure(1933) is None
 
