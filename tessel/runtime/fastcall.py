@@ -259,7 +259,7 @@ def fast_caller(address: int, signature: FunctionSignature, values: tuple[Any, .
             return None
         if len(param.shape) > 8:
             return None
-        probe = np.empty((0,), dtype=param.dtype if param.dtype != "bool" else np.bool_)
+        probe = np.empty((0,), dtype=param.dtype)
         fmt = memoryview(probe).format.encode()
         if len(fmt) >= 8:
             return None

@@ -121,13 +121,21 @@ def remove_stmt(func: PrimFunc, target: Stmt) -> PrimFunc:
     raise AssertionError("remove_stmt: the statement is not an item of a sequence")
 
 
-def drop_alloc(func: PrimFunc, buffer: Buffer) -> PrimFunc:
-    """`func` without the alloc_buffer of `buffer` (in whichever block allocates it)."""
+def allocating_block(func: PrimFunc, buffer: Buffer) -> Block | None:
+    """The block whose alloc_buffers hold `buffer`, or None (a parameter)."""
     for node, _ in walk_with_ancestors(func.body):
         if isinstance(node, Block) and any(b is buffer for b in node.alloc_buffers):
-            kept = tuple(b for b in node.alloc_buffers if b is not buffer)
-            return _replace(func, node, with_changes(node, alloc_buffers=kept))
-    return func
+            return node
+    return None
+
+
+def drop_alloc(func: PrimFunc, buffer: Buffer) -> PrimFunc:
+    """`func` without the alloc_buffer of `buffer` (in whichever block allocates it)."""
+    node = allocating_block(func, buffer)
+    if node is None:
+        return func
+    kept = tuple(b for b in node.alloc_buffers if b is not buffer)
+    return _replace(func, node, with_changes(node, alloc_buffers=kept))
 
 
 def _replace(func: PrimFunc, old: Stmt, new: Stmt) -> PrimFunc:

@@ -248,15 +248,13 @@ def _side_var(side: _Side, iv: IterVar, extent: PrimExpr, value: PrimExpr, suffi
               ) -> PrimExpr:  # fmt: skip
     """A new iterator for one side's part of `iv`, or the part itself when it is a constant
     (unless `keep_constant`: the outer block keeps `T.axis.spatial(1, 0)`, as TVM's does)."""
-    if _is_trivial(extent, value) and not keep_constant:
+    trivial = _is_trivial(extent, value)
+    if trivial and not keep_constant:
         return value
-    if _is_trivial(extent, value):  # the one point it takes: [0, 1) for the usual 0
-        var = Var(iv.var.name + suffix, iv.var.dtype)
-        side.iter_vars.append(IterVar(Range(value, extent), var, iv.iter_type))
-        side.values.append(value)
-        return var
     var = Var(iv.var.name + suffix, iv.var.dtype)
-    side.iter_vars.append(IterVar(_domain(extent, value, *known), var, iv.iter_type))
+    # A kept constant's domain is the one point it takes ([0, 1) for the usual 0).
+    domain = Range(value, extent) if trivial else _domain(extent, value, *known)
+    side.iter_vars.append(IterVar(domain, var, iv.iter_type))
     side.values.append(value)
     return var
 

@@ -22,6 +22,7 @@ from tessel.ir.node import with_changes
 from tessel.ir.structural import same_expr
 from tessel.ir.substitute import substitute
 from tessel.schedule.primitives.block_binding import in_domains, loop_binding
+from tessel.schedule.primitives.block_scope import allocating_block, body_items
 from tessel.schedule.primitives.cache_stage import fresh_block_name
 from tessel.schedule.primitives.layout import LayoutChange, simplify_indices
 from tessel.schedule.state import replace_in, walk_with_ancestors
@@ -161,19 +162,11 @@ def add_padding_block(func: PrimFunc, change: LayoutChange, last_writer: BlockRe
     name = fresh_block_name(func, f"buffer_{new.name}_padding")
     predicate = substitute(change.padding, dict(zip(change.inverse.initial_indices, loops, strict=True)))
     realize = BlockRealize(tuple(loops), predicate, _block(name, iters, store))
-    scope = _allocating_block(func, new)  # where the buffer lives (a cache's block, or root)
-    items = list(scope.body.seq) if isinstance(scope.body, SeqStmt) else [scope.body]
+    scope = allocating_block(func, new) or _root(func)  # a cache's block, or the root
+    items = body_items(scope.body)
     position = next(k for k, s in enumerate(items) if any(n is last_writer for n in post_order(s)))
     items.insert(position + 1, _nest(loops, shape, realize))
     return replace_in_func(func, scope, with_changes(scope, body=SeqStmt.flatten(items)))
-
-
-def _allocating_block(func: PrimFunc, buffer: Buffer) -> Block:
-    """The block that allocates `buffer`; the root block for a parameter."""
-    for node in post_order(func.body):
-        if isinstance(node, Block) and any(b is buffer for b in node.alloc_buffers):
-            return node
-    return _root(func)
 
 
 # -- extending the producer ------------------------------------------------------------------
