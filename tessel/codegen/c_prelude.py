@@ -256,24 +256,8 @@ TESSEL_FLOAT_HELPERS(float, f32, f)
 TESSEL_FLOAT_HELPERS(double, f64, )
 """
 
-# Whether every lane of a mask vector is enabled, 8 lanes a compare (lanes are bytes holding 0
-# or 1): a predicated contiguous load or store then copies the whole vector. Masks of the form
-# `Ramp < x` are tested on their last lane instead (c_expr.ExprPrinter.last_lane_test).
+# A mask's lanes are bytes holding 0 or 1 (whether all are on: c_expr.all_lanes_test).
 _VECTOR_HELPERS = r"""
-static inline bool tessel_all_lanes(const void* mask, int32_t lanes) {
-  const unsigned char* bytes = (const unsigned char*)mask;
-  int32_t k = 0;
-  for (; k + 8 <= lanes; k += 8) {
-    uint64_t word;
-    memcpy(&word, bytes + k, 8);
-    if (word != 0x0101010101010101ULL) return false;
-  }
-  for (; k < lanes; ++k) {
-    if (!bytes[k]) return false;
-  }
-  return true;
-}
-
 /* A contiguous load or store of the enabled lanes of 4-byte elements (8 or 16 lanes): one
    masked instruction where the target has them (AVX-512, AVX2: disabled lanes never touch
    memory, they cannot fault), lane by lane elsewhere. Disabled lanes load 0. The tails of

@@ -24,6 +24,7 @@ from tessel.codegen.c_calls import CalleeC, call_text
 from tessel.codegen.c_expr import (
     STATUS,
     ExprPrinter,
+    all_lanes_test,
     c_string,
     is_checked_division,
     masked_copy_helper,
@@ -208,7 +209,7 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
         """A contiguous masked store: one copy when no lane is disabled (every chunk of a
         vectorized loop but the last), else lane by lane. With `last_lane` (a scalar test) the
         mask is declared in the per-lane branch only; without, it is declared already."""
-        every = last_lane or f"tessel_all_lanes(&tessel_m, {lanes})"
+        every = last_lane or all_lanes_test("tessel_m", lanes)
         self.emit(f"if ({every}) {{")
         self.effect(f"  __builtin_memcpy({pointer}, &tessel_v, sizeof(tessel_v));")
         self.emit("} else {")

@@ -192,3 +192,11 @@ def test_a_few_cases_under_asan() -> None:
     assert [r.index for r in records] == list(range(8))
     failures = {r.index: r.result.failure for r in records if r.result.failure is not None}
     assert set(failures) <= set(KNOWN_FAILURES), failures
+
+
+@asan
+def test_a_masked_load_under_asan_reports_nothing_seed_21_case_19027() -> None:
+    """A padded output vectorized by 2: the all-lanes test took the mask's address, and gcc -O3
+    then misplaced the mask's scope marks; AddressSanitizer reported stack-use-after-scope."""
+    records = run_range(21, 19027, 19028, Options(target=Target(sanitize="address")))
+    assert records[0].result.scheduled and records[0].result.failure is None

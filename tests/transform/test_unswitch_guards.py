@@ -15,7 +15,7 @@ from tessel.schedule import Schedule
 from tessel.script import tir as T
 from tessel.testing import assert_structural_equal, check_same_results
 from tessel.tir import interpreter
-from tessel.tir.stmt import Allocate, IfThenElse
+from tessel.tir.stmt import Allocate, BufferStore, IfThenElse
 from tessel.transform import lower
 from tessel.transform.unswitch_guards import MAX_CONDITIONS, UnswitchGuards
 
@@ -209,4 +209,22 @@ def test_copies_allocate_under_their_own_variables():
     assert isinstance(after.body.body, IfThenElse)  # the tile loop split in two copies
     variables = [n.buffer_var for n in post_order(after.body) if isinstance(n, Allocate)]
     assert len(variables) == 2 and variables[0] is not variables[1]
+    check_same_results(before, after)
+
+
+def test_a_condition_an_earlier_one_decides_makes_no_dead_copy():
+    # Fuzz seed 21, case 1933: where `i < 2` holds, `i < 3` does too; the copy for `i < 2 and
+    # not i < 3` never runs, yet gcc 12 at -O3 let its stores change the result.
+    @T.prim_func
+    def before(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+        for i in range(4):
+            for j in range(4):
+                if i * 4 + j < 10:
+                    B[i * 4 + j] = A[i * 4 + j]
+                if i * 4 + j < 13:
+                    B[i * 4 + j] = B[i * 4 + j] + T.float32(1)
+
+    after = _unswitch(before)
+    stores = [n for n in post_order(after.body) if isinstance(n, BufferStore)]
+    assert len(stores) == 6  # two per copy: both guards hold; only the second; the general one
     check_same_results(before, after)

@@ -12,10 +12,10 @@ more than the domains) is refused (`predicate`), as is a move under a parallel l
 iterations would all write the same elements (`parallel-race`).
 
 reverse_compute_at also refuses what it cannot show to be safe (issue 12): a consumer that would
-read elements its producers have not written in that iteration (`reads-unwritten`), per-iteration
-domains that leave iterations out or, for a reduction split across iterations, run some twice
-(`uncovered-iterations`, `repeated-reduction`). Skewed domains (TVM cannot solve them either) are
-not computed.
+read elements its producers have not written in that iteration (`reads-unwritten`) or have only
+partly reduced (`partial-reduction`), per-iteration domains that leave iterations out or, for a
+reduction split across iterations, run some twice (`uncovered-iterations`, `repeated-reduction`).
+Skewed domains (TVM cannot solve them either) are not computed.
 """
 
 from __future__ import annotations
@@ -264,6 +264,26 @@ class _Move:
                                 "same iteration, before the rest is written; move it under an "
                                 "outer loop")  # fmt: skip
 
+    def _check_final(self, required: dict[Buffer, list[IntSet]]) -> None:
+        """reverse_compute_at: a producer that reduces over the loop (or a loop around it) has
+        only partial sums at the end of one iteration; the consumer must not read them (fuzz
+        campaign 21, case 2569: the reduction loop reordered outside the target loop)."""
+        chain = {n.loop_var for n in (*self.loop_located.ancestors, self.loop) if isinstance(n, For)}
+        for node, ancestors in walk_with_ancestors(self.loop.body):
+            if not isinstance(node, BlockRealize) or any(isinstance(a, Block) for a in ancestors):
+                continue
+            if not any(id(w.buffer) in {id(b) for b in required} for w in node.block.writes):
+                continue
+            for iv, value in zip(node.block.iter_vars, node.iter_values, strict=True):
+                if iv.iter_type is IterVarType.DATA_PAR:
+                    continue
+                outer = sorted(n.name for n in post_order(value) if isinstance(n, Var) and n in chain)
+                if outer:
+                    raise self.fail("partial-reduction", f"block `{node.block.name_hint}` reduces "
+                                    f"over {outer}, which enclose loop `{self.loop.loop_var.name}`"
+                                    f"; under it block `{self.block.name_hint}` would read partial "
+                                    "results", node.block, self.loop)  # fmt: skip
+
     def _check_coverage(self, analyzer: Analyzer, domains: list[_Domain]) -> None:
         """reverse_compute_at: the per-iteration domains must together cover every iterator's
         domain; when they split a reduction, each instance must run exactly once (issue 12)."""
@@ -348,6 +368,7 @@ class _Move:
         required = self._required(analyzer)
         domains = self._domains(analyzer, required)
         if not self.forward:
+            self._check_final(required)
             self._check_ready(analyzer, required, domains)
             self._check_coverage(analyzer, domains)
         self._check_parallel_writes(domains)
