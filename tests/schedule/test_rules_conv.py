@@ -90,11 +90,17 @@ def test_depthwise_relu(c, size, k, s, p):
             assert f", 2, {half}), \"float32\")" in tir
 
 
-@pytest.mark.parametrize(("c", "m", "size", "k", "s", "p"), [(7, 1, 13, 3, 1, 1),
-                                                             (17, 2, 7, 3, 2, 1)])  # fmt: skip
+@pytest.mark.parametrize(("c", "m", "size", "k", "s", "p"), [
+    (7, 1, 13, 3, 1, 1),
+    (17, 2, 7, 3, 2, 1),
+    (16, 1, 13, 3, 1, 1),  # channel blocks of 16: the conv2d tile
+    (12, 1, 9, 3, 2, 1),  # blocks of 4, stride 2
+    (32, 1, 7, 3, 1, 0),  # no padding block: the input is copied into the blocked layout
+])  # fmt: skip
 def test_topi_depthwise(c, m, size, k, s, p):
-    """topi.nn.depthwise_conv2d_nchw (the graph lowers groups through group_conv2d_nchw, which
-    the conv2d tile covers): reductions outside x, x vectorized, same results as unscheduled."""
+    """topi.nn.depthwise_conv2d_nchw: with one kernel per channel and at least 4 channels a
+    block, the channel-blocked conv2d tile (the input laid out [n, c // F, h, w, c % F]); else
+    reductions outside x, x vectorized. Same results as unscheduled."""
     data = te.placeholder((1, c, size, size), name="data")
     kernel = te.placeholder((c, m, k, k), name="kernel")
     out = topi.nn.depthwise_conv2d_nchw(data, kernel, s, p, 1)
@@ -102,8 +108,15 @@ def test_topi_depthwise(c, m, size, k, s, p):
     scheduled = default_schedule(func).func
     tir = scheduled.script()
     assert "DepthwiseConv2d_init" in tir
-    assert 'T.block("PaddedInput")' in tir  # kept, not inlined
-    assert f"T.vectorized({(size + 2 * p - k) // s + 1})" in tir
+    tile = next(t for t in (16, 8, 4, 2, 1) if c % t == 0)
+    if m == 1 and tile >= 4:
+        padded = size + 2 * p
+        assert f"(1, {c // tile}, {padded}, {padded}, {tile})" in tir
+        assert f"T.vectorized({tile})" in tir
+        assert 'scope="local"' in tir  # the accumulators
+    else:
+        assert 'T.block("PaddedInput")' in tir  # kept, not inlined
+        assert f"T.vectorized({(size + 2 * p - k) // s + 1})" in tir
     x, w = rand(1, c, size, size), rand(c, m, k, k, seed=1)
     expected, got = np.zeros(out.shape, "float32"), np.zeros(out.shape, "float32")
     tessel.build(func)(x, w, expected)

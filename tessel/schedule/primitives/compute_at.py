@@ -268,16 +268,19 @@ class _Move:
         """reverse_compute_at: a producer that reduces over the loop (or a loop around it) has
         only partial sums at the end of one iteration; the consumer must not read them (fuzz
         campaign 21, case 2569: the reduction loop reordered outside the target loop)."""
-        chain = {n.loop_var for n in (*self.loop_located.ancestors, self.loop) if isinstance(n, For)}
+        around = (*self.loop_located.ancestors, self.loop)
+        chain = {n.loop_var for n in around if isinstance(n, For)}
+        needed = {id(b) for b in required}
         for node, ancestors in walk_with_ancestors(self.loop.body):
             if not isinstance(node, BlockRealize) or any(isinstance(a, Block) for a in ancestors):
                 continue
-            if not any(id(w.buffer) in {id(b) for b in required} for w in node.block.writes):
+            if not any(id(w.buffer) in needed for w in node.block.writes):
                 continue
             for iv, value in zip(node.block.iter_vars, node.iter_values, strict=True):
                 if iv.iter_type is IterVarType.DATA_PAR:
                     continue
-                outer = sorted(n.name for n in post_order(value) if isinstance(n, Var) and n in chain)
+                outer = sorted(n.name for n in post_order(value) if isinstance(n, Var)
+                               and n in chain)  # fmt: skip
                 if outer:
                     raise self.fail("partial-reduction", f"block `{node.block.name_hint}` reduces "
                                     f"over {outer}, which enclose loop `{self.loop.loop_var.name}`"
