@@ -154,7 +154,6 @@ def _schedule_conv2d(sch: Schedule, block: BlockRV, name: str, max_columns: int,
     loops = sch.get_loops(block)
     n, f, y, x = loops[:4]
     reductions = loops[4:]
-    c = reductions[0]
     if f_tile is None:
         f_tile = _channel_tile(sch.loop(f).extent, max_channels)
     x_tile = _divisor_tile(sch.loop(x).extent, tuple(t for t in X_TILES if t <= max_columns))
@@ -183,7 +182,7 @@ def _schedule_conv2d(sch: Schedule, block: BlockRV, name: str, max_columns: int,
             try_step(lambda: sch.unroll(channels))
     # Fused after compute_at: the write-back's coverage proof needs the tile loops unfused.
     outer = parallel_fused(sch, [n, f_o, y])
-    init = vectorized_init(sch, block, c)
+    init = vectorized_init(sch, block, reductions[0])
     if f_tile > TILE_F:  # vectors of TILE_F channels, unrolled
         vectors = try_step(lambda: sch.split(f_i, [None, TILE_F]))
         if vectors:
