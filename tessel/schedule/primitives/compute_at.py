@@ -32,6 +32,7 @@ from tessel.ir.substitute import substitute
 from tessel.schedule.errors import ScheduleError
 from tessel.schedule.handles import BlockRV, LoopRV
 from tessel.schedule.primitives.block_binding import in_domains, loop_binding
+from tessel.schedule.primitives.block_queries import child_block_realizes
 from tessel.schedule.primitives.block_scope import (
     Scope,
     body_items,
@@ -271,9 +272,7 @@ class _Move:
         around = (*self.loop_located.ancestors, self.loop)
         chain = {n.loop_var for n in around if isinstance(n, For)}
         needed = {id(b) for b in required}
-        for node, ancestors in walk_with_ancestors(self.loop.body):
-            if not isinstance(node, BlockRealize) or any(isinstance(a, Block) for a in ancestors):
-                continue
+        for node in child_block_realizes(self.loop.body):
             if not any(id(w.buffer) in needed for w in node.block.writes):
                 continue
             for iv, value in zip(node.block.iter_vars, node.iter_values, strict=True):
