@@ -45,9 +45,10 @@ class ModelInputError(UserError, ValueError):
     """An input of a compiled model has the wrong shape, dtype or kind (a ValueError too)."""
 
 
-def default_passes() -> tuple[Pass, ...]:
-    """The graph passes `compile` runs before LowerTE (tessel.graph.passes.pipeline)."""
-    return tuple(default_pipeline())
+def default_passes(target: Target | None = None) -> tuple[Pass, ...]:
+    """The graph passes `compile` runs before LowerTE for `target` (this machine when None;
+    tessel.graph.passes.pipeline)."""
+    return tuple(default_pipeline(target))
 
 
 def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name users look for
@@ -80,7 +81,7 @@ def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name user
     if isinstance(params, str | Path):
         params = load_params(params)
     mod, names = _bind(mod, params or {})
-    for pass_ in default_passes() if passes is None else passes:
+    for pass_ in default_passes(target) if passes is None else passes:
         mod = pass_(mod, ctx)
     lowered = LayoutRewrite(target)(LowerTE(target=target)(mod, ctx), ctx)
     for packed, source in lowered.attrs.get(PACKED_CONSTANTS, ()):

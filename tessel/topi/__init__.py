@@ -26,6 +26,7 @@ from tessel.topi.broadcast import (
     where,
 )
 from tessel.topi.indexing import gather, gather_elements, one_hot, take
+from tessel.topi.layout import layout_transform
 from tessel.topi.math import (
     abs,
     cast,
@@ -75,8 +76,9 @@ __all__ = [
     "OperatorError", "abs", "add", "all", "any", "argmax", "argmin", "broadcast_to", "cast",
     "ceil", "clip", "concatenate", "divide", "equal", "erf", "exp", "expand_dims", "floor",
     "floor_divide", "floor_mod", "gather", "gather_elements", "greater", "greater_equal",
-    "identity", "image", "less", "less_equal", "log", "logical_and", "logical_not",
-    "logical_or", "logical_xor", "matmul", "max", "maximum", "mean", "min", "minimum", "mod",
+    "identity", "image", "layout_transform", "less", "less_equal", "log", "logical_and",
+    "logical_not", "logical_or", "logical_xor", "matmul", "max", "maximum", "mean", "min",
+    "minimum", "mod",
     "multiply", "negative", "nn", "not_equal", "one_hot", "power", "prod", "reshape", "round",
     "rsqrt", "sigmoid", "sign", "split", "sqrt", "squeeze", "strided_slice", "subtract", "sum",
     "take", "tanh", "tile", "transpose", "trunc", "variance", "where",

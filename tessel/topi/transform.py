@@ -75,12 +75,25 @@ def reshape(a: Tensor, newshape: Any) -> Tensor:
     expect_tensor("reshape", "a", a)
     shape = get_const_tuple(a.shape)
     target = _infer_shape(shape, const_ints("reshape", "newshape", newshape))
+    if [e for e in shape if e != 1] == [e for e in target if e != 1]:
+        # Only unit axes added or dropped: each input axis is an output axis, no division (the
+        # linear form cost 2 ns an element: NCHW to NCHW1c took longer than the conv after it).
+        kept = [k for k, e in enumerate(target) if e != 1]
+        return compute(target, lambda *i: a[_unit_reshape_index(i, kept, shape)],
+                       name="T_reshape", tag=INJECTIVE)  # fmt: skip
     return compute(
         target,
         lambda *i: a[tuple(unravel(ravel(i, target), shape))],
         name="T_reshape",
         tag=INJECTIVE,
     )
+
+
+def _unit_reshape_index(out: Sequence[PrimExpr], kept: list[int], shape: tuple[int, ...]) -> tuple:
+    """The input index of output index `out` when the reshape only adds or drops unit axes:
+    the output's non-unit axes (`kept`) in order, 0 on the input's unit axes."""
+    axes = iter(kept)
+    return tuple(0 if extent == 1 else out[next(axes)] for extent in shape)
 
 
 def _infer_shape(shape: tuple[int, ...], newshape: list[int]) -> list[int]:

@@ -18,9 +18,10 @@ def model(body: str, params: str) -> object:
     return InferType()(parse(f'#[version = "0.0.5"]\ndef @main({params}) {{\n{body}\n}}\n'))
 
 
-def compile_and_check(mod, inputs: dict, weights: dict) -> str:
-    """Compile `mod`, compare with the evaluator; the kernels' printed TIR."""
-    compiled = graph.compile(mod, params=weights)
+def compile_and_check(mod, inputs: dict, weights: dict, passes=None) -> str:
+    """Compile `mod` (with the graph `passes`, the default ones when None), compare with the
+    evaluator; the kernels' printed TIR."""
+    compiled = graph.compile(mod, params=weights, passes=passes)
     expected = evaluate(mod, *inputs.values(), params=weights)
     np.testing.assert_allclose(compiled(*inputs.values()), expected, rtol=1e-4, atol=1e-4)
     return "\n".join(f.script() for gv, f in compiled.lowered.items() if gv.name_hint != "main")

@@ -1,6 +1,8 @@
 """The default schedule's conv rule (tessel.schedule.rules.conv): conv2d (strides, padding,
 dilation, odd channel counts and sizes, with its relu epilogue), depthwise conv2d (groups) and
-TOPI's depthwise_conv2d_nchw compile to vectorized kernels that give the reference results."""
+TOPI's depthwise_conv2d_nchw compile to vectorized kernels that give the reference results.
+Models are compiled without AlterOpLayout here, so their convolutions stay NCHW (the blocked
+ones: test_rules_conv_nchwc.py)."""
 
 import numpy as np
 import pytest
@@ -9,7 +11,11 @@ from rules_testing import compile_and_check, model, rand
 import tessel
 from tessel import te, topi
 from tessel.ir.target import Target
+from tessel.graph.executor import default_passes
+from tessel.graph.passes import AlterOpLayout
 from tessel.schedule.rules import default_schedule
+
+NCHW_PASSES = [p for p in default_passes() if not isinstance(p, AlterOpLayout)]
 
 
 def _conv(ci: int, co: int, size: int, kernel: int, stride: int, pad: int, dilation: int,
@@ -41,7 +47,8 @@ def test_conv2d_relu(n, ci, co, size, k, s, p, d):
         f"%x: Tensor[({n}, {ci}, {size}, {size}), float32], "
         f"%w: Tensor[({co}, {ci}, {k}, {k}), float32]",
     )
-    tir = compile_and_check(mod, {"x": rand(n, ci, size, size)}, {"w": rand(co, ci, k, k, seed=1)})
+    tir = compile_and_check(mod, {"x": rand(n, ci, size, size)}, {"w": rand(co, ci, k, k, seed=1)},
+                            NCHW_PASSES)
     width = (size + 2 * p - d * (k - 1) - 1) // s + 1
     columns = next(t for t in (8, 7, 6, 5, 4, 3, 2, 1) if width % t == 0)
     assert f"T.unroll({columns})" in tir  # x_i: the largest tile that leaves no tail
@@ -74,7 +81,8 @@ def test_depthwise_relu(c, size, k, s, p):
         _conv(c, c, size, k, s, p, 1, groups=c),
         f"%x: Tensor[(1, {c}, {size}, {size}), float32], %w: Tensor[({c}, 1, {k}, {k}), float32]",
     )
-    tir = compile_and_check(mod, {"x": rand(1, c, size, size)}, {"w": rand(c, 1, k, k, seed=1)})
+    tir = compile_and_check(mod, {"x": rand(1, c, size, size)}, {"w": rand(c, 1, k, k, seed=1)},
+                            NCHW_PASSES)
     assert "group_conv2d_nchw_init" in tir  # groups=c: the grouped tile, with c of extent 1
     assert 'scope="local"' in tir  # the accumulators, with the relu in their write-back
     width = (size + 2 * p - k) // s + 1

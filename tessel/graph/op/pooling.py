@@ -1,7 +1,9 @@
-"""Pooling over H and W: nn.max_pool2d, nn.avg_pool2d, the global and adaptive pools."""
+"""Pooling over H and W: nn.max_pool2d, nn.avg_pool2d, the global and adaptive pools; in NCHW,
+NHWC or channel-blocked NCHW[x]c (what AlterOpLayout carries between convolutions)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import numpy as np
@@ -19,15 +21,21 @@ from tessel.graph.op.window import (
     two,
 )
 from tessel.graph.ty import TensorType, Type
+from tessel.topi.layout import transform_array
 
 _LAYOUTS = ("NCHW", "NHWC")
+_BLOCKED = re.compile(r"NCHW(\d+)c")
 
 
 def _layout_axes(args: Args, attrs: Attrs) -> tuple[TensorType, int, int]:
     """The data and the positions of its H and W axes."""
-    if attrs.layout not in _LAYOUTS:
-        raise args.error("layout", f"must be one of {list(_LAYOUTS)}, got {attrs.layout!r}")
-    data = args.tensor("data", ndim=4)
+    blocked = _BLOCKED.fullmatch(attrs.layout)
+    if attrs.layout not in _LAYOUTS and blocked is None:
+        raise args.error("layout", f"must be one of {list(_LAYOUTS)} or NCHW[x]c, got "
+                                   f"{attrs.layout!r}")  # fmt: skip
+    data = args.tensor("data", ndim=5 if blocked else 4)
+    if blocked and data.shape[4] != int(blocked.group(1)):
+        raise args.error("data", f"has blocks of {data.shape[4]} channels, not {attrs.layout!r}'s")
     return data, attrs.layout.index("H"), attrs.layout.index("W")
 
 
@@ -38,10 +46,14 @@ def _with_hw(data: TensorType, h_axis: int, w_axis: int, height: int, width: int
 
 
 def _to_nchw(x: np.ndarray, layout: str) -> np.ndarray:
+    if _BLOCKED.fullmatch(layout):
+        return transform_array(x, layout, "NCHW")
     return x.transpose(0, 3, 1, 2) if layout == "NHWC" else x
 
 
 def _from_nchw(x: np.ndarray, layout: str) -> np.ndarray:
+    if _BLOCKED.fullmatch(layout):
+        return transform_array(x, "NCHW", layout)
     return x.transpose(0, 2, 3, 1) if layout == "NHWC" else x
 
 

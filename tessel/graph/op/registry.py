@@ -10,6 +10,7 @@ from tessel.graph.op import (
     image,
     indexing,
     nn,
+    nn_nchwc,
     norm,
     pooling,
     reduce,
@@ -18,7 +19,7 @@ from tessel.graph.op import (
 from tessel.graph.op.op_def import OpDef
 from tessel.support.errors import UserError
 
-_FAMILIES = (elemwise, broadcast, nn, pooling, norm, reduce, transform, indexing, image)
+_FAMILIES = (elemwise, broadcast, nn, nn_nchwc, pooling, norm, reduce, transform, indexing, image)
 
 
 class UnknownOperatorError(UserError):

@@ -1,5 +1,6 @@
 """Graph passes, one per file (DESIGN.md section 8)."""
 
+from tessel.graph.passes.alter_op_layout import AlterOpLayout
 from tessel.graph.passes.dead_code_elimination import DeadCodeElimination
 from tessel.graph.passes.fold_constant import FoldConstant
 from tessel.graph.passes.fuse_ops import FuseOps
@@ -15,6 +16,7 @@ from tessel.graph.passes.pipeline import default_pipeline, pipeline_until
 from tessel.graph.passes.simplify_expr import SimplifyExpr
 
 __all__ = [
+    "AlterOpLayout",
     "DeadCodeElimination",
     "FoldConstant",
     "FuseOps",

@@ -3,21 +3,24 @@ each step; `pipeline_until` gives a prefix of it (for `tessel show --after`)."""
 
 from __future__ import annotations
 
+from tessel.graph.passes.alter_op_layout import AlterOpLayout
 from tessel.graph.passes.dead_code_elimination import DeadCodeElimination
 from tessel.graph.passes.fold_constant import FoldConstant
 from tessel.graph.passes.fuse_ops import FuseOps
 from tessel.graph.passes.infer_type import InferType
 from tessel.graph.passes.lower_te import LowerTE
 from tessel.graph.passes.simplify_expr import SimplifyExpr
+from tessel.ir.target import Target
 from tessel.ir.transform import Pass, Sequential
 from tessel.support.errors import UserError
 
 
-def default_pipeline() -> list[Pass]:
-    """The passes before LowerTE."""
+def default_pipeline(target: Target | None = None) -> list[Pass]:
+    """The passes before LowerTE, for `target` (this machine when None)."""
     return [
         InferType(),  # every later pass reads checked types
         SimplifyExpr(),  # importers leave reshape/transpose chains and no-op casts
+        AlterOpLayout(target),  # convolutions in NCHW[x]c: whole vectors of channels, no transposes
         FoldConstant(),  # shape computations and transforms of weights happen once, here
         DeadCodeElimination(),  # what folding left unused
         FuseOps(),  # one kernel per fused group

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from tessel.ir.expr import Add, IntImm, Mul, PrimExpr, Var
 from tessel.ir.functor import post_order
 from tessel.schedule import BlockRV, Schedule, ScheduleError
+from tessel.schedule.rules.conv_nchwc import match_conv_nchwc
 from tessel.schedule.rules.steps import (
     consumer_under,
     inline_consumer,
@@ -119,7 +120,8 @@ def conv_padding(sch: Schedule) -> set[str]:
     names: set[str] = set()
     for name in block_names(sch.func):
         block = sch.get_block(name)
-        if name == "root" or match_conv(sch.block(block).block) is None:
+        conv = sch.block(block).block
+        if name == "root" or (match_conv(conv) is None and not match_conv_nchwc(conv)):
             continue
         producers = try_step(lambda block=block: sch.get_producers(block)) or []
         names |= {producer.name for producer in producers}

@@ -17,8 +17,10 @@ from tessel.ir.functor import post_order
 from tessel.ir.target import Target
 from tessel.schedule import BlockRV, LoopRV, Schedule, ScheduleError
 from tessel.schedule.rules.conv import conv_padding, schedule_conv
+from tessel.schedule.rules.conv_nchwc import schedule_conv_nchwc
 from tessel.schedule.rules.gemm import TILE_J, schedule_gemm
 from tessel.schedule.rules.reduction import schedule_row_reduction
+from tessel.schedule.rules.steps import try_step
 from tessel.schedule.rules.window import schedule_window_reduction
 from tessel.schedule.state import block_names
 from tessel.tir.block import Block, IterVarType
@@ -43,7 +45,8 @@ def default_schedule(func: PrimFunc, target: Target | str | None = None) -> Sche
     for name in block_names(sch.func):
         if name not in done and _exists(sch, name):  # a rule may have inlined a later block
             done |= (
-                schedule_conv(sch, name, tile, columns)
+                schedule_conv_nchwc(sch, name, tile, columns)
+                or schedule_conv(sch, name, tile, columns)
                 or schedule_gemm(sch, name, tile, columns)
                 or schedule_row_reduction(sch, name, vector_bytes)
                 or schedule_window_reduction(sch, name)
@@ -102,11 +105,22 @@ def _calls_math(block: Block) -> bool:
 
 def _parallel_and_vectorize(sch: Schedule, name: str) -> None:
     """Fuse the leading spatial loops (all but an innermost one, kept to vectorize) into one
-    parallel loop, so a batch of 2 still spreads over the cores; vectorize the innermost."""
+    parallel loop, so a batch of 2 still spreads over the cores; vectorize the innermost, fused
+    first with the unit loops inside it (a trailing unit axis, as NCHW to NCHW1c has, left a
+    vector of one lane and a division per element)."""
     block = sch.get_block(name)
     loops = sch.get_loops(block)
     spatial = _spatial_prefix(sch, block, loops)
     vector = loops[-1] if len(spatial) == len(loops) and len(loops) > 1 else None
+    if vector is not None:
+        units = 0
+        while units < len(loops) - 2 and _extent(sch, loops[-1 - units]) == 1:
+            units += 1
+        if units:
+            fused = try_step(lambda: sch.fuse(*loops[-1 - units :]))
+            if fused:
+                loops = [*loops[: -1 - units], fused]
+                spatial, vector = loops, fused
     outer = [loop for loop in spatial if loop is not vector]
     try:
         if len(outer) > 1:
@@ -117,6 +131,11 @@ def _parallel_and_vectorize(sch: Schedule, name: str) -> None:
             sch.vectorize(vector)
     except ScheduleError:
         pass  # keep what was applied
+
+
+def _extent(sch: Schedule, loop: LoopRV) -> int:
+    """The loop's constant extent (0 when symbolic)."""
+    return getattr(sch.loop(loop).extent, "value", 0)
 
 
 def _spatial_prefix(sch: Schedule, block: BlockRV, loops: list[LoopRV]) -> list[LoopRV]:

@@ -1,0 +1,153 @@
+"""Channel-blocked operators, what AlterOpLayout rewrites NCHW convolutions into (Relay's names):
+layout_transform, nn.contrib_conv2d_NCHWc and nn.contrib_depthwise_conv2d_NCHWc.
+
+Data is NCHW[x]c (N, C // x, H, W, x); a conv2d kernel is OIHW[i]i[o]o (O // o, I // i, KH,
+KW, i, o), a depthwise one OIHW1i[o]o (O // o, 1, KH, KW, 1, o)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tessel import topi
+from tessel.graph.op.common import same_as
+from tessel.graph.op.nn import _conv2d_ref
+from tessel.graph.op.op_def import Args, Attr, Attrs, OpDef, OpPattern
+from tessel.graph.op.window import conv_extent, four, pair, sides, two
+from tessel.graph.ty import Type
+from tessel.support.errors import UserError
+from tessel.topi.layout import layout, transform_array
+
+# --- layout_transform --------------------------------------------------------------------------
+
+
+def _layout_transform_rel(args: Args, attrs: Attrs) -> Type:
+    data = args.tensor("data")
+    try:
+        src, dst = layout(attrs.src_layout), layout(attrs.dst_layout)
+    except UserError as err:
+        raise args.error("src_layout", str(err)) from err
+    if sorted(src.primal) != sorted(dst.primal):
+        raise args.error("dst_layout", f"{dst.name} does not have the axes of {src.name}")
+    if data.ndim != len(src.axes):
+        raise args.error("data", f"has rank {data.ndim}, but {src.name} has {len(src.axes)} axes")
+    if any(f and data.shape[k] != f for k, (_, f) in enumerate(src.axes)):
+        raise args.error("data", f"has shape {list(data.shape)}, whose blocks are not {src.name}'s")
+    primal = dict(zip(src.primal, src.primal_shape(data.shape), strict=True))
+    try:
+        shape = dst.shape([primal[a] for a in dst.primal], what="data")
+    except UserError as err:
+        raise args.error("dst_layout", str(err)) from err
+    return same_as(data, shape)
+
+
+# --- nn.contrib_conv2d_NCHWc, nn.contrib_depthwise_conv2d_NCHWc --------------------------------
+
+
+def _block(args: Args, name: str, value: str, primal: str, sub: str) -> int:
+    """The block of `sub[0]` in layout attribute `name`, which must be `primal` followed by the
+    sub-axes `sub` in order ("NCHW16c", "OIHW8i16o"; a block of 1 is written "1c")."""
+    try:
+        parsed = layout(value)
+    except UserError as err:
+        raise args.error(name, str(err)) from err
+    if parsed.primal != primal or [a for a, _ in parsed.axes[len(primal) :]] != list(sub):
+        example = primal + "".join(f"4{s}" for s in sub)
+        raise args.error(name, f"must be {primal} then the sub-axes {list(sub)}, as "
+                               f"{example!r}, got {value!r}")  # fmt: skip
+    return parsed.factor(sub[0].upper())
+
+
+def _nchwc_conv_rel(args: Args, attrs: Attrs, depthwise: bool) -> Type:
+    data, weight = args.tensor("data", ndim=5), args.tensor("weight", ndim=6)
+    args.same_dtype("weight", "data")
+    n, c_chunks, h, w, ic_bn = data.shape
+    o_chunks, w_chunks, kh, kw, w_ic_bn, oc_bn = weight.shape
+    if _block(args, "data_layout", attrs.data_layout, "NCHW", "c") != ic_bn:
+        raise args.error("data_layout", f"{attrs.data_layout!r} does not block by {ic_bn}")
+    if _block(args, "out_layout", attrs.out_layout, "NCHW", "c") != oc_bn:
+        raise args.error("out_layout", f"{attrs.out_layout!r} does not block by {oc_bn}")
+    _block(args, "kernel_layout", attrs.kernel_layout, "OIHW", "io")
+    kernel = layout(attrs.kernel_layout)
+    if (kernel.factor("I"), kernel.factor("O")) != (w_ic_bn, oc_bn):
+        raise args.error("kernel_layout", f"{attrs.kernel_layout!r} does not block `weight` "
+                                          f"{list(weight.shape)}")  # fmt: skip
+    channels, filters = c_chunks * ic_bn, o_chunks * oc_bn
+    if depthwise:
+        if (w_chunks, w_ic_bn) != (1, 1) or filters % channels or attrs.groups != channels:
+            raise args.error("weight", f"must be (O // {oc_bn}, 1, KH, KW, 1, {oc_bn}) with groups "
+                                       f"= {channels} channels, got {list(weight.shape)} and "
+                                       f"groups {attrs.groups}")  # fmt: skip
+    elif (w_chunks, w_ic_bn) != (c_chunks, ic_bn) or attrs.groups != 1:
+        raise args.error("weight", f"reads {w_chunks} x {w_ic_bn} input channels in groups "
+                         f"{attrs.groups}, but `data` has {c_chunks} x {ic_bn}")  # fmt: skip
+    if attrs.channels is not None and attrs.channels != filters:
+        raise args.error("channels", f"is {attrs.channels} but `weight` has {filters} filters")
+    sh, sw = pair(args, "strides", attrs.strides)
+    dh, dw = pair(args, "dilation", attrs.dilation)
+    top, left, bottom, right = sides(args, "padding", attrs.padding)
+    oh = conv_extent(args, h, kh, top + bottom, sh, dh)
+    ow = conv_extent(args, w, kw, left + right, sw, dw)
+    return same_as(data, (n, o_chunks, oh, ow, oc_bn), attrs.out_dtype or data.dtype)
+
+
+def _nchwc_conv_lower(data, weight, *, attrs: Attrs, depthwise: bool):
+    compute = topi.nn.depthwise_conv2d_NCHWc if depthwise else topi.nn.conv2d_NCHWc
+    window = (two(attrs.strides), four(attrs.padding), two(attrs.dilation))
+    return compute(data, weight, *window, attrs.data_layout, attrs.out_layout,
+                   attrs.out_dtype or data.dtype)  # fmt: skip
+
+
+def _nchwc_conv_ref(data: np.ndarray, weight: np.ndarray, *, attrs: Attrs) -> np.ndarray:
+    nchw = transform_array(data, attrs.data_layout, "NCHW")
+    oihw = transform_array(weight, attrs.kernel_layout, "OIHW")
+    flat = Attrs({**attrs, "data_layout": "NCHW", "kernel_layout": "OIHW"})
+    return transform_array(_conv2d_ref(nchw, oihw, attrs=flat), "NCHW", attrs.out_layout)
+
+
+_NCHWC_ATTRS = (
+    Attr("strides", "ints", (1, 1)),
+    Attr("padding", "ints", (0, 0)),
+    Attr("dilation", "ints", (1, 1)),
+    Attr("groups", "int", 1),
+    Attr("channels", "int", None, optional=True),
+    Attr("kernel_size", "ints", None, optional=True),
+    Attr("data_layout", "str"),
+    Attr("kernel_layout", "str"),
+    Attr("out_layout", "str"),
+    Attr("out_dtype", "dtype", ""),
+)
+
+OPERATORS = (
+    OpDef(
+        "layout_transform",
+        ("data",),
+        (Attr("src_layout", "str"), Attr("dst_layout", "str")),
+        _layout_transform_rel,
+        lambda x, *, attrs: topi.layout_transform(x, attrs.src_layout, attrs.dst_layout),
+        lambda x, *, attrs: transform_array(x, attrs.src_layout, attrs.dst_layout),
+        OpPattern.INJECTIVE,
+        "data in src_layout rewritten in dst_layout (NCHW to NCHW16c and back).",
+    ),
+    OpDef(
+        "nn.contrib_conv2d_NCHWc",
+        ("data", "weight"),
+        _NCHWC_ATTRS,
+        lambda args, attrs: _nchwc_conv_rel(args, attrs, depthwise=False),
+        lambda d, w, *, attrs: _nchwc_conv_lower(d, w, attrs=attrs, depthwise=False),
+        _nchwc_conv_ref,
+        OpPattern.OUT_ELEMWISE_FUSABLE,
+        "2-D convolution of NCHW[x]c data with an OIHW[i]i[o]o kernel into NCHW[o]c.",
+    ),
+    OpDef(
+        "nn.contrib_depthwise_conv2d_NCHWc",
+        ("data", "weight"),
+        _NCHWC_ATTRS,
+        lambda args, attrs: _nchwc_conv_rel(args, attrs, depthwise=True),
+        lambda d, w, *, attrs: _nchwc_conv_lower(d, w, attrs=attrs, depthwise=True),
+        _nchwc_conv_ref,
+        OpPattern.OUT_ELEMWISE_FUSABLE,
+        "Depthwise 2-D convolution of NCHW[x]c data with an OIHW1i[o]o kernel into NCHW[o]c.",
+    ),
+)
+
+__all__ = ["OPERATORS"]

@@ -1,0 +1,210 @@
+"""AlterOpLayout: NCHW convolutions rewritten to channel-blocked ones (NCHW[x]c, TVM's
+AlterOpLayout to contrib_conv2d_NCHWc on x86), with the blocked layout carried from one
+convolution to the next.
+
+In NCHW, a schedule that vectorizes output channels must transpose: the padding copy gathers 16
+channel planes into a vector, and the write-back scatters a tile [x, f] into channel rows.
+MobileNetV2 spent a quarter of its time in those copies. In NCHW16c every convolution reads and
+writes whole vectors of 16 channels, as onnxruntime's NCHWc kernels do.
+
+For each `nn.conv2d` (NCHW data, OIHW kernel, float32; groups 1, or depthwise with one filter per
+channel), with x = block(C), y = block(O) (block(n): the largest power of two up to the target's
+float32 lanes dividing n; the conv is kept when y < 4):
+
+    conv2d(%d, %w)  ->  layout_transform(contrib_conv2d_NCHWc(T(%d), T'(%w)), NCHW[y]c -> NCHW)
+
+T(%d) is `layout_transform(%d, NCHW -> NCHW[x]c)`, or, when %d is itself the transform back of
+a blocked result of block x, that result (the pair cancels). T'(%w) transforms the kernel to
+OIHW[x]i[y]o (OIHW1i[y]o depthwise); FoldConstant folds it for a constant weight, so the
+model loads packed weights. The blocked result then flows through the operators that do not
+care about the layout, so the next convolution finds it blocked:
+
+- an elementwise operator (clip, relu, sigmoid, cast, ...) of a blocked tensor;
+- `nn.bias_add(%x, %b, axis=1)`: `add(%x', reshape(%b, [C // y, 1, 1, y]))`;
+- `add`, `subtract`, `multiply`, `divide`, `maximum`, `minimum` of two tensors of one NCHW shape
+  (a residual add), one of them blocked: the other is transformed too;
+- max and average pooling, global or not: the same pool with layout NCHW[y]c.
+
+Every other operator reads the NCHW tensor through the transform back, which is computed once
+however many read it; a transform nobody reads is dropped with the expression."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from tessel.graph.expr import Call, Expr, Function
+from tessel.graph.op import OpPattern, get_op
+from tessel.graph.passes.rewriter import ExprRewriter, is_primitive, rewrite_functions
+from tessel.graph.ty import TensorType
+from tessel.ir.expr import Op
+from tessel.ir.module import IRModule
+from tessel.ir.target import Target
+from tessel.ir.transform import Pass, PassContext
+
+_BINARY = frozenset({"add", "subtract", "multiply", "divide", "maximum", "minimum"})
+_POOLS = frozenset({"nn.max_pool2d", "nn.avg_pool2d", "nn.global_avg_pool2d",
+                    "nn.global_max_pool2d"})  # fmt: skip
+MIN_BLOCK = 4  # fewer output channels a vector than this: the NCHW schedule is better
+
+
+def channel_block(channels: int, lanes: int) -> int:
+    """The largest power of two up to `lanes` that divides `channels`."""
+    block = 1
+    while block * 2 <= lanes and channels % (block * 2) == 0:
+        block *= 2
+    return block
+
+
+def _transform(data: Expr, src: str, dst: str) -> Call:
+    return Call(Op("layout_transform"), (data,), {"src_layout": src, "dst_layout": dst})
+
+
+def _tensor(expr: Expr) -> TensorType | None:
+    ty = expr.checked_type
+    return ty if isinstance(ty, TensorType) else None
+
+
+class _Blocker(ExprRewriter):
+    """The rewrite; `blocked` maps each transform back it made to (the blocked tensor, its
+    block), so a consumer that takes the blocked layout reads that tensor instead."""
+
+    def __init__(self, lanes: int) -> None:
+        super().__init__()
+        self.lanes = lanes
+        self.blocked: dict[int, tuple[Expr, int]] = {}
+
+    def enters(self, func: Function) -> bool:
+        return not is_primitive(func)
+
+    def rewrite_node(self, old: Expr, new: Expr) -> Expr:
+        if not isinstance(new, Call) or not isinstance(new.op, Op):
+            return new
+        name = new.op.name
+        if name == "nn.conv2d":
+            return self._conv2d(old, new)
+        if name == "nn.bias_add":
+            return self._bias_add(old, new)
+        if name in _BINARY:
+            return self._binary(old, new)
+        if name in _POOLS:
+            return self._pool(new)
+        if get_op(name).pattern == OpPattern.ELEMWISE and len(new.args) == 1:
+            return self._unary(old, new)
+        return new
+
+    # -- producing and reading blocked tensors ------------------------------------------------
+
+    def _back(self, blocked: Expr, block: int) -> Expr:
+        """The NCHW tensor of `blocked` (NCHW[block]c), remembered as such."""
+        back = _transform(blocked, f"NCHW{block}c", "NCHW")
+        self.blocked[id(back)] = (blocked, block)
+        return back
+
+    def _as_blocked(self, expr: Expr, block: int, shape: tuple[int, ...]) -> Expr:
+        """`expr` (an NCHW tensor of `shape`) in NCHW[block]c: the blocked tensor it is the
+        transform back of, re-blocked if need be, else a transform of it (a reshape for a
+        block of 1, which the memory plan makes free for an intermediate)."""
+        known = self.blocked.get(id(expr))
+        if known is None and block == 1:
+            return Call(Op("reshape"), (expr,), {"newshape": (*shape, 1)})
+        if known is None:
+            return _transform(expr, "NCHW", f"NCHW{block}c")
+        source, source_block = known
+        if source_block == block:
+            return source
+        return _transform(source, f"NCHW{source_block}c", f"NCHW{block}c")
+
+    # -- the operators ------------------------------------------------------------------------
+
+    def _conv2d(self, old: Call, new: Call) -> Expr:
+        data, weight, out = _tensor(old.args[0]), _tensor(old.args[1]), _tensor(old)
+        attrs = get_op("nn.conv2d").normalize_attrs(new.attrs)
+        if data is None or weight is None or out is None:
+            return new
+        if attrs.data_layout != "NCHW" or attrs.kernel_layout != "OIHW" or attrs.out_layout:
+            return new
+        if {data.dtype, weight.dtype, out.dtype} != {"float32"}:
+            return new
+        channels, filters = data.shape[1], weight.shape[0]
+        depthwise = attrs.groups == channels == filters and weight.shape[1] == 1
+        if attrs.groups != 1 and not depthwise:
+            return new
+        x, y = channel_block(channels, self.lanes), channel_block(filters, self.lanes)
+        if y < MIN_BLOCK or (depthwise and x != y):
+            return new
+        kernel_layout = f"OIHW1i{y}o" if depthwise else f"OIHW{x}i{y}o"
+        op = "nn.contrib_depthwise_conv2d_NCHWc" if depthwise else "nn.contrib_conv2d_NCHWc"
+        conv = Call(
+            Op(op),
+            (
+                self._as_blocked(new.args[0], x, data.shape),
+                _transform(new.args[1], "OIHW", kernel_layout),
+            ),
+            {**new.attrs, "data_layout": f"NCHW{x}c", "kernel_layout": kernel_layout,
+             "out_layout": f"NCHW{y}c"},
+        )  # fmt: skip
+        return self._back(conv, y)
+
+    def _bias_add(self, old: Call, new: Call) -> Expr:
+        known = self.blocked.get(id(new.args[0]))
+        data, bias = _tensor(old.args[0]), _tensor(old.args[1])
+        axis = get_op("nn.bias_add").normalize_attrs(new.attrs).axis
+        if known is None or data is None or bias is None or axis not in (1, -3):
+            return new
+        blocked, block = known
+        channels = data.shape[1]
+        shaped = Call(Op("reshape"), (new.args[1],), {"newshape": (channels // block, 1, 1, block)})
+        return self._back(Call(Op("add"), (blocked, shaped)), block)
+
+    def _binary(self, old: Call, new: Call) -> Expr:
+        types = [_tensor(a) for a in old.args]
+        known = [self.blocked.get(id(a)) for a in new.args]
+        if len(types) != 2 or None in types or not any(known):
+            return new
+        a, b = types
+        if a.shape != b.shape or a.dtype != b.dtype or a.ndim != 4:  # type: ignore[union-attr]
+            return new
+        block = next(k[1] for k in known if k is not None)
+        args = tuple(self._as_blocked(a, block, types[0].shape) for a in new.args)  # type: ignore[union-attr]
+        return self._back(Call(new.op, args, new.attrs), block)
+
+    def _pool(self, new: Call) -> Expr:
+        known = self.blocked.get(id(new.args[0]))
+        attrs = get_op(new.op.name).normalize_attrs(new.attrs)  # type: ignore[union-attr]
+        if known is None or attrs.layout != "NCHW" or attrs.out_layout:
+            return new
+        blocked, block = known
+        pooled = Call(new.op, (blocked,), {**new.attrs, "layout": f"NCHW{block}c"})
+        return self._back(pooled, block)
+
+    def _unary(self, old: Call, new: Call) -> Expr:
+        known = self.blocked.get(id(new.args[0]))
+        if known is None:
+            return new
+        blocked, block = known
+        return self._back(Call(new.op, (blocked,), new.attrs), block)
+
+
+@dataclass(frozen=True)
+class AlterOpLayout(Pass):
+    """Rewrite NCHW convolutions to channel-blocked NCHW[x]c ones, the blocks sized by
+    `target`'s float32 lanes (this machine's when None), carrying the blocked layout through
+    elementwise operators, bias_add and residual adds to the next convolution."""
+
+    name: ClassVar[str] = "alter_op_layout"
+    target: Target | None = field(default=None)
+
+    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
+        lanes = max(1, self._target().vector_bytes // 4)
+        return rewrite_functions(mod, lambda _, func: _Blocker(lanes).rewrite(func))
+
+    def _target(self) -> Target:
+        if self.target is not None:
+            return self.target
+        from tessel.schedule.rules.default import host_target  # the machine compile() builds for
+
+        return host_target()
+
+
+__all__ = ["AlterOpLayout", "channel_block"]

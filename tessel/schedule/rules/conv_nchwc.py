@@ -1,0 +1,137 @@
+"""The default schedule's rule for channel-blocked convolutions (topi.nn.conv2d_NCHWc and
+depthwise_conv2d_NCHWc, what AlterOpLayout makes of a model's NCHW convolutions).
+
+A block `C[n, oc, oh, ow, ocb] += I[n, .., ocb or ic_inner] * W[oc, .., ocb]` over (ic_outer,
+kh, kw, ic_inner) or, depthwise, (di, dj): its oc_bn output channels are already one contiguous
+vector of the data, the weight and the output, so nothing is packed or transposed. The output
+row is split by the largest of X_TILES dividing it (no tail); the loops become (n, oc_o, oh,
+ow_o, reductions, oc_i, ow_i, ocb) with ocb vectorized, ow_i and oc_i unrolled (two channel
+blocks per tile for conv2d when the register file holds 8 x 32 accumulators: each input element
+broadcast once feeds two weight vectors); the accumulators are a scope-local tile stored once per
+tile by a write-back into which the epilogue (bias, clip, a residual add) is inlined, as whole
+vectors; n, oc_o, oh fused and run in parallel. The zero padding stays its own loop nest
+(tessel.schedule.rules.conv.conv_padding), a vector copy of oc_bn channels per pixel. Each step
+is tried and skipped where the schedule refuses it."""
+
+from __future__ import annotations
+
+from tessel.ir.expr import Var
+from tessel.schedule import BlockRV, Schedule, ScheduleError
+from tessel.schedule.rules.steps import (
+    inline_consumer,
+    is_accumulation,
+    is_plain_nest,
+    parallel_fused,
+    try_step,
+    uncast,
+    vectorized_init,
+)
+from tessel.tir.block import Block, IterVarType
+from tessel.tir.buffer import BufferLoad
+from tessel.tir.stmt import BufferStore
+
+# Output columns per tile: the largest of these dividing the width (no tail loop).
+X_TILES = (8, 7, 6, 5, 4, 3, 2, 1)
+
+
+def match_conv_nchwc(block: Block) -> bool:
+    """Whether `block` is a blocked convolution: five spatial iterators indexing the output in
+    order, reductions (ic_outer, kh, kw, ic_inner) or (di, dj), and a product of a data load
+    whose last index is ic_inner (conv2d) or ocb (depthwise) with a weight load whose last
+    index is ocb: ocb then runs along contiguous vectors of all three."""
+    spatial = [iv.var for iv in block.iter_vars if iv.iter_type == IterVarType.DATA_PAR]
+    reduce = [iv.var for iv in block.iter_vars if iv.iter_type == IterVarType.COMM_REDUCE]
+    store = block.body
+    if block.init is None or len(spatial) != 5 or len(reduce) not in (2, 4):
+        return False
+    if len(spatial) + len(reduce) != len(block.iter_vars) or not isinstance(store, BufferStore):
+        return False
+    if not all(a is b for a, b in zip(store.indices, spatial, strict=True)):
+        return False
+    if not is_accumulation(store):
+        return False
+    product = uncast(store.value.b)  # type: ignore[attr-defined]
+    data, weight = uncast(product.a), uncast(product.b)
+    if not isinstance(data, BufferLoad) or not isinstance(weight, BufferLoad):
+        return False
+    lane = reduce[3] if len(reduce) == 4 else spatial[4]
+    return _last_index_is(data, lane) and _last_index_is(weight, spatial[4])
+
+
+def _last_index_is(load: BufferLoad, var: Var) -> bool:
+    return bool(load.indices) and load.indices[-1] is var
+
+
+def schedule_conv_nchwc(sch: Schedule, name: str, max_columns: int = X_TILES[0],
+                        max_channels: int = 32) -> set[str]:  # fmt: skip
+    """Tile the blocked conv block `name`, with at most `max_columns` output columns of
+    `max_channels` channels' accumulators; the names of the blocks it scheduled, empty
+    (nothing changed) if it is not one or its loops are not the plain nest TOPI builds."""
+    block = sch.get_block(name)
+    if not match_conv_nchwc(sch.block(block).block) or not is_plain_nest(sch, block):
+        return set()
+    padding = _schedule_padding(sch, block)
+    n, oc, oh, ow, ocb, *reductions = sch.get_loops(block)
+    columns = getattr(sch.loop(ow).extent, "value", 1)
+    x_tile = next(t for t in X_TILES if t <= max_columns and columns % t == 0)
+    block_lanes = getattr(sch.loop(ocb).extent, "value", 1)
+    chunks = getattr(sch.loop(oc).extent, "value", 1)
+    # conv2d: two channel blocks a tile where the accumulators fit, each broadcast input read
+    # once for both; depthwise reads a different input per block, so one.
+    pair = 2 if len(reductions) == 4 and 2 * block_lanes <= max_channels and chunks % 2 == 0 else 1
+    try:
+        oc_o, oc_i = sch.split(oc, [None, pair])
+        ow_o, ow_i = sch.split(ow, [None, x_tile])
+        # conv2d's channel loops outside the window, as the NCHW tile has them: with ic_inner
+        # innermost gcc copied every accumulator between registers each step (1.57 ms against
+        # 1.07 for 64->64 3x3 at 56x56).
+        order = (
+            [reductions[0], reductions[3], *reductions[1:3]] if len(reductions) == 4 else reductions
+        )
+        sch.reorder(oc_o, oh, ow_o, *order, ow_i, oc_i, ocb)
+    except ScheduleError:
+        return set()
+    write_back = try_step(lambda: sch.cache_write(block, 0, "local"))
+    if isinstance(write_back, BlockRV):
+        inline_consumer(sch, write_back)
+        if try_step(lambda: sch.reverse_compute_at(write_back, ow_o)) is not False:
+            # Its loops under ow_o (unit extents dropped): lanes vectorized, the rest unrolled.
+            loops = sch.get_loops(write_back)
+            anchor = sch.loop(ow_o).loop_var
+            depth = next(k for k, loop in enumerate(loops) if sch.loop(loop).loop_var is anchor)
+            tile_loops = loops[depth + 1 :]
+            try_step(lambda: sch.vectorize(tile_loops[-1]))
+            for loop in tile_loops[:-1]:
+                try_step(lambda loop=loop: sch.unroll(loop))
+        else:
+            write_back = None
+    # Fused after compute_at: the write-back's coverage proof needs the tile loops unfused.
+    parallel_fused(sch, [n, oc_o, oh])
+    init = vectorized_init(sch, block, reductions[0])
+    try_step(lambda: sch.vectorize(ocb))
+    try_step(lambda: sch.unroll(ow_i))
+    try_step(lambda: sch.unroll(oc_i))
+    if len(reductions) == 2:
+        # Depthwise: the window unrolled with the columns, so the C compiler loads each input
+        # vector once for the kw outputs that read it (10 loads per row of 8, not 24).
+        for loop in reductions:
+            try_step(lambda loop=loop: sch.unroll(loop))
+    blocks = (init, write_back, padding)
+    return {name} | {rv.name for rv in blocks if isinstance(rv, BlockRV)}
+
+
+def _schedule_padding(sch: Schedule, block: BlockRV) -> BlockRV | None:
+    """The zero padding that produces the conv's data, (n, c, h, w, cb): n, c, h fused and
+    parallel, w a plain loop, cb a vector. Fusing w too would cost a division per vector to
+    recover it (the copy ran at half the conv's time so)."""
+    producers = try_step(lambda: sch.get_producers(block)) or []
+    for producer in producers:
+        loops = sch.get_loops(producer)
+        if len(loops) != 5 or not is_plain_nest(sch, producer):
+            continue
+        if sch.block(producer).block.writes[0].buffer.ndim != 5:
+            continue
+        parallel_fused(sch, loops[:3])
+        try_step(lambda loops=loops: sch.vectorize(loops[4]))
+        return producer
+    return None

@@ -1,0 +1,133 @@
+"""2-D convolutions over channel-blocked data (TVM's topi.nn.conv2d_NCHWc and
+depthwise_conv2d_NCHWc): data (N, C // ic_bn, H, W, ic_bn), output (N, K // oc_bn, OH, OW,
+oc_bn), so that oc_bn output channels are one contiguous vector.
+
+conv2d_NCHWc's kernel is (K // oc_bn, C // ic_bn, KH, KW, ic_bn, oc_bn) ("OIHW{ic_bn}i
+{oc_bn}o"); depthwise_conv2d_NCHWc's is (K // oc_bn, 1, KH, KW, 1, oc_bn) ("OIHW1i{oc_bn}o"),
+output channel k reading input channel k // multiplier. The input-channel reduction is two
+axes, ic_outer and ic_inner, rather than TVM's single `ic` split by `//` and `%`: the loops a
+schedule tiles are then the ones the compute has."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tessel import te
+from tessel.te.tensor import Tensor
+from tessel.topi.layout import layout
+from tessel.topi.nn.conv2d import _pad_spatial, _window
+from tessel.topi.nn.utils import expect_const_shape, shape_str
+from tessel.topi.utils import op_error
+
+
+def _blocked(op: str, name: str, value: str, primal: str, block_axis: str) -> int:
+    """The factor of `block_axis` in layout `value`, which must be `primal` with that axis split
+    last (as "NCHW16c"; "NCHW1c" for a block of one)."""
+    parsed = layout(value)
+    if parsed.primal != primal or [a for a, _ in parsed.axes[len(primal) :]] != [block_axis]:
+        raise op_error(op, name, f"expected {primal}[x]{block_axis} (as {primal}16{block_axis}), "
+                                 f"got {value!r}")  # fmt: skip
+    return parsed.factor(block_axis.upper())
+
+
+def conv2d_NCHWc(  # noqa: N802  (TVM's name)
+    data: Tensor,
+    kernel: Tensor,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    layout: str,
+    out_layout: str,
+    out_dtype: str | None = None,
+) -> Tensor:
+    """Convolve blocked `data` (N, C // ic_bn, H, W, ic_bn) with `kernel` (K // oc_bn, C // ic_bn,
+    KH, KW, ic_bn, oc_bn) into (N, K // oc_bn, OH, OW, oc_bn); `layout` and `out_layout` name
+    the blocks ("NCHW16c")."""
+    op = "conv2d_NCHWc"
+    batch, in_chunks, height, width, ic_bn = expect_const_shape(op, "data", data, 5)
+    oc_chunks, k_chunks, kernel_h, kernel_w, k_ic_bn, oc_bn = expect_const_shape(
+        op, "kernel", kernel, 6
+    )
+    _check_blocks(op, layout, out_layout, ic_bn, oc_bn)
+    if (k_chunks, k_ic_bn) != (in_chunks, ic_bn):
+        raise op_error(
+            op, "kernel",
+            f"reads {k_chunks} x {k_ic_bn} input channels but `data` has {in_chunks} x {ic_bn} "
+            f"(shapes {shape_str(data.shape)} and {shape_str(kernel.shape)})",
+        )  # fmt: skip
+    window = _window(op, (height, width), (kernel_h, kernel_w), stride, padding, dilation)
+    out_dtype = out_dtype or data.dtype
+    padded = _pad_spatial(data, window, (2, 3), "data_pad")
+    (stride_h, stride_w), (dilation_h, dilation_w) = window.stride, window.dilation
+    ic_outer = te.reduce_axis((0, in_chunks), name="ic_outer")
+    kh = te.reduce_axis((0, kernel_h), name="kh")
+    kw = te.reduce_axis((0, kernel_w), name="kw")
+    ic_inner = te.reduce_axis((0, ic_bn), name="ic_inner")
+
+    def convolve(n, oc_chunk, oh, ow, oc_block):
+        y, x = oh * stride_h + kh * dilation_h, ow * stride_w + kw * dilation_w
+        value = padded[n, ic_outer, y, x, ic_inner].astype(out_dtype)
+        weight = kernel[oc_chunk, ic_outer, kh, kw, ic_inner, oc_block].astype(out_dtype)
+        return te.sum(value * weight, axis=[ic_outer, kh, kw, ic_inner])
+
+    shape = (batch, oc_chunks, *window.out, oc_bn)
+    return te.compute(shape, convolve, name="conv2d_NCHWc", tag="conv2d_NCHWc")
+
+
+def depthwise_conv2d_NCHWc(  # noqa: N802  (TVM's name)
+    Input: Tensor,  # noqa: N803  (TVM's names)
+    Filter: Tensor,  # noqa: N803
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    layout: str,
+    out_layout: str,
+    out_dtype: str | None = None,
+) -> Tensor:
+    """Convolve each channel of blocked `Input` (N, C // ic_bn, H, W, ic_bn) with its
+    `multiplier` kernels of `Filter` (K // oc_bn, 1, KH, KW, 1, oc_bn), K = C * multiplier, into
+    (N, K // oc_bn, OH, OW, oc_bn); output channel k reads input channel k // multiplier."""
+    op = "depthwise_conv2d_NCHWc"
+    batch, in_chunks, height, width, ic_bn = expect_const_shape(op, "Input", Input, 5)
+    oc_chunks, one, kernel_h, kernel_w, one_i, oc_bn = expect_const_shape(op, "Filter", Filter, 6)
+    _check_blocks(op, layout, out_layout, ic_bn, oc_bn)
+    channels, filters = in_chunks * ic_bn, oc_chunks * oc_bn
+    if (one, one_i) != (1, 1) or filters % channels:
+        raise op_error(
+            op, "Filter",
+            f"expected (K // oc_bn, 1, KH, KW, 1, oc_bn) with K a multiple of the {channels} "
+            f"input channels, got {shape_str(Filter.shape)}",
+        )  # fmt: skip
+    multiplier = filters // channels
+    window = _window(op, (height, width), (kernel_h, kernel_w), stride, padding, dilation)
+    out_dtype = out_dtype or Input.dtype
+    padded = _pad_spatial(Input, window, (2, 3), "PaddedInput")
+    (stride_h, stride_w), (dilation_h, dilation_w) = window.stride, window.dilation
+    di = te.reduce_axis((0, kernel_h), name="di")
+    dj = te.reduce_axis((0, kernel_w), name="dj")
+
+    def convolve(b, oco, i, j, oci):
+        if multiplier == 1 and ic_bn == oc_bn:  # output channel block k reads input block k
+            chunk, lane = oco, oci
+        else:
+            channel = (oco * oc_bn + oci) // multiplier
+            chunk, lane = channel // ic_bn, channel % ic_bn
+        y, x = i * stride_h + di * dilation_h, j * stride_w + dj * dilation_w
+        value = padded[b, chunk, y, x, lane].astype(out_dtype)
+        weight = Filter[oco, 0, di, dj, 0, oci].astype(out_dtype)
+        return te.sum(value * weight, axis=[di, dj])
+
+    shape = (batch, oc_chunks, *window.out, oc_bn)
+    return te.compute(shape, convolve, name="DepthwiseConv2d", tag="depthwise_conv2d_NCHWc")
+
+
+def _check_blocks(op: str, data_layout: str, out_layout: str, ic_bn: int, oc_bn: int) -> None:
+    """The layouts' blocks must be the tensors' last extents."""
+    if _blocked(op, "layout", data_layout, "NCHW", "c") != ic_bn:
+        raise op_error(
+            op, "layout", f"{data_layout!r} does not block by {ic_bn}, the data's last extent"
+        )
+    if _blocked(op, "out_layout", out_layout, "NCHW", "c") != oc_bn:
+        raise op_error(
+            op, "out_layout", f"{out_layout!r} does not block by {oc_bn}, the kernel's last extent"
+        )

@@ -1,0 +1,132 @@
+"""AlterOpLayout: NCHW convolutions become channel-blocked ones with the blocked layout carried
+through bias_add, elementwise operators and residual adds (Before/Expected in the text format),
+transform pairs cancel, ineligible convolutions stay, and compiled models keep their results."""
+
+import numpy as np
+import pytest
+
+import tessel.graph as graph
+from tessel.graph import InferType, evaluate, parse
+from tessel.graph.executor import bind_params
+from tessel.graph.passes import AlterOpLayout, FoldConstant
+from tessel.graph.passes.alter_op_layout import channel_block
+from tessel.ir.structural import assert_structural_equal
+from tessel.ir.target import Target
+
+AVX512 = Target(kind="c", vector_bytes=64, vector_registers=32)
+AVX2 = Target(kind="c", vector_bytes=32, vector_registers=16)
+
+
+def _module(params: str, body: str):
+    return InferType()(parse(f'#[version = "0.0.5"]\ndef @main({params}) {{\n{body}\n}}\n'))
+
+
+PARAMS = ("%x: Tensor[(1, 16, 8, 8), float32], %w1: Tensor[(32, 16, 1, 1), float32], "
+          "%b1: Tensor[(32), float32], %w2: Tensor[(32, 1, 3, 3), float32]")  # fmt: skip
+
+BEFORE = """
+  %0 = nn.conv2d(%x, %w1, channels=32, kernel_size=[1, 1]);
+  %1 = nn.bias_add(%0, %b1);
+  %2 = clip(%1, a_min=0f, a_max=6f);
+  %3 = nn.conv2d(%2, %w2, padding=[1, 1, 1, 1], groups=32, channels=32, kernel_size=[3, 3]);
+  %4 = add(%3, %2);
+  nn.global_avg_pool2d(%4)
+"""
+
+EXPECTED = """
+  %0 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW16c");
+  %1 = layout_transform(%w1, src_layout="OIHW", dst_layout="OIHW16i16o");
+  %2 = nn.contrib_conv2d_NCHWc(%0, %1, channels=32, kernel_size=[1, 1], data_layout="NCHW16c",
+                               kernel_layout="OIHW16i16o", out_layout="NCHW16c");
+  %3 = reshape(%b1, newshape=[2, 1, 1, 16]);
+  %4 = add(%2, %3);
+  %5 = clip(%4, a_min=0f, a_max=6f);
+  %6 = layout_transform(%w2, src_layout="OIHW", dst_layout="OIHW1i16o");
+  %7 = nn.contrib_depthwise_conv2d_NCHWc(%5, %6, padding=[1, 1, 1, 1], groups=32, channels=32,
+                                         kernel_size=[3, 3], data_layout="NCHW16c",
+                                         kernel_layout="OIHW1i16o", out_layout="NCHW16c");
+  %8 = add(%7, %5);
+  %9 = nn.global_avg_pool2d(%8, layout="NCHW16c");
+  layout_transform(%9, src_layout="NCHW16c", dst_layout="NCHW")
+"""
+
+
+def test_blocked_layout_flows_from_conv_to_conv():
+    after = AlterOpLayout(AVX512)(_module(PARAMS, BEFORE))
+    assert_structural_equal(after, _module(PARAMS, EXPECTED))
+
+
+def test_blocks_follow_the_target_lanes():
+    """With 8 float32 lanes (AVX2) the blocks are 8: NCHW8c, OIHW8i8o."""
+    text = str(AlterOpLayout(AVX2)(_module(PARAMS, BEFORE)))
+    assert 'dst_layout="NCHW8c"' in text and 'kernel_layout="OIHW8i8o"' in text
+    assert "NCHW16c" not in text
+
+
+@pytest.mark.parametrize(("channels", "lanes", "block"), [
+    (32, 16, 16), (24, 16, 8), (144, 16, 16), (3, 16, 1), (12, 8, 4), (1280, 8, 8),
+])  # fmt: skip
+def test_channel_block_is_the_largest_power_of_two_dividing(channels, lanes, block):
+    assert channel_block(channels, lanes) == block
+
+
+@pytest.mark.parametrize("conv", [
+    # too few output channels a vector (6: a block of 2)
+    ("%x: Tensor[(1, 16, 8, 8), float32], %w: Tensor[(6, 16, 3, 3), float32]",
+     "nn.conv2d(%x, %w, padding=[1, 1, 1, 1])"),
+    # grouped, not depthwise
+    ("%x: Tensor[(1, 16, 8, 8), float32], %w: Tensor[(16, 8, 3, 3), float32]",
+     "nn.conv2d(%x, %w, groups=2)"),
+    # NHWC
+    ("%x: Tensor[(1, 8, 8, 16), float32], %w: Tensor[(3, 3, 16, 16), float32]",
+     'nn.conv2d(%x, %w, data_layout="NHWC", kernel_layout="HWIO")'),
+    # a depthwise multiplier of 2
+    ("%x: Tensor[(1, 16, 8, 8), float32], %w: Tensor[(32, 1, 3, 3), float32]",
+     "nn.conv2d(%x, %w, groups=16)"),
+])  # fmt: skip
+def test_ineligible_convolutions_stay(conv):
+    mod = _module(*conv)
+    assert AlterOpLayout(AVX512)(mod) is mod
+
+
+def test_a_tensor_read_in_both_layouts_is_transformed_back_once():
+    """The conv's result feeds a blocked conv and a softmax (NCHW): one transform back."""
+    params = ("%x: Tensor[(1, 16, 4, 4), float32], %w1: Tensor[(16, 16, 1, 1), float32], "
+              "%w2: Tensor[(16, 16, 1, 1), float32]")  # fmt: skip
+    body = """
+      %0 = nn.conv2d(%x, %w1);
+      %1 = nn.softmax(%0, axis=1);
+      %2 = nn.softmax(%0, axis=2);
+      %3 = nn.conv2d(%0, %w2);
+      (%1, %2, %3)
+    """
+    after = AlterOpLayout(AVX512)(_module(params, body))
+    text = str(after)
+    assert text.count('src_layout="NCHW16c", dst_layout="NCHW"') == 2  # %0's once, %3's once
+    assert text.count("nn.contrib_conv2d_NCHWc") == 2
+
+
+def test_weights_fold_into_packed_constants():
+    """With weights bound, FoldConstant leaves no layout_transform of a weight."""
+    mod = bind_params(_module(PARAMS, BEFORE), _weights())
+    folded = FoldConstant()(AlterOpLayout(AVX512)(mod))
+    text = str(folded)
+    assert text.count("layout_transform") == 2  # the input in, the pooled result out
+    assert "reshape" not in text
+
+
+def _weights():
+    rng = np.random.default_rng(1)
+    return {"w1": rng.standard_normal((32, 16, 1, 1), dtype=np.float32),
+            "b1": rng.standard_normal(32, dtype=np.float32),
+            "w2": rng.standard_normal((32, 1, 3, 3), dtype=np.float32)}  # fmt: skip
+
+
+def test_compiled_model_keeps_its_results():
+    mod = _module(PARAMS, BEFORE)
+    x = np.random.default_rng(0).standard_normal((1, 16, 8, 8), dtype=np.float32)
+    compiled = graph.compile(mod, params=_weights())
+    kernels = [gv.name_hint for gv in compiled.lowered.functions if gv.name_hint != "main"]
+    assert any("NCHWc" in name for name in kernels)
+    np.testing.assert_allclose(compiled(x), evaluate(mod, x, params=_weights()), rtol=1e-4,
+                               atol=1e-4)  # fmt: skip

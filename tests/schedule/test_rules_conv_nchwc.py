@@ -1,0 +1,116 @@
+"""The default schedule's rule for channel-blocked convolutions
+(tessel.schedule.rules.conv_nchwc): topi.nn.conv2d_NCHWc and depthwise_conv2d_NCHWc, with a
+bias and clip epilogue, keep their results on odd shapes (interpreter and C), tile as the rule
+says, and their traces replay."""
+
+import numpy as np
+import pytest
+
+from tessel import te, topi
+from tessel.ir.structural import assert_structural_equal
+from tessel.ir.target import Target
+from tessel.schedule import Schedule
+from tessel.schedule.rules import default_schedule
+from tessel.schedule.rules.conv_nchwc import match_conv_nchwc
+from tessel.testing import check_same_results
+
+AVX512 = Target(kind="c", vector_bytes=64, vector_registers=32)
+
+
+def _blocked_conv(n, c, f, size, k, stride, pad, ic_bn, oc_bn, depthwise=False):
+    """conv2d_NCHWc (or depthwise) then a per-channel bias and clip, as AlterOpLayout leaves a
+    model's conv + bias_add + relu6."""
+    data = te.placeholder((n, c // ic_bn, size, size, ic_bn), name="data")
+    if depthwise:
+        kernel = te.placeholder((f // oc_bn, 1, k, k, 1, oc_bn), name="kernel")
+        conv = topi.nn.depthwise_conv2d_NCHWc(
+            data, kernel, stride, pad, 1, f"NCHW{ic_bn}c", f"NCHW{oc_bn}c"
+        )
+    else:
+        kernel = te.placeholder((f // oc_bn, c // ic_bn, k, k, ic_bn, oc_bn), name="kernel")
+        conv = topi.nn.conv2d_NCHWc(data, kernel, stride, pad, 1, f"NCHW{ic_bn}c", f"NCHW{oc_bn}c")
+    bias = te.placeholder((f // oc_bn, 1, 1, oc_bn), name="bias")
+    out = topi.clip(topi.add(conv, bias), 0.0, 6.0)
+    return te.create_prim_func([data, kernel, bias, out])
+
+
+CASES = {
+    # name: (batch, in channels, out channels, size, kernel, stride, pad, ic_bn, oc_bn, depthwise)
+    "3x3 16->32 at 7": (1, 16, 32, 7, 3, 1, 1, 16, 16, False),
+    "1x1 8->16 at 13": (1, 8, 16, 13, 1, 1, 0, 8, 16, False),  # a prime width: tiles of 1
+    "3x3 s2 4->8 at 9, batch 2": (2, 4, 8, 9, 3, 2, 1, 4, 8, False),
+    "3x3 s2 3->16 at 11, ic_bn 1": (1, 3, 16, 11, 3, 2, 1, 1, 16, False),
+    "1x1 16->48 at 1": (1, 16, 48, 1, 1, 1, 0, 16, 16, False),  # 3 chunks: no channel pair
+    "depthwise 16 at 7": (1, 16, 16, 7, 3, 1, 1, 16, 16, True),
+    "depthwise s2 8 at 13": (1, 8, 8, 13, 3, 2, 1, 8, 8, True),
+    "depthwise 5x5 4 at 12": (1, 4, 4, 12, 5, 1, 2, 4, 4, True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_blocked_conv_keeps_results_and_its_trace_replays(case):
+    func = _blocked_conv(*CASES[case])
+    sch = default_schedule(func, AVX512)
+    check_same_results(func, sch.func, rtol=1e-4, atol=1e-4)
+    replayed = Schedule(func)
+    sch.trace.apply_to_schedule(replayed)
+    assert_structural_equal(replayed.func, sch.func)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_blocked_conv_tiles_as_the_rule_says(case):
+    n, c, f, size, k, stride, pad, ic_bn, oc_bn, depthwise = CASES[case]
+    tir = default_schedule(_blocked_conv(*CASES[case]), AVX512).func.script()
+    width = (size + 2 * pad - k) // stride + 1
+    columns = next(t for t in (8, 7, 6, 5, 4, 3, 2, 1) if width % t == 0)
+    assert f"T.vectorized({oc_bn})" in tir  # a vector of output channels
+    if columns > 1:
+        assert f"T.unroll({columns})" in tir  # the tile's columns, no tail
+    assert 'scope="local"' in tir  # the accumulators
+    assert "T.min(T.max(" in tir or "T.max(T.min(" in tir  # clip, inlined into the write-back
+    chunks = f // oc_bn
+    if not depthwise and chunks % 2 == 0 and oc_bn == 16:
+        assert "T.unroll(2)" in tir  # two channel blocks a tile
+    if pad:  # the zero padding, its own nest in the blocked layout
+        padded = size + 2 * pad
+        assert f"({n}, {c // ic_bn}, {padded}, {padded}, {ic_bn})" in tir
+
+
+def test_a_general_multiplier_depthwise_is_not_the_rule_s():
+    """Two filters per channel read input lane k // 2 at output lane k: not a vector of the
+    data, so the rule leaves it to the generic schedule (which keeps its results)."""
+    data = te.placeholder((1, 1, 6, 6, 4), name="data")
+    kernel = te.placeholder((2, 1, 3, 3, 1, 4), name="kernel")
+    out = topi.nn.depthwise_conv2d_NCHWc(data, kernel, 1, 1, 1, "NCHW4c", "NCHW4c")
+    func = te.create_prim_func([data, kernel, out])
+    block = next(b for b in _blocks(func) if b.name_hint == "DepthwiseConv2d")
+    assert not match_conv_nchwc(block)
+    check_same_results(func, default_schedule(func, AVX512).func, rtol=1e-5, atol=1e-5)
+
+
+def _blocks(func):
+    from tessel.ir.functor import post_order
+    from tessel.tir.block import Block
+
+    return [node for node in post_order(func.body) if isinstance(node, Block)]
+
+
+def test_blocked_conv_matches_torch():
+    """The scheduled kernel against PyTorch's NCHW convolution, blocks transformed by NumPy."""
+    torch = pytest.importorskip("torch")
+    from tessel import build
+    from tessel.topi.layout import transform_array
+
+    func = default_schedule(_blocked_conv(1, 16, 32, 9, 3, 2, 1, 8, 16), AVX512).func
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 16, 9, 9), dtype=np.float32)
+    w = rng.standard_normal((32, 16, 3, 3), dtype=np.float32)
+    b = rng.standard_normal(32, dtype=np.float32)
+    out = np.empty((1, 2, 5, 5, 16), np.float32)
+    build(func)(transform_array(x, "NCHW", "NCHW8c"), transform_array(w, "OIHW", "OIHW8i16o"),
+                b.reshape(2, 1, 1, 16), out)  # fmt: skip
+    conv = torch.nn.functional.conv2d
+    expected = conv(torch.from_numpy(x), torch.from_numpy(w), torch.from_numpy(b), 2, 1)
+    expected = expected.clamp(0, 6).numpy()
+    np.testing.assert_allclose(transform_array(out, "NCHW16c", "NCHW"), expected, rtol=1e-4,
+                               atol=1e-4)  # fmt: skip
