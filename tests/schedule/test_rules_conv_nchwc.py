@@ -71,9 +71,11 @@ def test_blocked_conv_tiles_as_the_rule_says(case):
     chunks = f // oc_bn
     if not depthwise and chunks % 2 == 0 and oc_bn == 16:
         assert "T.unroll(2)" in tir  # two channel blocks a tile
-    if pad:  # the zero padding, its own nest in the blocked layout
+    if pad:  # conv2d keeps the zero padding as its own nest; depthwise inlines it
         padded = size + 2 * pad
-        assert f"({n}, {c // ic_bn}, {padded}, {padded}, {ic_bn})" in tir
+        blocked_pad = f"({n}, {c // ic_bn}, {padded}, {padded}, {ic_bn})" in tir
+        assert blocked_pad == (not depthwise)
+        assert ("T.if_then_else(" in tir.split("_init")[-1]) == depthwise  # a guard per vector
 
 
 def test_a_general_multiplier_depthwise_is_not_the_rule_s():

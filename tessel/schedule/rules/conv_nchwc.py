@@ -5,9 +5,10 @@ A block `C[n, oc, oh, ow, ocb] += I[n, .., ocb or ic_inner] * W[oc, .., ocb]` ov
 kh, kw, ic_inner) or, depthwise, (di, dj): its oc_bn output channels are already one contiguous
 vector of the data, the weight and the output, so nothing is packed or transposed. The output
 row is split by the largest of X_TILES dividing it (no tail); the loops become (n, oc_o, oh,
-ow_o, reductions, oc_i, ow_i, ocb) with ocb vectorized, ow_i and oc_i unrolled (two channel
+ow_o, reductions, ow_i, oc_i, ocb) with ocb vectorized, ow_i and oc_i unrolled (two channel
 blocks per tile for conv2d when the register file holds 8 x 32 accumulators: each input element
-broadcast once feeds two weight vectors); the accumulators are a scope-local tile stored once per
+broadcast once feeds two weight vectors), ic_inner two steps an iteration and the depthwise
+window unrolled; the accumulators are a scope-local tile stored once per
 tile by a write-back into which the epilogue (bias, clip, a residual add) is inlined, as whole
 vectors; n, oc_o, oh fused and run in parallel. The zero padding stays its own loop nest
 (tessel.schedule.rules.conv.conv_padding), a vector copy of oc_bn channels per pixel. Each step
@@ -70,25 +71,33 @@ def schedule_conv_nchwc(sch: Schedule, name: str, max_columns: int = X_TILES[0],
     block = sch.get_block(name)
     if not match_conv_nchwc(sch.block(block).block) or not is_plain_nest(sch, block):
         return set()
+    if len(sch.block(block).block.iter_vars) == 7:
+        # Depthwise: the zero padding inlined. Its bounds test is one scalar per input vector
+        # (the lanes are channels), which UnswitchGuards takes out of the interior tiles; the
+        # copy it saves cost as much as the convolution (MobileNetV2: 1.12x to 1.03x ORT).
+        # conv2d keeps the copy: a test per broadcast input element costs more (ResNet-18:
+        # 0.86x to 0.96x).
+        for producer in try_step(lambda: sch.get_producers(block)) or []:
+            try_step(lambda producer=producer: sch.compute_inline(producer))
     padding = _schedule_padding(sch, block)
     n, oc, oh, ow, ocb, *reductions = sch.get_loops(block)
-    columns = getattr(sch.loop(ow).extent, "value", 1)
-    x_tile = next(t for t in X_TILES if t <= max_columns and columns % t == 0)
     block_lanes = getattr(sch.loop(ocb).extent, "value", 1)
     chunks = getattr(sch.loop(oc).extent, "value", 1)
     # conv2d: two channel blocks a tile where the accumulators fit, each broadcast input read
     # once for both; depthwise reads a different input per block, so one.
     pair = 2 if len(reductions) == 4 and 2 * block_lanes <= max_channels and chunks % 2 == 0 else 1
+    columns = getattr(sch.loop(ow).extent, "value", 1)
+    x_tile = next(t for t in X_TILES if t <= max_columns and columns % t == 0)
+    # A row shorter than the tile (4x4 maps): several rows a tile, so the accumulators still
+    # fill the registers and each weight vector loaded serves twice the outputs (ResNet-18's
+    # 512-channel convs at 4x4 are weight-bound: the model went from 0.91x to 0.86x ORT).
+    height = getattr(sch.loop(oh).extent, "value", 1)
+    rows = next(r for r in (4, 2, 1) if r * x_tile <= max_columns and height % r == 0)
     try:
         oc_o, oc_i = sch.split(oc, [None, pair])
+        oh, oh_i = sch.split(oh, [None, rows])
         ow_o, ow_i = sch.split(ow, [None, x_tile])
-        # conv2d's channel loops outside the window, as the NCHW tile has them: with ic_inner
-        # innermost gcc copied every accumulator between registers each step (1.57 ms against
-        # 1.07 for 64->64 3x3 at 56x56).
-        order = (
-            [reductions[0], reductions[3], *reductions[1:3]] if len(reductions) == 4 else reductions
-        )
-        sch.reorder(oc_o, oh, ow_o, *order, ow_i, oc_i, ocb)
+        sch.reorder(oc_o, oh, ow_o, *reductions, oh_i, ow_i, oc_i, ocb)
     except ScheduleError:
         return set()
     write_back = try_step(lambda: sch.cache_write(block, 0, "local"))
@@ -109,8 +118,17 @@ def schedule_conv_nchwc(sch: Schedule, name: str, max_columns: int = X_TILES[0],
     parallel_fused(sch, [n, oc_o, oh])
     init = vectorized_init(sch, block, reductions[0])
     try_step(lambda: sch.vectorize(ocb))
+    try_step(lambda: sch.unroll(oh_i))
     try_step(lambda: sch.unroll(ow_i))
     try_step(lambda: sch.unroll(oc_i))
+    if len(reductions) == 4 and getattr(sch.loop(reductions[3]).extent, "value", 1) % 2 == 0:
+        # ic_inner, innermost, two steps a loop iteration: gcc copied all 16 accumulators between
+        # registers at each back edge of a one-step loop. In the weights' order, (ic_outer, kh,
+        # kw, ic_inner), the kernel streams them in order: ResNet-18 ran at 0.91x onnxruntime
+        # so, 1.32x with ic_inner outside the window, 1.07x with four steps unrolled.
+        parts = try_step(lambda: sch.split(reductions[3], [None, 2]))
+        if parts:
+            try_step(lambda: sch.unroll(parts[1]))
     if len(reductions) == 2:
         # Depthwise: the window unrolled with the columns, so the C compiler loads each input
         # vector once for the kw outputs that read it (10 loads per row of 8, not 24).
