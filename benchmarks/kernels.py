@@ -8,8 +8,10 @@ its result is checked against PyTorch (max |error| / max |reference| <= 1e-3) be
 Kernels: matmul 1024³ and 127³, batch_matmul at attention shapes ([12,128,32] x [12,32,128]),
 dense 64x784 · 512, the ResNet-18 conv2d layers (NCHW, batch 1: 3x3 64->64 at 56², 3x3
 128->128 at 28², 3x3 stride 2 64->128 from 56², 1x1 64->128 at 56²), depthwise 3x3 on 32
-channels at 112², softmax and layer_norm over the last axis of [128, 384]. NumPy is
-`np.matmul` (OpenBLAS) for the products and a short expression for softmax and layer_norm
+channels at 112², the same convolutions in the channel-blocked layout AlterOpLayout gives a
+model (topi.nn.conv2d_NCHWc and depthwise_conv2d_NCHWc on NCHW16c data, blocked by NumPy
+before timing; PyTorch runs its NCHW conv), softmax and layer_norm over the last axis of
+[128, 384]. NumPy is `np.matmul` (OpenBLAS) for the products and a short expression for softmax and layer_norm
 (single-threaded); it has no conv. A C probe compiled at run time (gcc -O3 -march=native,
 twelve independent FMA chains on the widest vectors) measures the FP32 peak; a kernel's % of
 peak is its GFLOP/s over the one-core peak times the thread count. Softmax's and layer_norm's
@@ -36,9 +38,10 @@ from timing import median_seconds
 
 import tessel
 from tessel import te, topi
+from tessel.runtime.compiler import find_compiler
 from tessel.schedule.rules import default_schedule
 from tessel.schedule.rules.default import host_target
-from tessel.runtime.compiler import find_compiler
+from tessel.topi.layout import transform_array
 
 try:  # scikit-learn's dependency (the demo extra); without it NumPy's OpenBLAS uses every core
     from threadpoolctl import threadpool_limits
@@ -116,6 +119,10 @@ class Kernel:
     flops: int
     torch_call: Callable[..., torch.Tensor]
     numpy_call: Callable[..., np.ndarray] | None = None
+    # Tessel's inputs from the references' (a blocked layout, made by NumPy before timing) and
+    # its output back in the references' layout (for the error only).
+    to_tessel: Callable[[list[np.ndarray]], list[np.ndarray]] | None = None
+    from_tessel: Callable[[np.ndarray], np.ndarray] | None = None
 
 
 def _conv(cin: int, cout: int, size: int, k: int, stride: int) -> Kernel:
@@ -126,6 +133,38 @@ def _conv(cin: int, cout: int, size: int, k: int, stride: int) -> Kernel:
         ((1, cin, size, size), (cout, cin, k, k)),
         2 * cout * out * out * cin * k * k,
         lambda x, w: F.conv2d(x, w, stride=stride, padding=pad),
+    )
+
+
+def _conv_nchwc(cin: int, cout: int, size: int, k: int, stride: int, block: int = 16) -> Kernel:
+    """The conv AlterOpLayout gives a model: topi.nn.conv2d_NCHWc on NCHW16c data and an
+    OIHW16i16o kernel, against PyTorch's NCHW conv2d."""
+    pad, out = k // 2, (size + 2 * (k // 2) - k) // stride + 1
+    data, kernel = f"NCHW{block}c", f"OIHW{block}i{block}o"
+    return Kernel(
+        f"conv2d {k}x{k} {cin}->{cout} s{stride} {size}², {data}",
+        lambda x, w: topi.nn.conv2d_NCHWc(x, w, stride, pad, 1, data, data),
+        ((1, cin, size, size), (cout, cin, k, k)),
+        2 * cout * out * out * cin * k * k,
+        lambda x, w: F.conv2d(x, w, stride=stride, padding=pad),
+        to_tessel=lambda arrays: [transform_array(arrays[0], "NCHW", data),
+                                  transform_array(arrays[1], "OIHW", kernel)],  # fmt: skip
+        from_tessel=lambda y: transform_array(y, data, "NCHW"),
+    )
+
+
+def _depthwise_nchwc(channels: int, size: int, block: int = 16) -> Kernel:
+    """The depthwise conv AlterOpLayout gives a model (NCHW16c, OIHW1i16o)."""
+    data, kernel = f"NCHW{block}c", f"OIHW1i{block}o"
+    return Kernel(
+        f"depthwise 3x3 c{channels} {size}², {data}",
+        lambda x, w: topi.nn.depthwise_conv2d_NCHWc(x, w, 1, 1, 1, data, data),
+        ((1, channels, size, size), (channels, 1, 3, 3)),
+        2 * channels * size * size * 9,
+        lambda x, w: F.conv2d(x, w, padding=1, groups=channels),
+        to_tessel=lambda arrays: [transform_array(arrays[0], "NCHW", data),
+                                  transform_array(arrays[1], "OIHW", kernel)],  # fmt: skip
+        from_tessel=lambda y: transform_array(y, data, "NCHW"),
     )
 
 
@@ -154,10 +193,15 @@ KERNELS = {
     "conv3x3-128": _conv(128, 128, 28, 3, 1),
     "conv3x3-s2": _conv(64, 128, 56, 3, 2),
     "conv1x1": _conv(64, 128, 56, 1, 1),
+    "conv3x3-64-nchwc": _conv_nchwc(64, 64, 56, 3, 1),
+    "conv3x3-128-nchwc": _conv_nchwc(128, 128, 28, 3, 1),
+    "conv3x3-s2-nchwc": _conv_nchwc(64, 128, 56, 3, 2),
+    "conv1x1-nchwc": _conv_nchwc(64, 128, 56, 1, 1),
     "depthwise": Kernel("depthwise 3x3 c32 112²",
                         lambda x, w: topi.nn.depthwise_conv2d_nchw(x, w, 1, 1, 1),
                         ((1, 32, 112, 112), (32, 1, 3, 3)), 2 * 32 * 112 * 112 * 9,
                         lambda x, w: F.conv2d(x, w, padding=1, groups=32)),
+    "depthwise-nchwc": _depthwise_nchwc(32, 112),
     "softmax": Kernel("softmax [128, 384]", lambda x: topi.nn.softmax(x, -1), ((128, 384),),
                       5 * 128 * 384, lambda x: torch.softmax(x, -1), _softmax_np),
     "layer-norm": Kernel("layer_norm [128, 384]",
@@ -181,9 +225,10 @@ def _blas_threads(threads: int) -> contextlib.AbstractContextManager:
     return threadpool_limits(limits=threads, user_api="blas")
 
 
-def _build(kernel: Kernel) -> tuple[Callable[..., None], tuple[int, ...]]:
-    """The compiled kernel with the default schedule, and its output shape."""
-    inputs = [te.placeholder(s, name=f"in{i}") for i, s in enumerate(kernel.shapes)]
+def _build(kernel: Kernel, shapes: list) -> tuple[Callable[..., None], tuple[int, ...]]:
+    """The compiled kernel (inputs of `shapes`) with the default schedule, and its output
+    shape."""
+    inputs = [te.placeholder(s, name=f"in{i}") for i, s in enumerate(shapes)]
     out = kernel.compute(*inputs)
     # For this machine, as `tessel.graph.compile` builds a model's kernels (Target.detect()).
     target = host_target()
@@ -205,23 +250,25 @@ def _ms(seconds: float | None) -> str:
 
 def measure(kernel: Kernel, runs: int, set_threads, peak: float) -> list[str]:
     """Check `kernel` against PyTorch, then one table row per thread count."""
-    try:
-        module, out_shape = _build(kernel)
-    except Exception as err:  # noqa: BLE001  (report the failure and go on to the next kernel)
-        return [f"| {kernel.label} | - | build failed: {type(err).__name__}: {err} |"]
     rng = np.random.default_rng(0)
     arrays = [rng.standard_normal(s, dtype=np.float32) for s in kernel.shapes]
     tensors = [torch.from_numpy(a) for a in arrays]
+    ours_in = kernel.to_tessel(arrays) if kernel.to_tessel else arrays
+    try:
+        module, out_shape = _build(kernel, [a.shape for a in ours_in])
+    except Exception as err:  # noqa: BLE001  (report the failure and go on to the next kernel)
+        return [f"| {kernel.label} | - | build failed: {type(err).__name__}: {err} |"]
     out = np.zeros(out_shape, "float32")
-    module(*arrays, out)
+    module(*ours_in, out)
     with torch.inference_mode():
-        error = _relative_error(out, kernel.torch_call(*tensors).numpy())
+        got = kernel.from_tessel(out) if kernel.from_tessel else out
+        error = _relative_error(got, kernel.torch_call(*tensors).numpy())
     status = "" if error <= 1e-3 else f" MISMATCH (rel. error {error:.1e})"
     rows = []
     for threads in (1, 2):
         set_threads(threads)
         torch.set_num_threads(threads)
-        ours = median_seconds(lambda: module(*arrays, out), runs)
+        ours = median_seconds(lambda: module(*ours_in, out), runs)
         numpy_s = None
         if kernel.numpy_call is not None:
             with _blas_threads(threads):
