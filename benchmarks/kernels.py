@@ -11,8 +11,8 @@ dense 64x784 · 512, the ResNet-18 conv2d layers (NCHW, batch 1: 3x3 64->64 at 5
 channels at 112², the same convolutions in the channel-blocked layout AlterOpLayout gives a
 model (topi.nn.conv2d_NCHWc and depthwise_conv2d_NCHWc on NCHW16c data, blocked by NumPy
 before timing; PyTorch runs its NCHW conv), softmax and layer_norm over the last axis of
-[128, 384]. NumPy is `np.matmul` (OpenBLAS) for the products and a short expression for softmax and layer_norm
-(single-threaded); it has no conv. A C probe compiled at run time (gcc -O3 -march=native,
+[128, 384]. NumPy is `np.matmul` (OpenBLAS) for the products and a short expression for
+softmax and layer_norm (single-threaded); it has no conv. A C probe compiled at run time (gcc -O3 -march=native,
 twelve independent FMA chains on the widest vectors) measures the FP32 peak; a kernel's % of
 peak is its GFLOP/s over the one-core peak times the thread count. Softmax's and layer_norm's
 FLOP counts are nominal (5 and 8 per element, exp and sqrt counted as one). Times are medians
