@@ -1,22 +1,22 @@
 """Kernels compiled by Tessel (default schedule) against NumPy and PyTorch, at 1 and 2 threads.
 
-Run as `python benchmarks/kernels.py [--runs N] [--kernels a,b,...]`. Each kernel is a TOPI
-compute on `te.placeholder`s, lowered with `te.create_prim_func`, scheduled with
-`tessel.schedule.rules.default_schedule` (no tuning) and built with `tessel.build`, both for
-this machine (`Target.detect()`, as `tessel.graph.compile` builds a model's kernels);
-its result is checked against PyTorch (max |error| / max |reference| <= 1e-3) before timing.
-Kernels: matmul 1024³ and 127³, batch_matmul at attention shapes ([12,128,32] x [12,32,128]),
-dense 64x784 · 512, the ResNet-18 conv2d layers (NCHW, batch 1: 3x3 64->64 at 56², 3x3
-128->128 at 28², 3x3 stride 2 64->128 from 56², 1x1 64->128 at 56²), depthwise 3x3 on 32
-channels at 112², the same convolutions in the channel-blocked layout AlterOpLayout gives a
-model (topi.nn.conv2d_NCHWc and depthwise_conv2d_NCHWc on NCHW16c data, blocked by NumPy
-before timing; PyTorch runs its NCHW conv), softmax and layer_norm over the last axis of
-[128, 384]. NumPy is `np.matmul` (OpenBLAS) for the products and a short expression for
-softmax and layer_norm (single-threaded); it has no conv. A C probe compiled at run time (gcc -O3 -march=native,
-twelve independent FMA chains on the widest vectors) measures the FP32 peak; a kernel's % of
-peak is its GFLOP/s over the one-core peak times the thread count. Softmax's and layer_norm's
-FLOP counts are nominal (5 and 8 per element, exp and sqrt counted as one). Times are medians
-over --runs calls after a warm-up, all taken in the same run.
+Run as `python benchmarks/kernels.py [--runs N] [--kernels a,b,...]`. Each kernel is a TOPI compute
+on `te.placeholder`s, lowered with `te.create_prim_func`, scheduled with
+`tessel.schedule.rules.default_schedule` (no tuning) and built with `tessel.build`, both for this
+machine (`Target.detect()`, as `tessel.graph.compile` builds a model's kernels); its result is
+checked against PyTorch (max |error| / max |reference| <= 1e-3) before timing. Kernels: matmul
+1024³ and 127³, batch_matmul at attention shapes ([12,128,32] x [12,32,128]), dense 64x784 · 512,
+the ResNet-18 conv2d layers (NCHW, batch 1: 3x3 64->64 at 56², 3x3 128->128 at 28², 3x3 stride 2
+64->128 from 56², 1x1 64->128 at 56²), depthwise 3x3 on 32 channels at 112², the same convolutions
+in the channel-blocked layout AlterOpLayout gives a model (topi.nn.conv2d_NCHWc and
+depthwise_conv2d_NCHWc on NCHW16c data, blocked by NumPy before timing; PyTorch runs its NCHW
+conv), softmax and layer_norm over the last axis of [128, 384]. NumPy is `np.matmul` (OpenBLAS) for
+the products and a short expression for softmax and layer_norm (single-threaded); it has no conv. A
+C probe compiled at run time (gcc -O3 -march=native, twelve independent FMA chains on the widest
+vectors) measures the FP32 peak; a kernel's % of peak is its GFLOP/s over the one-core peak times
+the thread count. Softmax's and layer_norm's FLOP counts are nominal (5 and 8 per element, exp and
+sqrt counted as one). Times are medians over --runs calls after a warm-up, all taken in the same
+run.
 """
 
 from __future__ import annotations
