@@ -4,6 +4,8 @@ transform pairs cancel, ineligible convolutions stay, and compiled models keep t
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tessel.graph as graph
 from tessel.graph import InferType, evaluate, parse
@@ -129,4 +131,65 @@ def test_compiled_model_keeps_its_results():
     kernels = [gv.name_hint for gv in compiled.lowered.functions if gv.name_hint != "main"]
     assert any("NCHWc" in name for name in kernels)
     np.testing.assert_allclose(compiled(x), evaluate(mod, x, params=_weights()), rtol=1e-4,
+                               atol=1e-4)  # fmt: skip
+
+
+@st.composite
+def _cnns(draw):
+    """A random small CNN in Relay text: convolutions (1x1, 3x3, strided, depthwise) with
+    optional bias and relu/clip, residual adds where shapes allow, max pooling, and a global
+    average pool or the map itself at the end; channel counts blocked by 16, 8, 4 or not at
+    all. Returns (params text, body text, weights)."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    channels, size = draw(st.sampled_from([3, 8, 16])), draw(st.sampled_from([6, 7, 9]))
+    params, lines, weights = [f"%x: Tensor[(1, {channels}, {size}, {size}), float32]"], [], {}
+    current, history = "%x", {}
+
+    def bind(expr: str) -> str:
+        lines.append(f"%{len(lines)} = {expr};")
+        return f"%{len(lines) - 1}"
+
+    for index in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from(["1x1", "3x3", "s2", "depthwise", "pool"]))
+        if kind == "pool" and size >= 4:
+            current = bind(f"nn.max_pool2d({current}, pool_size=[3, 3], strides=[2, 2], "
+                           f"padding=[1, 1, 1, 1])")  # fmt: skip
+            size = (size + 1) // 2
+            continue
+        out = channels if kind == "depthwise" else draw(st.sampled_from([4, 6, 8, 16, 24, 32]))
+        k, stride = (1, 1) if kind == "1x1" else (3, 2 if kind == "s2" else 1)
+        groups = channels if kind == "depthwise" else 1
+        shape = (out, 1 if groups > 1 else channels, k, k)
+        params.append(f"%w{index}: Tensor[{shape}, float32]")
+        weights[f"w{index}"] = rng.standard_normal(shape, dtype=np.float32) * 0.3
+        current = bind(f"nn.conv2d({current}, %w{index}, strides=[{stride}, {stride}], "
+                       f"padding=[{k // 2}, {k // 2}, {k // 2}, {k // 2}], groups={groups})")  # fmt: skip
+        channels, size = out, (size + 2 * (k // 2) - k) // stride + 1
+        if draw(st.booleans()):
+            params.append(f"%b{index}: Tensor[({out}), float32]")
+            weights[f"b{index}"] = rng.standard_normal(out, dtype=np.float32)
+            current = bind(f"nn.bias_add({current}, %b{index})")
+        activation = draw(st.sampled_from(["", "nn.relu", "clip"]))
+        if activation:
+            extra = ", a_min=0f, a_max=6f" if activation == "clip" else ""
+            current = bind(f"{activation}({current}{extra})")
+        earlier = history.get((channels, size))
+        if earlier is not None and draw(st.booleans()):
+            current = bind(f"add({current}, {earlier})")
+        history[(channels, size)] = current
+    tail = f"nn.global_avg_pool2d({current})" if draw(st.booleans()) else current
+    return ", ".join(params), "\n".join([*lines, tail]), weights
+
+
+@settings(max_examples=8, deadline=None)
+@given(_cnns())
+def test_random_cnns_keep_their_results(cnn):
+    """Compiled with AlterOpLayout (this machine's blocks), any such CNN gives the evaluator's
+    results on the NCHW graph it came from."""
+    params, body, weights = cnn
+    mod = _module(params, body)
+    shape = mod["main"].params[0].checked_type.shape
+    x = np.random.default_rng(3).standard_normal(shape, dtype=np.float32)
+    compiled = graph.compile(mod, params=weights)
+    np.testing.assert_allclose(compiled(x), evaluate(mod, x, params=weights), rtol=1e-4,
                                atol=1e-4)  # fmt: skip

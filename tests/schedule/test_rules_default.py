@@ -34,6 +34,11 @@ def _elementwise(*shape):
     return te.create_prim_func([x, topi.sigmoid(topi.add(x, x))])
 
 
+def _unit_reshape(*shape):
+    x = te.placeholder(shape, name="x")
+    return te.create_prim_func([x, topi.reshape(x, (*shape, 1))])
+
+
 KERNELS = {
     "dense 1x7x129": lambda: _dense(1, 7, 129),
     "dense 127x13x17": lambda: _dense(127, 13, 17),
@@ -43,6 +48,7 @@ KERNELS = {
     "softmax 3x129": lambda: _softmax(3, 129),
     "softmax 1x1": lambda: _softmax(1, 1),
     "elementwise 7x127": lambda: _elementwise(7, 127),
+    "reshape 3x13x11 to a trailing unit axis": lambda: _unit_reshape(3, 13, 11),
 }
 
 
@@ -56,6 +62,13 @@ def test_default_schedule_keeps_results_and_its_trace_replays(kernel):
     replayed = Schedule(func)
     sch.trace.apply_to_schedule(replayed)
     assert_structural_equal(replayed.func, sch.func)
+
+
+def test_a_trailing_unit_loop_is_fused_into_the_vector_loop():
+    """NCHW -> NCHW1c: the vector is the last non-unit axis (one lane was a division per
+    element), the rest parallel."""
+    tir = default_schedule(_unit_reshape(1, 3, 112, 112)).func.script()
+    assert "T.vectorized(112)" in tir and "T.parallel(336)" in tir
 
 
 def test_build_with_the_default_schedule():
