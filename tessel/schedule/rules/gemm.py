@@ -200,6 +200,11 @@ def schedule_gemm(sch: Schedule, name: str, max_rows: int = TILE_I,
         inline_consumer(sch, write_back)
         if try_step(lambda: sch.reverse_compute_at(write_back, j_o)) is False:
             write_back = None
+        else:
+            # The store of the tile (with its epilogue: bias, gelu, a residual add) by vectors
+            # along the row, as the update runs: as scalars gelu's erf alone cost more than
+            # the vector update of MiniLM's 384 -> 1536 dense.
+            try_step(lambda: sch.vectorize(sch.get_loops(write_back)[-1]))
     tile = parallel_fused(sch, [*outer, i_o, j_o])
     init = _vectorize_update(sch, block, k, i_i, j_i)
     epilogue = None if write_back else consumer_under(sch, block, tile)
