@@ -162,11 +162,12 @@ class _Blocker(ExprRewriter):
         known = [self.blocked.get(id(a)) for a in new.args]
         if len(types) != 2 or None in types or not any(known):
             return new
-        a, b = types
-        if a.shape != b.shape or a.dtype != b.dtype or a.ndim != 4:  # type: ignore[union-attr]
+        first, second = types
+        assert first is not None and second is not None
+        if first.shape != second.shape or first.dtype != second.dtype or first.ndim != 4:
             return new
         block = next(k[1] for k in known if k is not None)
-        args = tuple(self._as_blocked(a, block, types[0].shape) for a in new.args)  # type: ignore[union-attr]
+        args = tuple(self._as_blocked(arg, block, first.shape) for arg in new.args)
         return self._back(Call(new.op, args, new.attrs), block)
 
     def _pool(self, new: Call) -> Expr:
@@ -190,7 +191,7 @@ class _Blocker(ExprRewriter):
 class AlterOpLayout(Pass):
     """Rewrite NCHW convolutions to channel-blocked NCHW[x]c ones, the blocks sized by
     `target`'s float32 lanes (this machine's when None), carrying the blocked layout through
-    elementwise operators, bias_add and residual adds to the next convolution."""
+    elementwise operators, bias_add, residual adds and pooling to the next convolution."""
 
     name: ClassVar[str] = "alter_op_layout"
     target: Target | None = field(default=None)

@@ -72,13 +72,13 @@ def schedule_conv_nchwc(sch: Schedule, name: str, max_columns: int = X_TILES[0],
     if not match_conv_nchwc(sch.block(block).block) or not is_plain_nest(sch, block):
         return set()
     if len(sch.block(block).block.iter_vars) == 7:
-        # Depthwise: the zero padding inlined. Its bounds test is one scalar per input vector
-        # (the lanes are channels), which UnswitchGuards takes out of the interior tiles; the
-        # copy it saves cost as much as the convolution (MobileNetV2: 1.12x to 1.03x ORT).
-        # conv2d keeps the copy: a test per broadcast input element costs more (ResNet-18:
-        # 0.86x to 0.96x).
+        # Depthwise: the zero padding inlined. Its bounds test is one scalar condition per
+        # input vector (the lanes are channels), a select per load; the copy it saves cost as
+        # much as the convolution (MobileNetV2: 1.12x to 1.03x ORT). conv2d keeps the copy: a
+        # test per broadcast input element costs more (ResNet-18: 0.86x to 0.96x).
         for producer in try_step(lambda: sch.get_producers(block)) or []:
-            try_step(lambda producer=producer: sch.compute_inline(producer))
+            if _copies_a_parameter(sch, producer):
+                try_step(lambda producer=producer: sch.compute_inline(producer))
     padding = _schedule_padding(sch, block)
     n, oc, oh, ow, ocb, *reductions = sch.get_loops(block)
     block_lanes = getattr(sch.loop(ocb).extent, "value", 1)
@@ -136,6 +136,13 @@ def schedule_conv_nchwc(sch: Schedule, name: str, max_columns: int = X_TILES[0],
             try_step(lambda loop=loop: sch.unroll(loop))
     blocks = (init, write_back, padding)
     return {name} | {rv.name for rv in blocks if isinstance(rv, BlockRV)}
+
+
+def _copies_a_parameter(sch: Schedule, block: BlockRV) -> bool:
+    """Whether `block` reads one buffer, a parameter of the function (the zero padding of the
+    conv's input, not a computation to repeat at every use)."""
+    reads = {region.buffer for region in sch.block(block).block.reads}
+    return len(reads) == 1 and reads <= set(sch.func.buffer_map.values())
 
 
 def _schedule_padding(sch: Schedule, block: BlockRV) -> BlockRV | None:
