@@ -162,8 +162,9 @@ def _cnns(draw):
         shape = (out, 1 if groups > 1 else channels, k, k)
         params.append(f"%w{index}: Tensor[{shape}, float32]")
         weights[f"w{index}"] = rng.standard_normal(shape, dtype=np.float32) * 0.3
+        pad = k // 2
         current = bind(f"nn.conv2d({current}, %w{index}, strides=[{stride}, {stride}], "
-                       f"padding=[{k // 2}, {k // 2}, {k // 2}, {k // 2}], groups={groups})")  # fmt: skip
+                       f"padding=[{pad}, {pad}, {pad}, {pad}], groups={groups})")  # fmt: skip
         channels, size = out, (size + 2 * (k // 2) - k) // stride + 1
         if draw(st.booleans()):
             params.append(f"%b{index}: Tensor[({out}), float32]")

@@ -10,9 +10,9 @@ from rules_testing import compile_and_check, model, rand
 
 import tessel
 from tessel import te, topi
-from tessel.ir.target import Target
 from tessel.graph.executor import default_passes
 from tessel.graph.passes import AlterOpLayout
+from tessel.ir.target import Target
 from tessel.schedule.rules import default_schedule
 
 NCHW_PASSES = [p for p in default_passes() if not isinstance(p, AlterOpLayout)]
