@@ -10,7 +10,7 @@ import numpy as np
 
 from tessel import topi
 from tessel.graph.op.common import same_as
-from tessel.graph.op.nn import _conv2d_ref
+from tessel.graph.op.nn import _CONV_ATTRS, _conv2d_ref
 from tessel.graph.op.op_def import Args, Attr, Attrs, OpDef, OpPattern
 from tessel.graph.op.window import conv_extent, four, pair, sides, two
 from tessel.graph.ty import Type
@@ -104,17 +104,12 @@ def _nchwc_conv_ref(data: np.ndarray, weight: np.ndarray, *, attrs: Attrs) -> np
     return transform_array(_conv2d_ref(nchw, oihw, attrs=flat), "NCHW", attrs.out_layout)
 
 
+# nn.conv2d's attributes, the three layouts required (they name the blocks).
 _NCHWC_ATTRS = (
-    Attr("strides", "ints", (1, 1)),
-    Attr("padding", "ints", (0, 0)),
-    Attr("dilation", "ints", (1, 1)),
-    Attr("groups", "int", 1),
-    Attr("channels", "int", None, optional=True),
-    Attr("kernel_size", "ints", None, optional=True),
+    *(a for a in _CONV_ATTRS if not a.name.endswith("layout")),
     Attr("data_layout", "str"),
     Attr("kernel_layout", "str"),
     Attr("out_layout", "str"),
-    Attr("out_dtype", "dtype", ""),
 )
 
 OPERATORS = (
