@@ -71,11 +71,15 @@ def schedule_conv_nchwc(sch: Schedule, name: str, max_columns: int = X_TILES[0],
     block = sch.get_block(name)
     if not match_conv_nchwc(sch.block(block).block) or not is_plain_nest(sch, block):
         return set()
-    if len(sch.block(block).block.iter_vars) == 7:
-        # Depthwise: the zero padding inlined. Its bounds test is one scalar condition per
+    depthwise = len(sch.block(block).block.iter_vars) == 7
+    if depthwise or getattr(sch.loop(sch.get_loops(block)[-1]).extent, "value", 0) == 1:
+        # The zero padding inlined for depthwise: its bounds test is one scalar condition per
         # input vector (the lanes are channels), a select per load; the copy it saves cost as
-        # much as the convolution (MobileNetV2: 1.12x to 1.03x ORT). conv2d keeps the copy: a
-        # test per broadcast input element costs more (ResNet-18: 0.86x to 0.96x).
+        # much as the convolution (MobileNetV2: 1.12x to 1.03x ORT). And for an input block of
+        # one channel (a first conv on RGB), whose copy is one scalar per pixel (3x3 3->32 at
+        # 112x112: 0.049 to 0.038 ms; 7x7 3->64: 0.275 to 0.25). conv2d over blocks of 16
+        # keeps the copy: a test per broadcast input element costs more (ResNet-18: 0.86x to
+        # 0.96x).
         for producer in try_step(lambda: sch.get_producers(block)) or []:
             if _copies_a_parameter(sch, producer):
                 try_step(lambda producer=producer: sch.compute_inline(producer))
@@ -129,6 +133,9 @@ def schedule_conv_nchwc(sch: Schedule, name: str, max_columns: int = X_TILES[0],
         parts = try_step(lambda: sch.split(reductions[3], [None, 2]))
         if parts:
             try_step(lambda: sch.unroll(parts[1]))
+    elif len(reductions) == 4 and getattr(sch.loop(reductions[3]).extent, "value", 0) == 1:
+        # ic_inner of 1 (3 input channels, a first conv): kw is innermost, unrolled instead.
+        try_step(lambda: sch.unroll(reductions[2]))
     if len(reductions) == 2:
         # Depthwise: the window unrolled with the columns, so the C compiler loads each input
         # vector once for the kw outputs that read it (10 loads per row of 8, not 24).
