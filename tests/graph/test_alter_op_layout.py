@@ -2,6 +2,8 @@
 through bias_add, elementwise operators and residual adds (Before/Expected in the text format),
 transform pairs cancel, ineligible convolutions stay, and compiled models keep their results."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -14,9 +16,12 @@ from tessel.graph.passes import AlterOpLayout, FoldConstant
 from tessel.graph.passes.alter_op_layout import channel_block
 from tessel.ir.structural import assert_structural_equal
 from tessel.ir.target import Target
+from tessel.schedule.rules.default import host_target
 
 AVX512 = Target(kind="c", vector_bytes=64, vector_registers=32)
 AVX2 = Target(kind="c", vector_bytes=32, vector_registers=16)
+# This machine, compiled with AVX-512's blocks whatever its vectors (gcc splits wider vectors).
+AVX512_HOST = replace(host_target(), vector_bytes=64, vector_registers=32, fp_contract=True)
 
 
 def _module(params: str, body: str):
@@ -194,3 +199,38 @@ def test_random_cnns_keep_their_results(cnn):
     compiled = graph.compile(mod, params=weights)
     np.testing.assert_allclose(compiled(x), evaluate(mod, x, params=weights), rtol=1e-4,
                                atol=1e-4)  # fmt: skip
+
+
+PADDED_PARAMS = ("%x: Tensor[(1, 16, 6, 6), float32], %w1: Tensor[(24, 16, 1, 1), float32], "
+                 "%w2: Tensor[(16, 24, 3, 3), float32]")  # fmt: skip
+
+
+def _padded_weights():
+    rng = np.random.default_rng(2)
+    return {"w1": rng.standard_normal((24, 16, 1, 1), dtype=np.float32) * 0.2,
+            "w2": rng.standard_normal((16, 24, 3, 3), dtype=np.float32) * 0.2}  # fmt: skip
+
+
+@pytest.mark.parametrize("activation", ["nn.relu", "exp"])
+def test_24_channels_are_padded_to_32_and_sliced_off_for_nchw_readers(activation):
+    """24 output channels fill two blocks of 16 with 8 zero filters (onnxruntime's padding);
+    the next conv gets zero weights for them; an NCHW reader gets the 24 sliced out; exp (not
+    known to keep the added channels finite) reads the sliced NCHW tensor. Results kept."""
+    body = f"""
+      %0 = nn.conv2d(%x, %w1);
+      %1 = {activation}(%0);
+      %2 = nn.conv2d(%1, %w2, padding=[1, 1, 1, 1]);
+      (%2, nn.softmax(%1, axis=1))
+    """
+    mod = _module(PADDED_PARAMS, body)
+    text = str(AlterOpLayout(AVX512)(mod))
+    assert "strided_slice" in text  # the NCHW readers see 24 channels
+    if activation == "nn.relu":
+        assert text.count("nn.pad(") == 2  # w1's filters, w2's input channels
+        assert 'kernel_layout="OIHW16i16o"' in text and "NCHW8c" not in text
+    else:  # exp of the sliced NCHW tensor, then 24 channels blocked by 8 for the next conv
+        assert text.count("nn.pad(") == 1 and 'dst_layout="NCHW8c"' in text
+    x = np.random.default_rng(0).standard_normal((1, 16, 6, 6), dtype=np.float32)
+    compiled = graph.compile(mod, params=_padded_weights(), target=AVX512_HOST)
+    for got, want in zip(compiled(x), evaluate(mod, x, params=_padded_weights()), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)

@@ -40,7 +40,8 @@ CASES = {
     "1x1 8->16 at 13": (1, 8, 16, 13, 1, 1, 0, 8, 16, False),  # a prime width: tiles of 1
     "3x3 s2 4->8 at 9, batch 2": (2, 4, 8, 9, 3, 2, 1, 4, 8, False),
     "3x3 s2 3->16 at 11, ic_bn 1": (1, 3, 16, 11, 3, 2, 1, 1, 16, False),
-    "1x1 16->48 at 1": (1, 16, 48, 1, 1, 1, 0, 16, 16, False),  # 3 chunks: no channel pair
+    "1x1 16->48 at 1": (1, 16, 48, 1, 1, 1, 0, 16, 16, False),  # 3 chunks a tile
+    "1x1 32->144 at 9": (1, 32, 144, 9, 1, 1, 0, 16, 16, False),  # 9 chunks, 3 a tile
     "depthwise 16 at 7": (1, 16, 16, 7, 3, 1, 1, 16, 16, True),
     "depthwise s2 8 at 13": (1, 8, 8, 13, 3, 2, 1, 8, 8, True),
     "depthwise 5x5 4 at 12": (1, 4, 4, 12, 5, 1, 2, 4, 4, True),
@@ -71,6 +72,8 @@ def test_blocked_conv_tiles_as_the_rule_says(case):
     chunks = f // oc_bn
     if not depthwise and chunks % 2 == 0 and oc_bn == 16:
         assert "T.unroll(2)" in tir  # two channel blocks a tile
+    if not depthwise and chunks % 2 == 1 and chunks % 3 == 0 and oc_bn == 16:
+        assert "T.unroll(3)" in tir  # three: 48 channels
     if pad:  # conv2d over blocks of channels keeps the zero padding as its own nest;
         # depthwise, and an input block of one channel, inline it (a guard per load)
         inlined = depthwise or ic_bn == 1

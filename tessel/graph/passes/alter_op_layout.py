@@ -14,15 +14,20 @@ float32 lanes dividing n; the conv is kept when y < 4):
     conv2d(%d, %w)  ->  layout_transform(contrib_conv2d_NCHWc(T(%d), T'(%w)), NCHW[y]c -> NCHW)
 
 T(%d) is `layout_transform(%d, NCHW -> NCHW[x]c)`, or, when %d is itself the transform back of
-a blocked result of block x, that result (the pair cancels). T'(%w) transforms the kernel to
-OIHW[x]i[y]o (OIHW1i[y]o depthwise); FoldConstant folds it for a constant weight, so the
-model loads packed weights. The blocked result then flows through the operators that do not
-care about the layout, so the next convolution finds it blocked:
+a blocked result, that result (the pair cancels). T'(%w) transforms the kernel to OIHW[x]i[y]o
+(OIHW1i[y]o depthwise); FoldConstant folds it for a constant weight, so the model loads packed
+weights. Output channels that would block by less than the lanes are padded to the next multiple
+of them when that adds at most half (24 -> 32, as onnxruntime pads): zero filters (and zero bias)
+make the added channels, the next conv gives them zero weights, and the transform back slices
+them off (`strided_slice`). The blocked result then flows through the operators that do not care
+about the layout, so the next convolution finds it blocked:
 
-- an elementwise operator (clip, relu, sigmoid, cast, ...) of a blocked tensor;
+- an elementwise operator (clip, relu, sigmoid, cast, ...) of a blocked tensor (of a padded one,
+  only those that keep the added channels finite: relu, clip, sigmoid, tanh, ...);
 - `nn.bias_add(%x, %b, axis=1)`: `add(%x', reshape(%b, [C // y, 1, 1, y]))`;
 - `add`, `subtract`, `multiply`, `divide`, `maximum`, `minimum` of two tensors of one NCHW shape
-  (a residual add), one of them blocked: the other is transformed too;
+  (a residual add), one of them blocked: the other is transformed too (no division of padded
+  tensors);
 - max and average pooling, global or not: the same pool with layout NCHW[y]c.
 
 Every other operator reads the NCHW tensor through the transform back, which is computed once
@@ -30,10 +35,12 @@ however many read it; a transform nobody reads is dropped with the expression.""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
-from tessel.graph.expr import Call, Expr, Function
+import numpy as np
+
+from tessel.graph.expr import Call, Constant, Expr, Function
 from tessel.graph.op import OpPattern, get_op
 from tessel.graph.passes.rewriter import ExprRewriter, is_primitive, rewrite_functions
 from tessel.graph.ty import TensorType
@@ -43,6 +50,10 @@ from tessel.ir.target import Target
 from tessel.ir.transform import Pass, PassContext
 
 _BINARY = frozenset({"add", "subtract", "multiply", "divide", "maximum", "minimum"})
+# What keeps the added channels of a padded tensor finite (bounded functions of finite values).
+_PADDED_SAFE = frozenset({"add", "subtract", "multiply", "maximum", "minimum", "nn.relu",
+                          "clip", "sigmoid", "tanh", "nn.leaky_relu", "negative", "abs",
+                          "nn.hard_sigmoid", "nn.hard_swish"})  # fmt: skip
 _POOLS = frozenset({"nn.max_pool2d", "nn.avg_pool2d", "nn.global_avg_pool2d",
                     "nn.global_max_pool2d"})  # fmt: skip
 MIN_BLOCK = 4  # fewer output channels a vector than this: the NCHW schedule is better
@@ -65,14 +76,32 @@ def _tensor(expr: Expr) -> TensorType | None:
     return ty if isinstance(ty, TensorType) else None
 
 
+@dataclass(frozen=True)
+class _Blocked:
+    """A tensor in NCHW[block]c, for an NCHW tensor of `channels` channels: `padded` of them
+    (more than `channels` when zero filters were added to fill the blocks; the added channels
+    hold finite values no consumer reads: a conv gives them zero weights)."""
+
+    tensor: Expr
+    block: int
+    channels: int
+    padded: int
+
+
+def _pad_axis(expr: Expr, ndim: int, axis: int, after: int) -> Expr:
+    """`expr` padded with `after` zeros at the end of `axis`."""
+    widths = tuple((0, after if k == axis else 0) for k in range(ndim))
+    return Call(Op("nn.pad"), (expr, Constant(np.float32(0))), {"pad_width": widths})
+
+
 class _Blocker(ExprRewriter):
-    """The rewrite; `blocked` maps each transform back it made to (the blocked tensor, its
-    block), so a consumer that takes the blocked layout reads that tensor instead."""
+    """The rewrite; `blocked` maps each transform back it made to the blocked tensor it reads,
+    so a consumer that takes the blocked layout reads that tensor instead."""
 
     def __init__(self, lanes: int) -> None:
         super().__init__()
         self.lanes = lanes
-        self.blocked: dict[int, tuple[Expr, int]] = {}
+        self.blocked: dict[int, _Blocked] = {}
 
     def enters(self, func: Function) -> bool:
         return not is_primitive(func)
@@ -90,30 +119,44 @@ class _Blocker(ExprRewriter):
         if name in _POOLS:
             return self._pool(new)
         if get_op(name).pattern == OpPattern.ELEMWISE and len(new.args) == 1:
-            return self._unary(old, new)
+            return self._unary(new)
         return new
 
     # -- producing and reading blocked tensors ------------------------------------------------
 
-    def _back(self, blocked: Expr, block: int) -> Expr:
-        """The NCHW tensor of `blocked` (NCHW[block]c), remembered as such."""
-        back = _transform(blocked, f"NCHW{block}c", "NCHW")
-        self.blocked[id(back)] = (blocked, block)
+    def _back(self, blocked: _Blocked) -> Expr:
+        """The NCHW tensor of `blocked`, remembered as such: the transform back, then the
+        added channels sliced off."""
+        back: Expr = _transform(blocked.tensor, f"NCHW{blocked.block}c", "NCHW")
+        if blocked.padded != blocked.channels:
+            back = Call(Op("strided_slice"), (back,),
+                        {"begin": (0,), "end": (blocked.channels,), "axes": (1,)})  # fmt: skip
+        self.blocked[id(back)] = blocked
         return back
 
-    def _as_blocked(self, expr: Expr, block: int, shape: tuple[int, ...]) -> Expr:
-        """`expr` (an NCHW tensor of `shape`) in NCHW[block]c: the blocked tensor it is the
-        transform back of, re-blocked if need be, else a transform of it (a reshape for a
-        block of 1, which the memory plan makes free for an intermediate)."""
+    def _as_blocked(self, expr: Expr, block: int, padded: int, shape: tuple[int, ...]) -> Expr:
+        """`expr` (an NCHW tensor of `shape`) in NCHW[block]c with `padded` channels: the
+        blocked tensor it is the transform back of when that is it, else a transform (a
+        reshape for a block of 1, which the memory plan makes free for an intermediate)."""
         known = self.blocked.get(id(expr))
-        if known is None and block == 1:
-            return Call(Op("reshape"), (expr,), {"newshape": (*shape, 1)})
-        if known is None:
-            return _transform(expr, "NCHW", f"NCHW{block}c")
-        source, source_block = known
-        if source_block == block:
-            return source
-        return _transform(source, f"NCHW{source_block}c", f"NCHW{block}c")
+        if known is not None and known.padded == padded:
+            if known.block == block:
+                return known.tensor
+            return _transform(known.tensor, f"NCHW{known.block}c", f"NCHW{block}c")
+        if padded > shape[1]:
+            expr = _pad_axis(expr, 4, 1, padded - shape[1])
+        if block == 1:
+            return Call(Op("reshape"), (expr,), {"newshape": (shape[0], padded, *shape[2:], 1)})
+        return _transform(expr, "NCHW", f"NCHW{block}c")
+
+    def _padded_width(self, channels: int) -> int:
+        """The channels a conv's output gets: `channels`, or the next multiple of the lanes
+        when that fills whole vectors for at most half as many again (24 -> 32, as
+        onnxruntime pads; 6 stays 6)."""
+        if channel_block(channels, self.lanes) == self.lanes:
+            return channels
+        padded = -(-channels // self.lanes) * self.lanes
+        return padded if 2 * padded <= 3 * channels else channels
 
     # -- the operators ------------------------------------------------------------------------
 
@@ -130,21 +173,35 @@ class _Blocker(ExprRewriter):
         depthwise = attrs.groups == channels == filters and weight.shape[1] == 1
         if attrs.groups != 1 and not depthwise:
             return new
-        x, y = channel_block(channels, self.lanes), channel_block(filters, self.lanes)
+        known = self.blocked.get(id(new.args[0]))
+        # The input's channels as the producer left them (padded with zero-weight ones).
+        inputs = known.padded if known is not None else channels
+        outputs = inputs if depthwise else self._padded_width(filters)
+        x, y = channel_block(inputs, self.lanes), channel_block(outputs, self.lanes)
         if y < MIN_BLOCK or (depthwise and x != y):
             return new
+        kernel = new.args[1]
+        if not depthwise and inputs > channels:  # zero weights for the padded input channels
+            kernel = _pad_axis(kernel, 4, 1, inputs - channels)
+        if outputs > filters:  # zero filters: the padded output channels
+            kernel = _pad_axis(kernel, 4, 0, outputs - filters)
         kernel_layout = f"OIHW1i{y}o" if depthwise else f"OIHW{x}i{y}o"
         op = "nn.contrib_depthwise_conv2d_NCHWc" if depthwise else "nn.contrib_conv2d_NCHWc"
+        blocked_attrs = {**new.attrs, "data_layout": f"NCHW{x}c", "kernel_layout": kernel_layout,
+                         "out_layout": f"NCHW{y}c"}  # fmt: skip
+        if attrs.channels is not None:
+            blocked_attrs["channels"] = outputs
+        if depthwise:
+            blocked_attrs["groups"] = outputs
         conv = Call(
             Op(op),
             (
-                self._as_blocked(new.args[0], x, data.shape),
-                _transform(new.args[1], "OIHW", kernel_layout),
+                self._as_blocked(new.args[0], x, inputs, data.shape),
+                _transform(kernel, "OIHW", kernel_layout),
             ),
-            {**new.attrs, "data_layout": f"NCHW{x}c", "kernel_layout": kernel_layout,
-             "out_layout": f"NCHW{y}c"},
-        )  # fmt: skip
-        return self._back(conv, y)
+            blocked_attrs,
+        )
+        return self._back(_Blocked(conv, y, filters, outputs))
 
     def _bias_add(self, old: Call, new: Call) -> Expr:
         known = self.blocked.get(id(new.args[0]))
@@ -152,10 +209,13 @@ class _Blocker(ExprRewriter):
         axis = get_op("nn.bias_add").normalize_attrs(new.attrs).axis
         if known is None or data is None or bias is None or axis not in (1, -3):
             return new
-        blocked, block = known
-        channels = data.shape[1]
-        shaped = Call(Op("reshape"), (new.args[1],), {"newshape": (channels // block, 1, 1, block)})
-        return self._back(Call(Op("add"), (blocked, shaped)), block)
+        bias_expr = new.args[1]
+        if known.padded > known.channels:
+            bias_expr = _pad_axis(bias_expr, 1, 0, known.padded - known.channels)
+        shape = (known.padded // known.block, 1, 1, known.block)
+        shaped = Call(Op("reshape"), (bias_expr,), {"newshape": shape})
+        added = Call(Op("add"), (known.tensor, shaped))
+        return self._back(replace(known, tensor=added))
 
     def _binary(self, old: Call, new: Call) -> Expr:
         types = [_tensor(a) for a in old.args]
@@ -166,25 +226,28 @@ class _Blocker(ExprRewriter):
         assert first is not None and second is not None
         if first.shape != second.shape or first.dtype != second.dtype or first.ndim != 4:
             return new
-        block = next(k[1] for k in known if k is not None)
-        args = tuple(self._as_blocked(arg, block, first.shape) for arg in new.args)
-        return self._back(Call(new.op, args, new.attrs), block)
+        lead = next(k for k in known if k is not None)
+        if lead.padded > lead.channels and new.op.name not in _PADDED_SAFE:
+            return new  # 0 / 0 in the added channels: work on the NCHW tensors
+        args = tuple(self._as_blocked(arg, lead.block, lead.padded, first.shape)
+                     for arg in new.args)  # fmt: skip
+        return self._back(replace(lead, tensor=Call(new.op, args, new.attrs)))
 
     def _pool(self, new: Call) -> Expr:
         known = self.blocked.get(id(new.args[0]))
         attrs = get_op(new.op.name).normalize_attrs(new.attrs)  # type: ignore[union-attr]
         if known is None or attrs.layout != "NCHW" or attrs.out_layout:
             return new
-        blocked, block = known
-        pooled = Call(new.op, (blocked,), {**new.attrs, "layout": f"NCHW{block}c"})
-        return self._back(pooled, block)
+        pooled = Call(new.op, (known.tensor,), {**new.attrs, "layout": f"NCHW{known.block}c"})
+        return self._back(replace(known, tensor=pooled))
 
-    def _unary(self, old: Call, new: Call) -> Expr:
+    def _unary(self, new: Call) -> Expr:
         known = self.blocked.get(id(new.args[0]))
         if known is None:
             return new
-        blocked, block = known
-        return self._back(Call(new.op, (blocked,), new.attrs), block)
+        if known.padded > known.channels and new.op.name not in _PADDED_SAFE:
+            return new  # log(0), 1 / 0 in the added channels: work on the NCHW tensor
+        return self._back(replace(known, tensor=Call(new.op, (known.tensor,), new.attrs)))
 
 
 @dataclass(frozen=True)
