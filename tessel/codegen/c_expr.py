@@ -196,11 +196,23 @@ class ExprPrinter(BufferAccess):
         scalar helper made relu and clip epilogues the slowest part of a convolution."""
         vector = c_type(node.dtype)
         bits = c_type(DataType.of(f"int{node.dtype.element.bits}").with_lanes(node.dtype.lanes))
+        first, second = node.a, node.b
         wins = "<" if isinstance(node, E.Min) else ">"
+        mask = f"(tessel_p0 {wins} tessel_p1) | (tessel_p0 != tessel_p0)"
+        constant = _constant_side(node)
+        if constant is not None:
+            # One side a number (clip's bounds, relu's 0): only the other can be NaN, and a
+            # NaN fails any compare with the number, so one compare picks the number or the
+            # other side; `>=`/`<=` when the number is second keep "of equal operands, the
+            # second" (relu(-0.0) is +0.0). Two instructions where the general form takes five
+            # (MobileNetV2's 16 -> 96 1x1 conv with its clip: 0.075 to 0.064 ms).
+            if constant == 1:
+                first, second = node.b, node.a
+            mask = f"(tessel_p0 {wins}{'=' if constant == 1 else ''} tessel_p1)"
         return (
-            f"({{ {vector} tessel_p0 = {self.expr(node.a)}; "
-            f"{vector} tessel_p1 = {self.expr(node.b)}; "
-            f"{bits} tessel_m = (tessel_p0 {wins} tessel_p1) | (tessel_p0 != tessel_p0); "
+            f"({{ {vector} tessel_p0 = {self.expr(first)}; "
+            f"{vector} tessel_p1 = {self.expr(second)}; "
+            f"{bits} tessel_m = {mask}; "
             f"({vector})(((({bits})tessel_p0) & tessel_m) | ((({bits})tessel_p1) & ~tessel_m)); }})"
         )
 
@@ -567,3 +579,13 @@ def all_lanes_test(mask: str, lanes: int) -> str:
 def masked_copy_helper(lanes: int, element_bytes: int) -> bool:
     """True if the prelude has a masked load and store for `lanes` elements of this size."""
     return element_bytes == 4 and lanes in (8, 16)
+
+
+def _constant_side(node: E.Min | E.Max) -> int | None:
+    """1 when `node.b` is a number that is not NaN (a float constant, or a broadcast of one),
+    0 when `node.a` is (and `node.b` is not), else None."""
+    for side, operand in ((1, node.b), (0, node.a)):
+        value = operand.value if isinstance(operand, E.Broadcast) else operand
+        if isinstance(value, E.FloatImm) and value.value == value.value:
+            return side
+    return None

@@ -186,3 +186,37 @@ def test_a_less_or_equal_ramp_mask_is_tested_on_its_last_lane():
     a = np.arange(14, dtype="int32")
     (_, b) = _same_in_c_and_interpreter(func, a, np.zeros(14, "int32"))
     np.testing.assert_array_equal(b, np.concatenate([a[:13] + 1, [0]]))
+
+
+@pytest.mark.parametrize("form", ["max(x, 0)", "max(0, x)", "min(x, 6)", "min(6, x)",
+                                  "clip", "max(x, y)"])  # fmt: skip
+def test_vector_min_max_with_a_number_keep_nan_and_signed_zero_bit_for_bit(form):
+    """Min/max of a vector and a number compile to one compare and select; NaN still
+    propagates and of equal operands the second is still the result (relu(-0.0) is +0.0),
+    bit for bit as the interpreter, as the general form (two vectors) does."""
+    from tessel import te, topi
+
+    x = te.placeholder((3, 48), name="x")
+    y = te.placeholder((3, 48), name="y")
+    zero, six = te.const(0.0, "float32"), te.const(6.0, "float32")
+    body = {
+        "max(x, 0)": lambda i, j: te.max(x[i, j], zero),
+        "max(0, x)": lambda i, j: te.max(zero, x[i, j]),
+        "min(x, 6)": lambda i, j: te.min(x[i, j], six),
+        "min(6, x)": lambda i, j: te.min(six, x[i, j]),
+        "clip": lambda i, j: topi.clip(x, 0.0, 6.0)[i, j],
+        "max(x, y)": lambda i, j: te.max(x[i, j], y[i, j]),
+    }[form]
+    out = te.compute((3, 48), body, name="out")
+    func = te.create_prim_func([x, y, out])
+    sch = Schedule(func)
+    *_, inner = sch.get_loops(sch.get_block("out"))
+    sch.vectorize(inner)
+    values = np.random.default_rng(0).standard_normal((2, 3, 48)).astype(np.float32) * 8
+    specials = [np.nan, -0.0, 0.0, 6.0, -np.inf, np.inf, 6.0, -0.0]
+    values[0, 0, :8] = specials
+    values[1, 0, :8] = specials[::-1]
+    got, want = np.empty((3, 48), np.float32), np.empty((3, 48), np.float32)
+    build(sch.func)(values[0], values[1], got)
+    interpreter.run(func, values[0], values[1], want)
+    np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
