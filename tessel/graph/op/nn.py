@@ -60,16 +60,24 @@ def _conv2d_rel(args: Args, attrs: Attrs) -> Type:
         )
     if attrs.channels is not None and attrs.channels != o:
         raise args.error("channels", f"is {attrs.channels} but `weight` has {o} output channels")
-    if attrs.kernel_size is not None and tuple(attrs.kernel_size) != (kh, kw):
-        raise args.error("kernel_size", f"is {list(attrs.kernel_size)} but `weight` is {kh}x{kw}")
-    sh, sw = pair(args, "strides", attrs.strides)
-    dh, dw = pair(args, "dilation", attrs.dilation)
-    top, left, bottom, right = sides(args, "padding", attrs.padding)
-    oh = conv_extent(args, h, kh, top + bottom, sh, dh)
-    ow = conv_extent(args, w, kw, left + right, sw, dw)
+    oh, ow = conv_output_extents(args, attrs, (h, w), (kh, kw))
     shape = (n, o, oh, ow) if attrs.data_layout == "NCHW" else (n, oh, ow, o)
     data = args.tensor("data")
     return same_as(data, shape, _out_dtype(args, attrs, data))
+
+
+def conv_output_extents(args: Args, attrs: Attrs, size: tuple[int, int],
+                        kernel: tuple[int, int]) -> tuple[int, int]:  # fmt: skip
+    """(OH, OW) of a 2-D convolution of `size` with `kernel` under the call's strides, dilation
+    and padding, `kernel_size` checked against the kernel."""
+    if attrs.kernel_size is not None and tuple(attrs.kernel_size) != kernel:
+        raise args.error("kernel_size", f"is {list(attrs.kernel_size)} but `weight` is "
+                                        f"{kernel[0]}x{kernel[1]}")  # fmt: skip
+    sh, sw = pair(args, "strides", attrs.strides)
+    dh, dw = pair(args, "dilation", attrs.dilation)
+    top, left, bottom, right = sides(args, "padding", attrs.padding)
+    return (conv_extent(args, size[0], kernel[0], top + bottom, sh, dh),
+            conv_extent(args, size[1], kernel[1], left + right, sw, dw))  # fmt: skip
 
 
 def _conv2d_lower(data: te.Tensor, weight: te.Tensor, *, attrs: Attrs) -> te.Tensor:

@@ -10,9 +10,9 @@ import numpy as np
 
 from tessel import topi
 from tessel.graph.op.common import same_as
-from tessel.graph.op.nn import _CONV_ATTRS, _conv2d_ref
+from tessel.graph.op.nn import _CONV_ATTRS, _conv2d_ref, conv_output_extents
 from tessel.graph.op.op_def import Args, Attr, Attrs, OpDef, OpPattern
-from tessel.graph.op.window import conv_extent, four, pair, sides, two
+from tessel.graph.op.window import four, two
 from tessel.graph.ty import Type
 from tessel.support.errors import UserError
 from tessel.topi.layout import layout, transform_array
@@ -82,11 +82,7 @@ def _nchwc_conv_rel(args: Args, attrs: Attrs, depthwise: bool) -> Type:
                          f"{attrs.groups}, but `data` has {c_chunks} x {ic_bn}")  # fmt: skip
     if attrs.channels is not None and attrs.channels != filters:
         raise args.error("channels", f"is {attrs.channels} but `weight` has {filters} filters")
-    sh, sw = pair(args, "strides", attrs.strides)
-    dh, dw = pair(args, "dilation", attrs.dilation)
-    top, left, bottom, right = sides(args, "padding", attrs.padding)
-    oh = conv_extent(args, h, kh, top + bottom, sh, dh)
-    ow = conv_extent(args, w, kw, left + right, sw, dw)
+    oh, ow = conv_output_extents(args, attrs, (h, w), (kh, kw))
     return same_as(data, (n, o_chunks, oh, ow, oc_bn), attrs.out_dtype or data.dtype)
 
 
