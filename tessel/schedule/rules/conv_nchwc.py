@@ -4,15 +4,16 @@ depthwise_conv2d_NCHWc, what AlterOpLayout makes of a model's NCHW convolutions)
 A block `C[n, oc, oh, ow, ocb] += I[n, .., ocb or ic_inner] * W[oc, .., ocb]` over (ic_outer,
 kh, kw, ic_inner) or, depthwise, (di, dj): its oc_bn output channels are already one contiguous
 vector of the data, the weight and the output, so nothing is packed or transposed. The output
-row is split by the largest of X_TILES dividing it (no tail); the loops become (n, oc_o, oh,
-ow_o, reductions, ow_i, oc_i, ocb) with ocb vectorized, ow_i and oc_i unrolled (two channel
-blocks per tile for conv2d when the register file holds 8 x 32 accumulators: each input element
-broadcast once feeds two weight vectors), ic_inner two steps an iteration and the depthwise
-window unrolled; the accumulators are a scope-local tile stored once per
-tile by a write-back into which the epilogue (bias, clip, a residual add) is inlined, as whole
-vectors; n, oc_o, oh fused and run in parallel. The zero padding stays its own loop nest
-(tessel.schedule.rules.conv.conv_padding), a vector copy of oc_bn channels per pixel. Each step
-is tried and skipped where the schedule refuses it."""
+row is split by the largest of X_TILES dividing it (no tail), rows too short for the tile are
+taken several at a time; the loops become (n, oc_o, oh_o, ow_o, reductions, oh_i, ow_i, oc_i,
+ocb) with ocb vectorized and oh_i, ow_i, oc_i unrolled (two channel blocks per tile for conv2d
+when the register file holds 8 x 32 accumulators, three for odd multiples of 3: each input
+element broadcast once feeds that many weight vectors), ic_inner two steps an iteration and the
+depthwise window unrolled; the accumulators are a scope-local tile stored once per tile by a
+write-back into which the epilogue (bias, clip, a residual add) is inlined, as whole vectors;
+n, oc_o, oh_o fused and run in parallel. The zero padding stays its own loop nest (a vector
+copy of oc_bn channels per pixel), except for depthwise convs and input blocks of one channel,
+which read through it inlined. Each step is tried and skipped where the schedule refuses it."""
 
 from __future__ import annotations
 
