@@ -41,6 +41,11 @@ class Layout:
         """The primal axes in order: "NCHW" for "NCHW16c"."""
         return "".join(a for a, _ in self.axes if a.isupper())
 
+    def is_blocked(self, primal: str, sub_axes: str) -> bool:
+        """Whether this is the axes `primal` then the sub-axes `sub_axes`, in order: "NCHW16c"
+        is ("NCHW", "c"), "OIHW8i16o" is ("OIHW", "io")."""
+        return self.primal == primal and [a for a, _ in self.axes[len(primal) :]] == list(sub_axes)
+
     def factor(self, axis: str) -> int:
         """The sub-axis factor of primal `axis` (0 when it is not split)."""
         return next((f for a, f in self.axes if a == axis.lower()), 0)

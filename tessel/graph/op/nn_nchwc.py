@@ -50,7 +50,7 @@ def _block(args: Args, name: str, value: str, primal: str, sub: str) -> int:
         parsed = layout(value)
     except UserError as err:
         raise args.error(name, str(err)) from err
-    if parsed.primal != primal or [a for a, _ in parsed.axes[len(primal) :]] != list(sub):
+    if not parsed.is_blocked(primal, sub):
         example = primal + "".join(f"4{s}" for s in sub)
         raise args.error(name, f"must be {primal} then the sub-axes {list(sub)}, as "
                                f"{example!r}, got {value!r}")  # fmt: skip
@@ -86,13 +86,6 @@ def _nchwc_conv_rel(args: Args, attrs: Attrs, depthwise: bool) -> Type:
     return same_as(data, (n, o_chunks, oh, ow, oc_bn), attrs.out_dtype or data.dtype)
 
 
-def _nchwc_conv_lower(data, weight, *, attrs: Attrs, depthwise: bool):
-    compute = topi.nn.depthwise_conv2d_NCHWc if depthwise else topi.nn.conv2d_NCHWc
-    window = (two(attrs.strides), four(attrs.padding), two(attrs.dilation))
-    return compute(data, weight, *window, attrs.data_layout, attrs.out_layout,
-                   attrs.out_dtype or data.dtype)  # fmt: skip
-
-
 def _nchwc_conv_ref(data: np.ndarray, weight: np.ndarray, *, attrs: Attrs) -> np.ndarray:
     nchw = transform_array(data, attrs.data_layout, "NCHW")
     oihw = transform_array(weight, attrs.kernel_layout, "OIHW")
@@ -108,6 +101,21 @@ _NCHWC_ATTRS = (
     Attr("out_layout", "str"),
 )
 
+
+def _nchwc_conv(name: str, depthwise: bool, doc: str) -> OpDef:
+    """The OpDef of a blocked conv: conv2d_NCHWc or, `depthwise`, depthwise_conv2d_NCHWc."""
+    compute = topi.nn.depthwise_conv2d_NCHWc if depthwise else topi.nn.conv2d_NCHWc
+
+    def lower(data, weight, *, attrs: Attrs):
+        window = (two(attrs.strides), four(attrs.padding), two(attrs.dilation))
+        return compute(data, weight, *window, attrs.data_layout, attrs.out_layout,
+                       attrs.out_dtype or data.dtype)  # fmt: skip
+
+    return OpDef(name, ("data", "weight"), _NCHWC_ATTRS,
+                 lambda args, attrs: _nchwc_conv_rel(args, attrs, depthwise), lower,
+                 _nchwc_conv_ref, OpPattern.OUT_ELEMWISE_FUSABLE, doc)  # fmt: skip
+
+
 OPERATORS = (
     OpDef(
         "layout_transform",
@@ -119,26 +127,11 @@ OPERATORS = (
         OpPattern.INJECTIVE,
         "data in src_layout rewritten in dst_layout (NCHW to NCHW16c and back).",
     ),
-    OpDef(
-        "nn.contrib_conv2d_NCHWc",
-        ("data", "weight"),
-        _NCHWC_ATTRS,
-        lambda args, attrs: _nchwc_conv_rel(args, attrs, depthwise=False),
-        lambda d, w, *, attrs: _nchwc_conv_lower(d, w, attrs=attrs, depthwise=False),
-        _nchwc_conv_ref,
-        OpPattern.OUT_ELEMWISE_FUSABLE,
-        "2-D convolution of NCHW[x]c data with an OIHW[i]i[o]o kernel into NCHW[o]c.",
-    ),
-    OpDef(
-        "nn.contrib_depthwise_conv2d_NCHWc",
-        ("data", "weight"),
-        _NCHWC_ATTRS,
-        lambda args, attrs: _nchwc_conv_rel(args, attrs, depthwise=True),
-        lambda d, w, *, attrs: _nchwc_conv_lower(d, w, attrs=attrs, depthwise=True),
-        _nchwc_conv_ref,
-        OpPattern.OUT_ELEMWISE_FUSABLE,
-        "Depthwise 2-D convolution of NCHW[x]c data with an OIHW1i[o]o kernel into NCHW[o]c.",
-    ),
-)
+    _nchwc_conv("nn.contrib_conv2d_NCHWc", False,
+                "2-D convolution of NCHW[x]c data with an OIHW[i]i[o]o kernel into NCHW[o]c."),
+    _nchwc_conv("nn.contrib_depthwise_conv2d_NCHWc", True,
+                "Depthwise 2-D convolution of NCHW[x]c data with an OIHW1i[o]o kernel into "
+                "NCHW[o]c."),
+)  # fmt: skip
 
 __all__ = ["OPERATORS"]

@@ -3,7 +3,6 @@ NHWC or channel-blocked NCHW[x]c (what AlterOpLayout carries between convolution
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 import numpy as np
@@ -21,20 +20,28 @@ from tessel.graph.op.window import (
     two,
 )
 from tessel.graph.ty import TensorType, Type
-from tessel.topi.layout import transform_array
+from tessel.topi.layout import LayoutError, layout, transform_array
 
 _LAYOUTS = ("NCHW", "NHWC")
-_BLOCKED = re.compile(r"NCHW(\d+)c")
+
+
+def _block(text: str) -> int:
+    """The channel block of an NCHW[x]c layout, 0 for any other (NCHW, NHWC, not a layout)."""
+    try:
+        parsed = layout(text)
+    except LayoutError:
+        return 0
+    return parsed.factor("C") if parsed.is_blocked("NCHW", "c") else 0
 
 
 def _layout_axes(args: Args, attrs: Attrs) -> tuple[TensorType, int, int]:
     """The data and the positions of its H and W axes."""
-    blocked = _BLOCKED.fullmatch(attrs.layout)
-    if attrs.layout not in _LAYOUTS and blocked is None:
+    block = _block(attrs.layout)
+    if attrs.layout not in _LAYOUTS and not block:
         raise args.error("layout", f"must be one of {list(_LAYOUTS)} or NCHW[x]c, got "
                                    f"{attrs.layout!r}")  # fmt: skip
-    data = args.tensor("data", ndim=5 if blocked else 4)
-    if blocked and data.shape[4] != int(blocked.group(1)):
+    data = args.tensor("data", ndim=5 if block else 4)
+    if block and data.shape[4] != block:
         raise args.error("data", f"has blocks of {data.shape[4]} channels, not {attrs.layout!r}'s")
     return data, attrs.layout.index("H"), attrs.layout.index("W")
 
@@ -46,13 +53,13 @@ def _with_hw(data: TensorType, h_axis: int, w_axis: int, height: int, width: int
 
 
 def _to_nchw(x: np.ndarray, layout: str) -> np.ndarray:
-    if _BLOCKED.fullmatch(layout):
+    if _block(layout):
         return transform_array(x, layout, "NCHW")
     return x.transpose(0, 3, 1, 2) if layout == "NHWC" else x
 
 
 def _from_nchw(x: np.ndarray, layout: str) -> np.ndarray:
-    if _BLOCKED.fullmatch(layout):
+    if _block(layout):
         return transform_array(x, "NCHW", layout)
     return x.transpose(0, 2, 3, 1) if layout == "NHWC" else x
 

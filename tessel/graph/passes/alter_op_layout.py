@@ -48,12 +48,12 @@ from tessel.ir.expr import Op
 from tessel.ir.module import IRModule
 from tessel.ir.target import Target
 from tessel.ir.transform import Pass, PassContext
+from tessel.schedule.rules.default import host_target
 
 _BINARY = frozenset({"add", "subtract", "multiply", "divide", "maximum", "minimum"})
 # What keeps the added channels of a padded tensor finite (bounded functions of finite values).
-_PADDED_SAFE = frozenset({"add", "subtract", "multiply", "maximum", "minimum", "nn.relu",
-                          "clip", "sigmoid", "tanh", "nn.leaky_relu", "negative", "abs",
-                          "nn.hard_sigmoid", "nn.hard_swish"})  # fmt: skip
+_PADDED_SAFE = frozenset({"add", "subtract", "multiply", "maximum", "minimum", "nn.relu", "clip",
+                          "sigmoid", "tanh", "nn.leaky_relu", "negative", "abs"})  # fmt: skip
 _POOLS = frozenset({"nn.max_pool2d", "nn.avg_pool2d", "nn.global_avg_pool2d",
                     "nn.global_max_pool2d"})  # fmt: skip
 MIN_BLOCK = 4  # fewer output channels a vector than this: the NCHW schedule is better
@@ -264,11 +264,8 @@ class AlterOpLayout(Pass):
         return rewrite_functions(mod, lambda _, func: _Blocker(lanes).rewrite(func))
 
     def _target(self) -> Target:
-        if self.target is not None:
-            return self.target
-        from tessel.schedule.rules.default import host_target  # the machine compile() builds for
-
-        return host_target()
+        # This machine when no target is given: what compile() builds for.
+        return self.target if self.target is not None else host_target()
 
 
 __all__ = ["AlterOpLayout", "channel_block"]

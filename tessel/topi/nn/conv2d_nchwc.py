@@ -24,7 +24,7 @@ def _blocked(op: str, name: str, value: str, primal: str, block_axis: str) -> in
     """The factor of `block_axis` in layout `value`, which must be `primal` with that axis split
     last (as "NCHW16c"; "NCHW1c" for a block of one)."""
     parsed = layout(value)
-    if parsed.primal != primal or [a for a, _ in parsed.axes[len(primal) :]] != [block_axis]:
+    if not parsed.is_blocked(primal, block_axis):
         raise op_error(op, name, f"expected {primal}[x]{block_axis} (as {primal}16{block_axis}), "
                                  f"got {value!r}")  # fmt: skip
     return parsed.factor(block_axis.upper())
