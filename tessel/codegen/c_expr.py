@@ -80,6 +80,7 @@ class ExprPrinter(BufferAccess):
         self.names = names
         self.checked_divisions = 0  # how many checked division helpers were printed
         self.chunk_tables = {}  # N-d allocations (c_access.py), filled as they are printed
+        self.exp_floors: list[E.Var] = []  # the bounds _exp_clamp printed: numbers, never NaN
 
     def expr(self, node: PrimExpr) -> str:
         """The C expression for `node`."""
@@ -200,6 +201,9 @@ class ExprPrinter(BufferAccess):
         wins = "<" if isinstance(node, E.Min) else ">"
         mask = f"(tessel_p0 {wins} tessel_p1) | (tessel_p0 != tessel_p0)"
         constant = _constant_side(node)
+        bound = _broadcast_var(node.b)
+        if constant is None and any(bound is floor for floor in self.exp_floors):
+            constant = 1  # exp's clamp: a number, if not a constant one
         if constant is not None:
             # One side a number (clip's bounds, relu's 0): only the other can be NaN, and a
             # NaN fails any compare with the number, so one compare picks the number or the
@@ -254,6 +258,7 @@ class ExprPrinter(BufferAccess):
         (tessel.runtime.compiler), and exp then ran one lane at a time."""
         floor = E.Var("tessel_exp_floor", x.dtype.element)
         self.names.element_of(floor, f"tessel_exp_floor_{type_suffix(x.dtype.element)}")
+        self.exp_floors.append(floor)
         return E.Max(x, E.Broadcast(floor, x.dtype.lanes) if x.dtype.is_vector else floor)
 
     def vector_access(
@@ -579,6 +584,12 @@ def all_lanes_test(mask: str, lanes: int) -> str:
 def masked_copy_helper(lanes: int, element_bytes: int) -> bool:
     """True if the prelude has a masked load and store for `lanes` elements of this size."""
     return element_bytes == 4 and lanes in (8, 16)
+
+
+def _broadcast_var(operand: PrimExpr) -> E.Var | None:
+    """The variable `operand` is or broadcasts, if any."""
+    value = operand.value if isinstance(operand, E.Broadcast) else operand
+    return value if isinstance(value, E.Var) else None
 
 
 def _constant_side(node: E.Min | E.Max) -> int | None:

@@ -8,7 +8,8 @@ the free arrays, checks each through the buffer protocol against its precomputed
 format and writability, checks that no two of them overlap and that none overlaps a bound array,
 then calls the C function with the GIL released. It returns the function's status, or
 `FALLBACK` when any check fails: the caller then takes the Python path, which gives the exact
-error (or accepts an overlap that the function allows).
+error (or accepts an overlap that the function allows). A plain call of a `Function` uses one
+too, with nothing bound (its Python checks cost 3.7 us, as much as a small kernel).
 
 The extension is built once per compiler, Python and source (cached beside the shared objects);
 without a compiler that can build it (no Python headers) every call takes the Python path.

@@ -124,3 +124,24 @@ def test_calls_from_several_threads_at_once_keep_their_own_arguments(module, wei
 
     with ThreadPoolExecutor(4) as pool:
         assert all(pool.map(run, range(1, 9)))
+
+
+def test_an_unbound_call_is_checked_and_called_in_c_too(module, weights):
+    scale = module["scale"]
+    x = np.abs(np.random.default_rng(2).standard_normal((4, 3))).astype("float32")
+    y = np.empty((4, 3), "float32")
+    scale(weights, x, y)
+    assert scale._fast is not None  # made at the first call, for every later one
+    np.testing.assert_array_equal(y, weights * x)
+
+
+def test_an_unbound_calls_refused_arguments_get_the_python_paths_errors(module, weights):
+    scale, y = module["scale"], np.zeros((4, 3), "float32")
+    with pytest.raises(ValueError, match=r"argument `X`: expected shape"):
+        scale(weights, np.zeros((4, 4), "float32"), y)
+    with pytest.raises(ValueError, match=r"arguments `W` and `Y` of `scale` overlap"):
+        scale(weights, np.ones((4, 3), "float32"), weights)
+    with pytest.raises(ValueError, match=r"`scale` takes 3 arguments \(W, X, Y\), got 2"):
+        scale(weights, y)
+    with pytest.raises(RuntimeCallError, match="X\\[0\\] must not be negative"):
+        scale(weights, -np.ones((4, 3), "float32"), y)

@@ -264,3 +264,30 @@ def test_rfactor_of_a_split_row_sum_is_refused_or_exact(
         assert_structural_equal(sch.func, scheduled)
         return
     check_same_results(before, sch.func)
+
+
+@T.prim_func
+def rowsum_long(A: T.Buffer((2, 16), "float32"), C: T.Buffer((2,), "float32")):
+    for i, k in T.grid(2, 16):
+        with T.block("C"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                C[vi] = T.float32(0)
+            C[vi] = C[vi] + A[vi, vk]
+
+
+def test_rfactor_of_a_write_back_takes_fresh_names():
+    """The write-back keeps the block's name, so factoring it again (a tree of partial
+    results) must not make a second `C_rf` block or buffer."""
+
+    def steps(sch):
+        k = sch.get_loops(sch.get_block("C"))[-1]
+        _, inner = sch.split(k, [None, 8])
+        first = sch.rfactor(inner, factor_axis=0)
+        _, lanes = sch.split(sch.get_loops(sch.get_block("C"))[-1], [None, 4])
+        second = sch.rfactor(lanes, factor_axis=0)
+        assert (first.name, second.name) == ("C_rf", "C_rf_1")
+
+    sch = check_schedule(rowsum_long, steps)
+    allocated = [b.name for b in sch.func.body.block.alloc_buffers]
+    assert sorted(allocated) == ["C_rf", "C_rf_1"]

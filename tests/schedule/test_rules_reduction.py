@@ -99,6 +99,52 @@ def test_long_rows_get_vector_partial_results(op):
     assert all(loop.extent.value in (8, 129) for loop in vectorized)
 
 
+def _vector_loops_under_unrolled(func: PrimFunc) -> list[tuple[int, int]]:
+    """(unrolled extent, vector extent) of each vectorized loop directly under an unrolled one."""
+    return [
+        (outer.extent.value, outer.body.extent.value)
+        for outer in _loops(func)
+        if outer.kind is ForKind.UNROLLED
+        and isinstance(outer.body, For)
+        and outer.body.kind is ForKind.VECTORIZED
+    ]
+
+
+@pytest.mark.parametrize(
+    ("op", "shape", "vector_bytes", "chains"),
+    [
+        ("softmax", (3, 128), 32, 4),  # 16 vectors of 8: four chains of four
+        ("layer_norm", (2, 384), 64, 4),  # 24 vectors of 16: four chains of six
+        ("max", (2, 48), 32, 2),  # 6 vectors: two chains of three
+        ("sum_keepdims", (2, 3, 24), 32, 1),  # 3 vectors: one chain
+    ],
+    ids=["softmax-4", "layer_norm-4-avx512", "max-2", "sum-1"],
+)
+def test_rows_of_several_vectors_reduce_in_independent_chains(op, shape, vector_bytes, chains):
+    """One vector of partial results is one dependency chain (a compare and a blend per vector
+    for max); rows of at least two vectors per chain keep several, each in its own register
+    (an unrolled loop of vectors), and the write-back reduces them to one vector by vector
+    before reducing its lanes."""
+    lanes = vector_bytes // 4
+
+    def steps(sch):
+        for name in ("T_softmax_exp", "T_mean", "T_ln_sq_dev", "T_mean_1"):
+            if name in _block_names(sch):
+                sch.compute_inline(sch.get_block(name))
+        schedule_row_reduction(sch, _block_names(sch)[1], vector_bytes)
+
+    sch = check_schedule(_func(op, shape), steps, rtol=1e-5, atol=1e-5)
+    tiled = _vector_loops_under_unrolled(sch.func)
+    reductions = {"softmax": 2, "layer_norm": 2}.get(op, 1)
+    if chains == 1:
+        assert tiled == []
+        assert not any(name.endswith("_rf_1") for name in _block_names(sch))
+        return
+    # per reduction: the chains' init and update, then the chains reduced to one vector
+    assert tiled == [(chains, lanes)] * 3 * reductions
+    assert sum(1 for name in _block_names(sch) if name.endswith("_rf_1")) == reductions
+
+
 def test_float64_rows_use_four_lanes():
     func = _func("softmax", (3, 9), "float64")
     sch = check_schedule(func, _inline_and_schedule, rtol=1e-12, atol=1e-12)

@@ -50,6 +50,7 @@ from tessel.ir.substitute import substitute
 from tessel.schedule.errors import ScheduleError
 from tessel.schedule.handles import LoopRV
 from tessel.schedule.primitives.block_queries import mentions_var
+from tessel.schedule.primitives.cache_stage import fresh_block_name, fresh_buffer_name
 from tessel.schedule.state import (
     Located,
     find_block_realize,
@@ -105,8 +106,12 @@ def rfactor(sch: Schedule, loop_rv: LoopRV, factor_axis: int) -> tuple[PrimFunc,
     assert scope is not None
     shape = list(reducer.buffer.shape)
     shape.insert(axis, loop.extent)
-    rf_buffer = decl_buffer(tuple(shape), reducer.buffer.dtype, f"{reducer.buffer.name}_rf")
-    rf_realize = _rf_block(realize, reducer, loop, loops, rf_buffer, axis)
+    # Fresh names: the write-back keeps the block's name, so a second rfactor of it (a tree of
+    # partial results) would otherwise make a second `<name>_rf`.
+    rf_name = fresh_buffer_name(sch.func, f"{reducer.buffer.name}_rf")
+    rf_buffer = decl_buffer(tuple(shape), reducer.buffer.dtype, rf_name)
+    rf_block_name = fresh_block_name(sch.func, f"{block.name_hint}_rf")
+    rf_realize = _rf_block(realize, reducer, loop, loops, rf_buffer, axis, rf_block_name)
     wb_nest = _write_back(realize, reducer, loop, own, rf_buffer, axis, wb_predicate)
     func = replace_stmt(sch.func, realize, rf_realize)
     func = _insert_after(func, _refind_loop(func, own[0]), wb_nest)
@@ -317,8 +322,10 @@ def _rf_block(
     loops: list[For],
     rf_buffer: Buffer,
     axis: int,
+    name: str,
 ) -> BlockRealize:
-    """`<name>_rf`: the partial reduction per value of the factored loop, in the original loops."""
+    """Block `name` (`<name>_rf`): the partial reduction per value of the factored loop, in the
+    original loops."""
     block = realize.block
     extra = Var(f"v{loop.loop_var.name}", loop.loop_var.dtype)
     iter_vars = [IterVar(Range(loop.min, loop.extent), extra, IterVarType.DATA_PAR)]
@@ -352,7 +359,7 @@ def _rf_block(
     body = BufferStore(rf_buffer, reducer.combine(load, substitute(reducer.rhs, var_map)), indices)
     init = BufferStore(rf_buffer, substitute(reducer.init, var_map), indices)
     new_block = Block(
-        tuple(iter_vars), (), (), f"{block.name_hint}_rf", body, init, annotations=block.annotations
+        tuple(iter_vars), (), (), name, body, init, annotations=block.annotations
     )
     return BlockRealize(tuple(values), realize.predicate, _finish(new_block))
 

@@ -4,12 +4,13 @@ reductions after it that read its result (softmax's sum reads the max), and the 
 block that consumes them (the anchor: softmax's normalisation, layer_norm's output, mean's
 division), or else the last reduction. Every reduction moves under the anchor's innermost row
 loop with compute_at, so each row is read while it is in cache; a reduction over at least one
-vector is split into a vector of partial results with rfactor (init and update vectorized: a
+vector is split into vectors of partial results with rfactor (init and update vectorized: a
 max/min update is a vector compare and select since codegen keeps NaN that way; as a lane loop
-it took softmax's max 0.32 ms for 0.06 ms at [1, 12, 128, 128]) and a write-back; the anchor's
-loop along the row is vectorized; the row loops are fused into one parallel loop. Each step is
-tried and skipped where the schedule refuses it (ScheduleError): a refusal costs speed, never
-correctness."""
+it took softmax's max 0.32 ms for 0.06 ms at [1, 12, 128, 128]), up to four independent ones
+where the row is long enough, and a write-back that reduces them to one vector, then its lanes;
+the anchor's loop along the row is vectorized; the row loops are fused into one parallel loop.
+Each step is tried and skipped where the schedule refuses it (ScheduleError): a refusal costs
+speed, never correctness."""
 
 from __future__ import annotations
 
@@ -123,10 +124,12 @@ def _vectorize_last_reduction(sch: Schedule, block: BlockRV, row: LoopRV,
     """_vectorize_reduction for the reduction that ends the group: its write-back lands after
     the row loops when they hold only the partial results, so it moves back under them, to
     run while the row is in cache."""
-    factored = _vectorize_reduction(sch, block, vector_bytes)
+    factored = _vectorize_reduction(sch, block, vector_bytes, reduce_chains=False)
     row_var = sch.loop(row).loop_var
     if factored and all(sch.loop(loop).loop_var is not row_var for loop in sch.get_loops(block)):
         try_step(lambda: sch.reverse_compute_at(block, row))
+    if factored:
+        factored |= _reduce_chains(sch, block, vector_bytes)
     return factored
 
 
@@ -177,21 +180,81 @@ def _is_anchor(sch: Schedule, block: BlockRV, rows: int) -> bool:
     return len(iter_vars) in (rows, rows + 1) and is_plain_nest(sch, block)
 
 
-def _vectorize_reduction(sch: Schedule, block: BlockRV, vector_bytes: int) -> set[str]:
-    """Split the reduction loop into one vector of partial results (rfactor), initialised and
-    updated by vector; the write-back reduces that vector. The new blocks' names."""
+def _vectorize_reduction(sch: Schedule, block: BlockRV, vector_bytes: int,
+                         reduce_chains: bool = True) -> set[str]:  # fmt: skip
+    """Split the reduction loop into vectors of partial results (rfactor), initialised and
+    updated by vector: CHAINS independent vectors where the row holds at least two of each,
+    since one vector is one dependency chain (softmax's max: a compare and a blend per step,
+    0.29 of its time as one chain), else one. The write-back reduces them, first the chains
+    to one vector (_reduce_chains, unless the caller does it) then its lanes. The new blocks'
+    names."""
     k = sch.get_loops(block)[-1]
     extent = sch.loop(k).extent
     lanes = vector_bytes * 8 // sch.block(block).block.writes[0].buffer.dtype.bits
     if not isinstance(extent, IntImm) or extent.value < lanes:
         return set()  # a short row: scalar, in cache
+    chains = _chain_count(extent.value, lanes)
     try:
-        k_outer, k_inner = sch.split(k, [None, lanes])
+        if chains > 1:
+            k_outer, k_chain, k_lane = sch.split(k, [None, chains, lanes])
+            k_inner = sch.fuse(k_chain, k_lane)
+        else:
+            k_outer, k_inner = sch.split(k, [None, lanes])
         rf = sch.rfactor(k_inner, factor_axis=-1)
     except ScheduleError:
         return set()
-    init = vectorized_init(sch, rf, k_outer)
-    try_step(lambda: sch.vectorize(k_inner))
+    init = vectorized_init(sch, rf, k_outer, lanes)
+    _vectorize_lanes(sch, sch.get_loops(rf)[-1], lanes)
+    factored = {rf.name} | ({init.name} if isinstance(init, BlockRV) else set())
+    if reduce_chains:
+        factored |= _reduce_chains(sch, block, vector_bytes)
+    return factored
+
+
+# Independent vectors of partial results per reduction: enough to cover the latency of a
+# vector compare-and-blend (max) or add (sum) with the loads in flight.
+CHAINS = 4
+
+
+def _chain_count(extent: int, lanes: int) -> int:
+    """The most chains (CHAINS, 2, 1) that split `extent` exactly, each at least two vectors
+    long: a remainder would leave the chains a predicate, and one-vector chains gain
+    nothing over the write-back they add."""
+    for chains in (CHAINS, 2):
+        if extent % (chains * lanes) == 0 and extent // (chains * lanes) >= 2:
+            return chains
+    return 1
+
+
+def _vectorize_lanes(sch: Schedule, loop: LoopRV, lanes: int) -> None:
+    """Vectorize `loop`; a loop of several vectors splits into unrolled vectors first, so each
+    vector of partial results stays in a register."""
+    extent = sch.loop(loop).extent
+    if isinstance(extent, IntImm) and extent.value > lanes and extent.value % lanes == 0:
+        split = try_step(lambda: sch.split(loop, [None, lanes]))
+        if split is not False:
+            outer, loop = split
+            try_step(lambda: sch.unroll(outer))
+    try_step(lambda: sch.vectorize(loop))
+
+
+def _reduce_chains(sch: Schedule, write_back: BlockRV, vector_bytes: int) -> set[str]:
+    """Where `write_back` reduces several vectors of partial results, reduce them first to one
+    vector (a second rfactor, by vector) so that only one vector is reduced lane by lane. The
+    new blocks' names."""
+    loop = sch.get_loops(write_back)[-1]
+    extent = sch.loop(loop).extent
+    lanes = vector_bytes * 8 // sch.block(write_back).block.writes[0].buffer.dtype.bits
+    if not isinstance(extent, IntImm) or extent.value <= lanes or extent.value % lanes != 0:
+        return set()
+    try:
+        chain, lane = sch.split(loop, [None, lanes])
+        rf = sch.rfactor(lane, factor_axis=-1)
+    except ScheduleError:
+        return set()
+    init = vectorized_init(sch, rf, chain)
+    try_step(lambda: sch.vectorize(lane))
+    try_step(lambda: sch.unroll(chain))
     return {rf.name} | ({init.name} if isinstance(init, BlockRV) else set())
 
 

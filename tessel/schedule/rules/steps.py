@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from tessel.ir.expr import Add, Cast, Mul, PrimExpr
+from tessel.ir.expr import Add, Cast, IntImm, Mul, PrimExpr
 from tessel.schedule import BlockRV, LoopRV, Schedule, ScheduleError
 from tessel.tir.buffer import BufferLoad
 from tessel.tir.stmt import BufferStore
@@ -63,12 +63,22 @@ def parallel_fused(sch: Schedule, loops: list[LoopRV]) -> LoopRV:
     return fused
 
 
-def vectorized_init(sch: Schedule, block: BlockRV, loop: LoopRV) -> BlockRV | bool:
-    """decompose_reduction of `block` above `loop`, the init's innermost loop vectorized; the
-    init block, or False when the schedule refuses."""
+def vectorized_init(sch: Schedule, block: BlockRV, loop: LoopRV,
+                    lanes: int | None = None) -> BlockRV | bool:  # fmt: skip
+    """decompose_reduction of `block` above `loop`, the init's innermost loop vectorized (split
+    into unrolled vectors of `lanes` first, where it is several); the init block, or False
+    when the schedule refuses."""
     init = try_step(lambda: sch.decompose_reduction(block, loop))
-    if isinstance(init, BlockRV):
-        try_step(lambda: sch.vectorize(sch.get_loops(init)[-1]))
+    if not isinstance(init, BlockRV):
+        return init
+    inner = sch.get_loops(init)[-1]
+    extent = sch.loop(inner).extent
+    if lanes and isinstance(extent, IntImm) and extent.value > lanes and extent.value % lanes == 0:
+        split = try_step(lambda: sch.split(inner, [None, lanes]))
+        if split is not False:
+            try_step(lambda: sch.unroll(split[0]))
+            inner = split[1]
+    try_step(lambda: sch.vectorize(inner))
     return init
 
 

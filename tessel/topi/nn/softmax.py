@@ -32,13 +32,16 @@ def _shifted_exp(op: str, x: Tensor, axes: tuple[int]) -> tuple[Tensor, Tensor]:
 
 
 def softmax(x: Tensor, axis: int = -1) -> Tensor:
-    """exp(x) / sum(exp(x)) along `axis`."""
+    """exp(x) / sum(exp(x)) along `axis`, as exp(x) times the sum's reciprocal."""
     x, axes = _prepare("softmax", x, axis)
     _max_elem, exp = _shifted_exp("softmax", x, axes)
     expsum = reduce_sum(exp, axes, keepdims=True)
+    one = te.const(1, x.dtype)
 
     def normalize(*i: Any) -> PrimExpr:
-        return exp[i] / expsum[reduced_index(i, axes)]
+        # One division per row, not per element, as onnxruntime and PyTorch do (within 1.5 ulp
+        # of the quotient): a vector division was an eighth of the kernel's time.
+        return exp[i] * (one / expsum[reduced_index(i, axes)])
 
     return te.compute(x.shape, normalize, name="T_softmax_norm", tag="softmax_output")
 
