@@ -3,7 +3,8 @@
 Run as `python benchmarks/kernels.py [--runs N] [--kernels a,b,...]`. Each kernel is a TOPI compute
 on `te.placeholder`s, lowered with `te.create_prim_func`, scheduled with
 `tessel.schedule.rules.default_schedule` (no tuning) and built with `tessel.build`, both for this
-machine (`Target.detect()`, as `tessel.graph.compile` builds a model's kernels); its result is
+machine with multiply-adds fused (`Target.detect()` with `fp_contract`, as `tessel.graph.compile`
+builds a model's kernels); its result is
 checked against PyTorch (max |error| / max |reference| <= 1e-3) before timing. Kernels: matmul
 1024³ and 127³, batch_matmul at attention shapes ([12,128,32] x [12,32,128]), dense 64x784 · 512,
 the ResNet-18 conv2d layers (NCHW, batch 1: 3x3 64->64 at 56², 3x3 128->128 at 28², 3x3 stride 2
@@ -28,7 +29,7 @@ import ctypes.util
 import subprocess
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -230,8 +231,9 @@ def _build(kernel: Kernel, shapes: list) -> tuple[Callable[..., None], tuple[int
     shape."""
     inputs = [te.placeholder(s, name=f"in{i}") for i, s in enumerate(shapes)]
     out = kernel.compute(*inputs)
-    # For this machine, as `tessel.graph.compile` builds a model's kernels (Target.detect()).
-    target = host_target()
+    # For this machine with multiply-adds fused, as `tessel.graph.compile` builds a model's
+    # kernels (Target.detect(), fp_contract).
+    target = replace(host_target(), fp_contract=True)
     func = default_schedule(te.create_prim_func([*inputs, out]), target).func
     return tessel.build(func, target), out.const_shape()
 

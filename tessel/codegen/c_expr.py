@@ -144,6 +144,8 @@ class ExprPrinter(BufferAccess):
 
     def expr_Select(self, node: E.Select) -> str:
         if node.condition.dtype.is_vector:
+            if _blendable(node.dtype):
+                return self._vector_blend(node)
             return self.per_lane(node, (node.condition, node.true_value, node.false_value))
         c_type(node.dtype)
         condition = self.expr(node.condition)
@@ -218,6 +220,20 @@ class ExprPrinter(BufferAccess):
             f"{vector} tessel_p1 = {self.expr(second)}; "
             f"{bits} tessel_m = {mask}; "
             f"({vector})(((({bits})tessel_p0) & tessel_m) | ((({bits})tessel_p1) & ~tessel_m)); }})"
+        )
+
+    def _vector_blend(self, node: E.Select) -> str:
+        """A vector select as a bitwise blend under a mask of whole lanes (a bool lane is 0 or
+        1; negated in the value's width it is 0 or all ones), which gcc compiles to a compare
+        and blend. Both values are evaluated, as the lane loop did; as a lane loop the select
+        of a zero-padding copy took three quarters of a depthwise convolution's time."""
+        vector = c_type(node.dtype)
+        bits = c_type(DataType.of(f"int{node.dtype.element.bits}").with_lanes(node.dtype.lanes))
+        return (
+            f"({{ {vector} tessel_p1 = {self.expr(node.true_value)}; "
+            f"{vector} tessel_p2 = {self.expr(node.false_value)}; "
+            f"{bits} tessel_m = -__builtin_convertvector({self.expr(node.condition)}, {bits}); "
+            f"({vector})(((({bits})tessel_p1) & tessel_m) | ((({bits})tessel_p2) & ~tessel_m)); }})"
         )
 
     def per_lane(self, node: PrimExpr, operands: tuple[PrimExpr, ...]) -> str:
@@ -584,6 +600,12 @@ def all_lanes_test(mask: str, lanes: int) -> str:
 def masked_copy_helper(lanes: int, element_bytes: int) -> bool:
     """True if the prelude has a masked load and store for `lanes` elements of this size."""
     return element_bytes == 4 and lanes in (8, 16)
+
+
+def _blendable(dtype: DataType) -> bool:
+    """Whether a vector select of `dtype` can be a bitwise blend: numbers of 8 to 64 bits."""
+    element = dtype.element
+    return not element.is_bool and element.bits in (8, 16, 32, 64)
 
 
 def _broadcast_var(operand: PrimExpr) -> E.Var | None:

@@ -13,7 +13,10 @@ from tessel import te, topi
 from tessel.graph.executor import default_passes
 from tessel.graph.passes import AlterOpLayout
 from tessel.ir.target import Target
+from tessel.ir.structural import assert_structural_equal
+from tessel.schedule import Schedule
 from tessel.schedule.rules import default_schedule
+from tessel.testing import check_same_results
 
 NCHW_PASSES = [p for p in default_passes() if not isinstance(p, AlterOpLayout)]
 
@@ -130,6 +133,32 @@ def test_topi_depthwise(c, m, size, k, s, p):
     tessel.build(func)(x, w, expected)
     tessel.build(scheduled)(x, w, got)
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(("c", "m", "height", "width", "lanes", "rows"), [
+    (8, 1, 16, 16, 16, 4),  # one vector a row, tiles of 4 rows
+    (5, 2, 20, 20, 4, 4),  # channel multiplier 2; 20 columns: five vectors of 4
+    (3, 1, 7, 32, 16, 1),  # 7 rows: tiles of one row
+    (6, 1, 9, 24, 8, 3),  # 24 columns: three vectors of 8; 9 rows: tiles of 3
+])  # fmt: skip
+def test_topi_depthwise_on_long_rows_vectorizes_the_row(c, m, height, width, lanes, rows):
+    """Stride 1, rows of 16 columns or more: the vector is the output row (lanes dividing it),
+    tiles of rows in registers, each channel's padding computed in its parallel iteration.
+    Same results as unscheduled in the interpreter and C; the trace replays."""
+    data = te.placeholder((1, c, height, width), name="data")
+    kernel = te.placeholder((c, m, 3, 3), name="kernel")
+    out = topi.nn.depthwise_conv2d_nchw(data, kernel, 1, 1, 1)
+    func = te.create_prim_func([data, kernel, out])
+    scheduled = default_schedule(func, Target(vector_bytes=64, vector_registers=32))
+    check_same_results(func, scheduled.func, rtol=1e-4, atol=1e-4)
+    replayed = Schedule(func)
+    scheduled.trace.apply_to_schedule(replayed)
+    assert_structural_equal(replayed.func, scheduled.func)
+    tir = scheduled.func.script()
+    assert f"T.vectorized({lanes})" in tir
+    assert rows == 1 or f"T.unroll({rows})" in tir
+    assert 'scope="local"' in tir  # the tile's accumulators
+    assert f"T.parallel({c * m})" in tir  # one iteration a channel, its padding inside
 
 
 @pytest.mark.parametrize("registers", [16, 32])

@@ -46,7 +46,7 @@ def default_schedule(func: PrimFunc, target: Target | str | None = None) -> Sche
         if name not in done and _exists(sch, name):  # a rule may have inlined a later block
             done |= (
                 schedule_conv_nchwc(sch, name, tile, columns)
-                or schedule_conv(sch, name, tile, columns)
+                or schedule_conv(sch, name, tile, columns, cpu.vector_bytes // 4)
                 or schedule_gemm(sch, name, tile, columns)
                 or schedule_row_reduction(sch, name, vector_bytes)
                 or schedule_window_reduction(sch, name)
