@@ -17,7 +17,7 @@ C probe compiled at run time (gcc -O3 -march=native, twelve independent FMA chai
 vectors) measures the FP32 peak; a kernel's % of peak is its GFLOP/s over the one-core peak times
 the thread count. Softmax's and layer_norm's FLOP counts are nominal (5 and 8 per element, exp and
 sqrt counted as one). Times are medians over --runs calls after a warm-up, all taken in the same
-run, in turns of five calls each (timing.interleaved_medians).
+run, the contenders taking turns of a fifth of the calls each (timing.interleaved_medians).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ PyTorch module with random weights, exported to ONNX (TorchScript exporter), imp
 tuning) and checked against onnxruntime before timing. The table gives, per model and thread
 count, the median latency of Tessel, onnxruntime (ORT_ENABLE_ALL) and PyTorch eager, the ratios
 Tessel / onnxruntime and Tessel / PyTorch, the cold compile time and the planned arena bytes.
-The three are timed in turns of five calls each (timing.interleaved_medians), so a burst of load
+The three take turns, each a fifth of the calls (timing.interleaved_medians), so a burst of load
 on the shared machine slows them alike.
 Models: an MLP 784-512-512-10 (batch 1), a ResNet-18-style CNN (basic blocks [2, 2, 2, 2],
 1x3x112x112), a MobileNetV2-style CNN (inverted residuals, 1x3x112x112), and all-MiniLM-L6-v2

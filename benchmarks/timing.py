@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -9,21 +10,29 @@ from collections.abc import Callable, Sequence
 
 def median_seconds(call: Callable[[], object], runs: int) -> float:
     """The median wall time of `runs` calls (after one warm-up call)."""
-    return interleaved_medians([call], runs)[0]
-
-
-def interleaved_medians(calls: Sequence[Callable[[], object]], runs: int,
-                        block: int = 5) -> list[float]:  # fmt: skip
-    """The median wall time of `runs` calls of each of `calls` (after one warm-up call each),
-    taken in turns of `block` calls: on a shared machine a burst of load then slows every
-    contender alike instead of whichever ran during it, while each still runs a few calls in a
-    row with its data in cache, as a model served in a loop does."""
-    for call in calls:
+    call()
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
         call()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def interleaved_medians(calls: Sequence[Callable[[], object]], runs: int, turns: int = 5,
+                        pause: float = 0.05) -> list[float]:  # fmt: skip
+    """The median wall time of `runs` calls of each of `calls`, taken in `turns` turns of
+    consecutive calls each, so a burst of load on a shared machine slows every contender alike
+    instead of whichever ran during it. Each turn starts after a `pause` (the thread pools of
+    OpenMP, onnxruntime and PyTorch spin for a while after their last call, and would take
+    cores from the next contender) and an untimed warm-up call."""
+    per_turn = math.ceil(runs / turns)
     times: list[list[float]] = [[] for _ in calls]
     while len(times[0]) < runs:
         for call, measured in zip(calls, times, strict=True):
-            for _ in range(min(block, runs - len(measured))):
+            time.sleep(pause)
+            call()
+            for _ in range(min(per_turn, runs - len(measured))):
                 start = time.perf_counter()
                 call()
                 measured.append(time.perf_counter() - start)
