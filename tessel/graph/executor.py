@@ -24,6 +24,7 @@ from tessel.graph.aot import AotModule, aot_module
 from tessel.graph.export import export_model
 from tessel.graph.expr import Constant, Expr, Function, Var
 from tessel.graph.memory_plan import MemoryPlan, TensorSlot, plan_memory
+from tessel.graph.passes.fold_constant import FOLDED_CONSTANTS
 from tessel.graph.passes.layout_rewrite import PACKED_CONSTANTS, LayoutRewrite
 from tessel.graph.passes.lower_te import LowerTE
 from tessel.graph.passes.pipeline import default_pipeline
@@ -38,6 +39,7 @@ from tessel.schedule.rules.default import host_target
 from tessel.support.dtype import DataType
 from tessel.support.errors import UserError
 from tessel.support.frozen_map import FrozenMap
+from tessel.support.names import unique_name
 from tessel.tir.function import PrimFunc
 
 
@@ -81,9 +83,12 @@ def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name user
     if isinstance(params, str | Path):
         params = load_params(params)
     mod, names = _bind(mod, params or {})
+    folded: list[tuple[Constant, tuple[Constant, ...]]] = []
+    ctx = replace(ctx, config={**ctx.config, FOLDED_CONSTANTS: folded})
     for pass_ in default_passes(target) if passes is None else passes:
         mod = pass_(mod, ctx)
     lowered = LayoutRewrite(target)(LowerTE(target=target)(mod, ctx), ctx)
+    _name_folded(names, folded)
     for packed, source in lowered.attrs.get(PACKED_CONSTANTS, ()):
         if id(source.data) in names:  # a packed weight is named after its parameter
             name, _ = names[id(source.data)]
@@ -138,6 +143,27 @@ def _bind(mod: IRModule, params: Mapping[str, Any]) -> tuple[IRModule, _Names]:
     )
     names = {id(c.data): (var.name_hint, c.data) for var, c in bound.items()}
     return mod.with_function("main", func), names
+
+
+def _name_folded(names: _Names, folded: Sequence[tuple[Constant, Sequence[Constant]]]) -> None:
+    """Name each Constant that FoldConstant computed from exactly one named weight (with
+    others unnamed: a pad value, a shape) `<weight>_folded`, `_folded_1`, ... (a conv weight
+    that AlterOpLayout blocks, then padded or not), so an exported model keeps its weights'
+    names rather than `constant_k`. In folding order, so a chain of folds names its end."""
+    roots: dict[int, str] = {}
+    taken = {name for name, _ in names.values()}
+    for constant, sources in folded:
+        found = set()
+        for source in sources:
+            name, array = names.get(id(source.data), ("", None))
+            if array is source.data:
+                found.add(roots.get(id(source.data), name))
+        if len(found) != 1:
+            continue
+        root = found.pop()
+        name = unique_name(f"{root}_folded", taken)
+        names[id(constant.data)] = (name, constant.data)
+        roots[id(constant.data)] = root
 
 
 def _weight_name(names: _Names, constant: np.ndarray, k: int) -> str:

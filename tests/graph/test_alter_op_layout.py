@@ -139,6 +139,19 @@ def test_compiled_model_keeps_its_results():
                                atol=1e-4)  # fmt: skip
 
 
+def test_blocked_weights_keep_their_parameters_names(tmp_path):
+    """Weights that AlterOpLayout blocks are Constants FoldConstant computed; the compiled
+    model names each after the parameter it came from, in the library and in an export."""
+    from safetensors.numpy import load_file
+
+    compiled = graph.compile(_module(PARAMS, BEFORE), params=_weights())
+    names = [p.name for p in compiled.aot.of_kind("weight")]
+    assert names == ["w1_folded", "b1_folded", "w2_folded"]
+    exported = load_file(str(compiled.export(tmp_path) / "params.safetensors"))
+    assert sorted(exported) == sorted(names)
+    assert exported["w1_folded"].ndim == 6  # OIHW[x]i[y]o, blocked by the host's lanes
+
+
 @st.composite
 def _cnns(draw):
     """A random small CNN in Relay text: convolutions (1x1, 3x3, strided, depthwise) with

@@ -148,3 +148,27 @@ def test_deep_constant_chain_folds_without_hitting_the_recursion_limit():
     body = FoldConstant()(parse(before))["main"].body
     assert isinstance(body, Constant)
     assert float(body.data) == 3001.0
+
+
+def test_a_context_sink_receives_each_folded_constant_with_its_sources():
+    """A list under FOLDED_CONSTANTS in the PassContext config collects (folded Constant, the
+    Constants it read) in folding order; the module itself carries nothing new."""
+    from tessel.graph.passes.fold_constant import FOLDED_CONSTANTS
+    from tessel.ir.transform import PassContext
+
+    w = np.arange(6, dtype="float32").reshape(2, 3)
+    mod = parse("""
+    def @main(%x: Tensor[(3, 2), float32]) {
+      %0 = transpose(meta[relay.Constant][0]);
+      %1 = multiply(%0, 2f);
+      add(%x, %1)
+    }""", {"relay.Constant": [w]})
+    sink: list = []
+    folded = FoldConstant()(mod, PassContext(config={FOLDED_CONSTANTS: sink}))
+    assert [c.data.shape for c, _ in sink] == [(3, 2), (3, 2)]
+    (transposed, (source,)), (doubled, sources) = sink
+    np.testing.assert_array_equal(source.data, w)
+    np.testing.assert_array_equal(transposed.data, w.T)
+    assert sources[0] is transposed and float(sources[1].data) == 2.0
+    np.testing.assert_array_equal(doubled.data, w.T * 2)
+    assert dict(folded.attrs) == dict(mod.attrs)

@@ -44,8 +44,20 @@ def _as_expr(value: Any, ty: Type | None) -> Expr:
     return Constant(array)
 
 
+def _constants_in(expr: Expr) -> list[Constant]:
+    """The Constants of a constant expression (a tuple's fields, nested)."""
+    if isinstance(expr, Tuple):
+        return [c for f in expr.fields for c in _constants_in(f)]
+    return [expr] if isinstance(expr, Constant) else []
+
+
 class _ConstantFolder(ExprRewriter):
-    """Folds bottom-up, so a chain of constant operators folds into one Constant."""
+    """Folds bottom-up, so a chain of constant operators folds into one Constant; `sources`
+    pairs each Constant a call folded into with the Constants it read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sources: list[tuple[Constant, tuple[Constant, ...]]] = []
 
     def enters(self, func: Function) -> bool:
         return not is_primitive(func)
@@ -59,7 +71,11 @@ class _ConstantFolder(ExprRewriter):
             return new.body
         if isinstance(new, Call) and isinstance(new.op, Op) and all(map(is_constant, new.args)):
             result = get_op(new.op.name).evaluate([_value(a) for a in new.args], new.attrs)
-            return _as_expr(result, old.checked_type)
+            folded = _as_expr(result, old.checked_type)
+            if isinstance(folded, Constant):
+                read = tuple(c for a in new.args for c in _constants_in(a))
+                self.sources.append((folded, read))
+            return folded
         if (
             isinstance(new, TupleGetItem)
             and isinstance(new.tuple_value, Tuple)
@@ -81,7 +97,23 @@ class FoldConstant(Pass):
     name: ClassVar[str] = "fold_constant"
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
-        return rewrite_functions(mod, lambda _, func: _ConstantFolder().rewrite(func))
+        folders: list[_ConstantFolder] = []
+
+        def fold(_: object, func: Function) -> Function:
+            folders.append(_ConstantFolder())
+            return folders[-1].rewrite(func)
+
+        folded = rewrite_functions(mod, fold)
+        sink = ctx.config.get(FOLDED_CONSTANTS)
+        if isinstance(sink, list):
+            sink.extend(pair for folder in folders for pair in folder.sources)
+        return folded
 
 
-__all__ = ["FoldConstant", "is_constant"]
+# A PassContext config key: a list there receives (folded Constant, the Constants it was computed
+# from) pairs, in folding order; the executor names a weight folded from one parameter (a conv
+# weight AlterOpLayout blocks) after it. Not a module attribute: the module stays what it was.
+FOLDED_CONSTANTS = "fold_constant.sources"
+
+
+__all__ = ["FOLDED_CONSTANTS", "FoldConstant", "is_constant"]
