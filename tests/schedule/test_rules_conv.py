@@ -175,6 +175,9 @@ def test_conv2d_channel_tile_follows_the_register_file(registers):
     packed = 32 if registers == 32 else 16
     assert f"(64 // {packed}" in tir or f"({64 // packed}, 5, 3, 3, {packed})" in tir
     assert ("T.unroll(2)" in tir) == (registers == 32)
+    # the weight's packing copy (a weight passed at run time is packed at every call) runs
+    # in parallel over output and input channels
+    assert "for ax0_ax1_fused in T.parallel(320):" in tir
     x, w = rand(1, 5, 9, 9), rand(64, 5, 3, 3, seed=1)
     expected, got = np.zeros(out.shape, "float32"), np.zeros(out.shape, "float32")
     tessel.build(func)(x, w, expected)
