@@ -12,8 +12,8 @@ import tessel
 from tessel import te, topi
 from tessel.graph.executor import default_passes
 from tessel.graph.passes import AlterOpLayout
-from tessel.ir.target import Target
 from tessel.ir.structural import assert_structural_equal
+from tessel.ir.target import Target
 from tessel.schedule import Schedule
 from tessel.schedule.rules import default_schedule
 from tessel.testing import check_same_results

@@ -20,7 +20,13 @@ from tessel.ir.builders import is_const_int
 from tessel.ir.expr import IntImm, Var
 from tessel.ir.functor import post_order
 from tessel.schedule import BlockRV, LoopRV, Schedule, ScheduleError
-from tessel.schedule.rules.steps import is_plain_nest, parallel_fused, try_step, vectorized_init
+from tessel.schedule.rules.steps import (
+    is_plain_nest,
+    parallel_fused,
+    try_step,
+    vectorize_by,
+    vectorized_init,
+)
 from tessel.schedule.state import block_names
 from tessel.tir.block import Block, IterVarType
 from tessel.tir.buffer import BufferLoad
@@ -204,7 +210,7 @@ def _vectorize_reduction(sch: Schedule, block: BlockRV, vector_bytes: int,
     except ScheduleError:
         return set()
     init = vectorized_init(sch, rf, k_outer, lanes)
-    _vectorize_lanes(sch, sch.get_loops(rf)[-1], lanes)
+    vectorize_by(sch, sch.get_loops(rf)[-1], lanes)
     factored = {rf.name} | ({init.name} if isinstance(init, BlockRV) else set())
     if reduce_chains:
         factored |= _reduce_chains(sch, block, vector_bytes)
@@ -224,18 +230,6 @@ def _chain_count(extent: int, lanes: int) -> int:
         if extent % (chains * lanes) == 0 and extent // (chains * lanes) >= 2:
             return chains
     return 1
-
-
-def _vectorize_lanes(sch: Schedule, loop: LoopRV, lanes: int) -> None:
-    """Vectorize `loop`; a loop of several vectors splits into unrolled vectors first, so each
-    vector of partial results stays in a register."""
-    extent = sch.loop(loop).extent
-    if isinstance(extent, IntImm) and extent.value > lanes and extent.value % lanes == 0:
-        split = try_step(lambda: sch.split(loop, [None, lanes]))
-        if split is not False:
-            outer, loop = split
-            try_step(lambda: sch.unroll(outer))
-    try_step(lambda: sch.vectorize(loop))
 
 
 def _reduce_chains(sch: Schedule, write_back: BlockRV, vector_bytes: int) -> set[str]:

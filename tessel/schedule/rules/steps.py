@@ -65,21 +65,30 @@ def parallel_fused(sch: Schedule, loops: list[LoopRV]) -> LoopRV:
 
 def vectorized_init(sch: Schedule, block: BlockRV, loop: LoopRV,
                     lanes: int | None = None) -> BlockRV | bool:  # fmt: skip
-    """decompose_reduction of `block` above `loop`, the init's innermost loop vectorized (split
-    into unrolled vectors of `lanes` first, where it is several); the init block, or False
-    when the schedule refuses."""
+    """decompose_reduction of `block` above `loop`, the init's innermost loop vectorized (in
+    unrolled vectors of `lanes`, where given); the init block, or False when the schedule
+    refuses."""
     init = try_step(lambda: sch.decompose_reduction(block, loop))
     if not isinstance(init, BlockRV):
         return init
     inner = sch.get_loops(init)[-1]
-    extent = sch.loop(inner).extent
-    if lanes and isinstance(extent, IntImm) and extent.value > lanes and extent.value % lanes == 0:
-        split = try_step(lambda: sch.split(inner, [None, lanes]))
-        if split is not False:
-            try_step(lambda: sch.unroll(split[0]))
-            inner = split[1]
-    try_step(lambda: sch.vectorize(inner))
+    if lanes:
+        vectorize_by(sch, inner, lanes)
+    else:
+        try_step(lambda: sch.vectorize(inner))
     return init
+
+
+def vectorize_by(sch: Schedule, loop: LoopRV, lanes: int) -> None:
+    """Vectorize `loop`; a loop of several vectors of `lanes` splits into unrolled vectors
+    first, so that each vector (of accumulators, of partial results) stays in a register."""
+    extent = sch.loop(loop).extent
+    if isinstance(extent, IntImm) and extent.value > lanes and extent.value % lanes == 0:
+        split = try_step(lambda: sch.split(loop, [None, lanes]))
+        if split is not False:
+            outer, loop = split
+            try_step(lambda: sch.unroll(outer))
+    try_step(lambda: sch.vectorize(loop))
 
 
 def inline_consumer(sch: Schedule, producer: BlockRV) -> None:
