@@ -12,15 +12,14 @@ import tessel
 from tessel import te, topi
 from tessel.schedule.rules import default_schedule
 from tessel.schedule.rules.gemm import PACK_ROWS, SHORT_REDUCTION, TILE_J
+from tessel.schedule.rules.gemm import _row_tile as gemm_row_tile
 
 ODD = (1, 7, 13, 127, 129)
 
 
 def _row_tile(rows: int) -> int:
-    """i_i: all rows when fewer than ROWS, else the largest of ROWS..4 dividing them, else ROWS
-    (the rows then padded to a multiple of it)."""
-    top = min(ROWS, 8)
-    return rows if rows < top else next((t for t in range(top, 3, -1) if rows % t == 0), top)
+    """i_i: the rule's choice (test_row_tile_weighs_padding_against_small_tiles pins it)."""
+    return gemm_row_tile(rows, ROWS)
 
 
 def _assert_tiled(tir: str, rows: int) -> None:
@@ -28,6 +27,19 @@ def _assert_tiled(tir: str, rows: int) -> None:
     assert f"T.unroll({_row_tile(rows)})" in tir
     assert "_init" in tir  # decompose_reduction
     assert 'scope="local"' in tir  # the accumulators
+
+
+@pytest.mark.parametrize(("rows", "max_rows", "tile"), [
+    (5, 8, 5),  # fewer rows than a tile: all of them
+    (42, 8, 7), (36, 8, 6),  # a divisor nearly as fast as 8 rows
+    (44, 8, 8), (100, 8, 8), (127, 8, 8),  # 4 or 5 rows would divide, 8 padded is faster
+    (10, 8, 5),  # 8 would pad 10 rows to 16
+    (12, 6, 6), (7, 6, 5),  # AVX2's six rows at most
+])  # fmt: skip
+def test_row_tile_weighs_padding_against_small_tiles(rows, max_rows, tile):
+    """4-row tiles ran at half the speed of 8 (44x384x384: 102 against 216 GFLOP/s, 8 rows
+    padded to 48), so the rows a tile pads are weighed against how fast each tile runs."""
+    assert gemm_row_tile(rows, max_rows) == tile
 
 
 @pytest.mark.parametrize(("m", "k", "n"), [(m, k, n) for m in ODD for k, n in [(13, 129), (129, 7)]]
