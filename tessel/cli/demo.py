@@ -102,12 +102,12 @@ def _embed_with_tessel(
         return None, [], False
     (run, compiled_by), t_compile = _timed(lambda: _compile(mod, out))
     embeddings, t_first = _timed(lambda: run(*args))
-    t_run = _median_time(lambda: run(*args), repeat=3)
+    t_run = _median_time(lambda: run(*args), repeat=20)  # as onnxruntime's, below
     rows = [
         ("import (from_onnx)", t_import, f"{len(mod['main'].params)} inputs, weights as constants"),
         ("compile", t_compile, compiled_by),
         ("Tessel first run", t_first, ""),
-        ("Tessel run (median of 3)", t_run, ""),
+        ("Tessel run (median of 20)", t_run, ""),
     ]
     return np.asarray(embeddings), rows, compiled_by == "tessel.graph.compile"
 
