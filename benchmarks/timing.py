@@ -20,12 +20,13 @@ def median_seconds(call: Callable[[], object], runs: int) -> float:
 
 
 def interleaved_medians(calls: Sequence[Callable[[], object]], runs: int, turns: int = 5,
-                        pause: float = 0.05) -> list[float]:  # fmt: skip
+                        pause: float = 0.25) -> list[float]:  # fmt: skip
     """The median wall time of `runs` calls of each of `calls`, taken in `turns` turns of
     consecutive calls each, so a burst of load on a shared machine slows every contender alike
-    instead of whichever ran during it. Each turn starts after a `pause` (the thread pools of
-    OpenMP, onnxruntime and PyTorch spin for a while after their last call, and would take
-    cores from the next contender) and an untimed warm-up call."""
+    instead of whichever ran during it. Each turn starts after a `pause` and an untimed warm-up
+    call: the thread pools of OpenMP, onnxruntime, PyTorch and OpenBLAS spin for a while after
+    their last call (OpenBLAS's for about 2**28 cycles, 70 ms here) and would take a core from
+    the next contender (a 2-thread kernel then waited a scheduler slice, 8 ms, at each call)."""
     per_turn = math.ceil(runs / turns)
     times: list[list[float]] = [[] for _ in calls]
     while len(times[0]) < runs:
