@@ -22,6 +22,12 @@ run, the contenders taking turns of a fifth of the calls each (timing.interleave
 
 from __future__ import annotations
 
+import os
+
+# OpenBLAS's idle workers sleep after 2**20 cycles instead of 2**28 (70 ms), so they do not take a
+# core from the contender that runs next (timing.interleaved_medians). Set before NumPy loads it.
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "20")
+
 import argparse
 import contextlib
 import ctypes

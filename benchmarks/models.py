@@ -1,7 +1,8 @@
 """Whole models compiled by Tessel against onnxruntime and PyTorch, at 1 and 2 threads.
 
-Run as `python benchmarks/models.py [--runs 10] [--models mlp,resnet,mobilenet,minilm-b1,minilm-b8,minilm-b4-s11]`. Each model is a
-PyTorch module with random weights, exported to ONNX (TorchScript exporter), imported with
+Run as `python benchmarks/models.py [--runs 10]
+[--models mlp,resnet,mobilenet,minilm-b1,minilm-b8,minilm-b4-s11]`. Each model is a PyTorch
+module with random weights, exported to ONNX (TorchScript exporter), imported with
 `tessel.frontend.onnx.from_onnx`, compiled with `tessel.graph.compile` (default schedules, no
 tuning) and checked against onnxruntime before timing. The table gives, per model and thread
 count, the median latency of Tessel, onnxruntime (ORT_ENABLE_ALL) and PyTorch eager, the ratios
@@ -16,6 +17,12 @@ against onnxruntime and the `transformers` BertModel of the same weights (the de
 """
 
 from __future__ import annotations
+
+import os
+
+# OpenBLAS's idle workers sleep after 2**20 cycles instead of 2**28 (70 ms), so they do not take a
+# core from the contender that runs next (timing.interleaved_medians). Set before NumPy loads it.
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "20")
 
 import argparse
 import ctypes
