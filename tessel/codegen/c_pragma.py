@@ -4,6 +4,9 @@
   constant extent whose whole nest runs at most N statements, and holds only such loops,
   is unrolled; in C that is the `#pragma GCC unroll` an unrolled loop gets. TVM's UnrollLoop
   applies the same rule in the IR; here the C compiler does the copying.
+- `pragma_software_prefetch` = N on a loop: each iteration first asks for the memory N bytes
+  past each contiguous vector load of a non-local buffer that advances with the loop
+  (`__builtin_prefetch`), so a stream of weights arrives before its loads (GEMV at batch 1).
 - Every other pragma has no C counterpart (`pragma_unroll_explicit` only chooses between IR and
   backend unrolling, which is the same thing for C): the C code names it in a comment, so a
   reader of the generated file sees it was there. A pragma never fails code generation.
@@ -18,6 +21,7 @@ from tessel.tir import stmt as S
 
 PRAGMA_PREFIX = "pragma_"
 AUTO_UNROLL_MAX_STEP = "pragma_auto_unroll_max_step"
+SOFTWARE_PREFETCH = "pragma_software_prefetch"
 
 
 def is_pragma(node: S.AttrStmt) -> bool:
@@ -31,6 +35,8 @@ def pragma_comment(node: S.AttrStmt) -> str:
     effect = "no C equivalent"
     if budget is not None:
         effect = f"loop nests of at most {budget} steps unrolled"
+    if prefetch_distance(node) is not None:
+        effect = "the loads' streams prefetched ahead"
     text = " ".join(f"{node.attr_key} = {_value_text(node.value)}".split())  # one line
     # The comment ends in a parenthesis, never a backslash, which would continue it.
     return f"// {text} ({effect})"
@@ -50,6 +56,14 @@ def auto_unroll_budget(node: S.AttrStmt) -> int | None:
     """The step budget of a `pragma_auto_unroll_max_step` with a usable value, else None."""
     value = node.value
     if node.attr_key != AUTO_UNROLL_MAX_STEP or not isinstance(value, IntImm):
+        return None
+    return value.value if value.value > 0 else None
+
+
+def prefetch_distance(node: S.AttrStmt) -> int | None:
+    """The byte distance of a `pragma_software_prefetch` with a usable value, else None."""
+    value = node.value
+    if node.attr_key != SOFTWARE_PREFETCH or not isinstance(value, IntImm):
         return None
     return value.value if value.value > 0 else None
 

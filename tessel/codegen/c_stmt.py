@@ -36,24 +36,29 @@ from tessel.codegen.c_pragma import (
     is_pragma,
     loop_pragmas,
     pragma_comment,
+    prefetch_distance,
 )
 from tessel.codegen.c_prelude import ALIGNMENT
 from tessel.codegen.c_types import c_type, float_literal, int_literal
 from tessel.codegen.errors import CodegenError
 from tessel.ir import builders
 from tessel.ir.expr import Call, IntImm, PrimExpr, StringImm, Var
-from tessel.ir.functor import method_name, post_order
+from tessel.ir.functor import mentions, method_name, post_order
 from tessel.ir.node import with_changes
+from tessel.ir.substitute import substitute
 from tessel.ir.target import Target
 from tessel.support.dtype import DataType, int64, uint64
 from tessel.tir import builtin
 from tessel.tir import stmt as S
 from tessel.tir.block import Block, BlockRealize
+from tessel.tir.buffer import BufferLoad
 from tessel.tir.layout import extent_product
 from tessel.tir.module_calls import is_module_call
 from tessel.tir.stack_placement import STACK_SCOPE, placement_of, storage_scope
 
 _MAX_UNROLL = 1024
+# Streams one loop prefetches at most: a GEMV reads one, a tile a few.
+_MAX_PREFETCH_STREAMS = 4
 
 
 class StmtPrinter(ExprPrinter, ChunkAllocation):
@@ -357,6 +362,26 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
                 self.emit(line)
         self.emit("return -1;")
 
+    def _streams(self, loop: S.For) -> list[str]:
+        """C pointers to the first element of each contiguous vector load of a non-local buffer
+        in `loop`'s body whose address moves with the loop (inner loops at their first
+        iteration): what a `pragma_software_prefetch` asks the loop to prefetch ahead."""
+        inner = {n.loop_var: n.min for n in post_order(loop.body) if isinstance(n, S.For)}
+        pointers: list[str] = []
+        for load in post_order(loop.body):
+            if not isinstance(load, BufferLoad) or not load.dtype.is_vector:
+                continue
+            if load.buffer.scope in ("local", "shared") or not any(
+                mentions(index, loop.loop_var) for index in load.indices
+            ):
+                continue
+            indices = tuple(substitute(index, inner) for index in load.indices)
+            mark = self.checked_divisions
+            pointer, gathered = self.vector_access(load.buffer, indices, load.dtype.lanes)
+            if gathered is None and self.checked_divisions == mark and pointer not in pointers:
+                pointers.append(pointer)
+        return pointers[:_MAX_PREFETCH_STREAMS]
+
     def stmt_For(self, node: S.For) -> None:
         if node.kind is S.ForKind.THREAD_BINDING:
             raise CodegenError(
@@ -386,6 +411,12 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
             self.emit("#pragma omp simd")
         var = self.names.bind(node.loop_var)
         self.emit(f"for ({c_type(node.loop_var.dtype)} {var} = {start}; {var} < {end}; ++{var}) {{")
+        distance = next(filter(None, map(prefetch_distance, pragmas)), None)
+        if distance is not None:
+            self.depth += 1
+            for pointer in self._streams(node):
+                self.emit(f"__builtin_prefetch((const char*){pointer} + {distance}, 0, 0);")
+            self.depth -= 1
         guarded = parallel and any(is_checked_division(n) for n in post_order(node.body))
         self.parallel_depth += parallel
         outer_guard, self.guard_effects = self.guard_effects, self.guard_effects or guarded

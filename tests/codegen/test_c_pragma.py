@@ -1,11 +1,13 @@
 """Pragma AttrStmts in C: `pragma_auto_unroll_max_step` unrolls the loop nests within its budget
-(`#pragma GCC unroll`), every other pragma is a comment naming it; none fails to compile."""
+(`#pragma GCC unroll`), `pragma_software_prefetch` prefetches a loop's streams ahead, every
+other pragma is a comment naming it; none fails to compile."""
 
 import numpy as np
 
 import tessel
 from tessel.driver import generate_c_source
 from tessel.script import parse
+from tessel.tir import interpreter
 
 
 def _source_lines(text):
@@ -87,3 +89,39 @@ def listed(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32")):
 '''
     assert "// pragma_hint = (1, 2) (no C equivalent)" in _source_lines(text)
     _run_and_check(text)
+
+
+PREFETCH = '''
+@T.prim_func
+def gemv(A: T.Buffer((64,), "float32"), W: T.Buffer((64, 32), "float32"),
+         B: T.Buffer((32,), "float32")):
+    acc = T.alloc_buffer((32,), "float32", scope="local")
+    for j in T.vectorized(32):
+        acc[j] = T.float32(0)
+    for k in T.serial(64, annotations={"pragma_software_prefetch": 512}):
+        for jo in T.unroll(2):
+            for j in T.vectorized(16):
+                acc[jo * 16 + j] = acc[jo * 16 + j] + A[k] * W[k, jo * 16 + j]
+    for j in T.vectorized(32):
+        B[j] = acc[j]
+'''
+
+
+def test_software_prefetch_asks_for_each_weight_stream_ahead_and_keeps_the_results():
+    """Each iteration prefetches 512 bytes past each contiguous vector load of W that moves
+    with k (the unrolled loop's two: one cache line each); not A's scalar loads, not the
+    local accumulators. The results are the interpreter's."""
+    lines = _source_lines(PREFETCH)
+    assert "// pragma_software_prefetch = 512 (the loads' streams prefetched ahead)" in lines
+    prefetches = [line for line in lines if line.startswith("__builtin_prefetch(")]
+    assert prefetches == ["__builtin_prefetch((const char*)(W + (k * 32)) + 512, 0, 0);",
+                          "__builtin_prefetch((const char*)(W + ((k * 32) + 16)) + 512, 0, 0);"]
+    assert _line_before(lines, "__builtin_prefetch(").startswith("for (int32_t k")
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(64).astype("float32")
+    w = rng.standard_normal((64, 32)).astype("float32")
+    got, want = np.zeros(32, "float32"), np.zeros(32, "float32")
+    func = parse(PREFETCH)
+    tessel.build(func)(a, w, got)
+    interpreter.run(func, a, w, want)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
