@@ -13,8 +13,9 @@ guarded tails, 0.046 padded; 128³: 0.037). When the B operand is not contiguous
 (dense's W[j, k]), or the GEMM has PACK_ROWS rows or more, it is copied into panels
 [..., j // columns, k, j % columns], so j_i reads whole vectors of one stream; a weight that is
 a model constant is packed once at compile time instead (tessel.graph.passes.layout_rewrite).
-A one-row GEMM (batch 1) prefetches its stream of B ahead (`pragma_software_prefetch`). Each step is tried and skipped where the schedule refuses it (ScheduleError): a refusal costs
-speed, never correctness."""
+A one-row GEMM (batch 1) prefetches its stream of B ahead (`pragma_software_prefetch`). Each
+step is tried and skipped where the schedule refuses it (ScheduleError): a refusal costs speed,
+never correctness."""
 
 from __future__ import annotations
 
