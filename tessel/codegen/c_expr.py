@@ -5,9 +5,10 @@ floor division/modulo and min/max go through prelude helpers, and every subexpre
 parenthesised so C precedence never matters.
 
 Vectors (c_types.py) use GCC vector arithmetic where its semantics are the IR's (`+ - * /`,
-truncating division by a safe constant, comparisons as 0/1 masks, `& |` on masks); every other
-vector operation is a per-lane loop in a statement expression (`({ ... })`) over the scalar
-C of the operation, so it has exactly the scalar semantics. Contiguous loads (`Ramp(b, 1, n)`)
+truncating division by a safe constant, comparisons as 0/1 masks, `& |` on masks), float
+min/max and selects are compare-and-blends (c_select.py); every other vector operation is a
+per-lane loop in a statement expression (`({ ... })`) over the scalar C of the operation, so
+it has exactly the scalar semantics. Contiguous loads (`Ramp(b, 1, n)`)
 copy memory with `__builtin_memcpy` (unaligned); other loads read per lane. A predicated
 contiguous load copies too when no lane is disabled (every chunk of a vectorized loop but the
 last), else it reads per lane, and a disabled lane never touches memory.
@@ -21,6 +22,7 @@ from typing import Any
 
 from tessel.codegen.c_access import BufferAccess
 from tessel.codegen.c_names import NameScope
+from tessel.codegen.c_select import VectorSelect, blendable
 from tessel.codegen.c_types import c_type, float_literal, int_literal, reject_vector, type_suffix
 from tessel.codegen.errors import CodegenError
 from tessel.ir import builders
@@ -73,7 +75,7 @@ def is_checked_division(node: object) -> bool:
     return divisor.value == 0 or (divisor.value == -1 and divisor.dtype.is_int)
 
 
-class ExprPrinter(BufferAccess):
+class ExprPrinter(BufferAccess, VectorSelect):
     """C text for expressions, using `names` for variables."""
 
     def __init__(self, names: NameScope) -> None:
@@ -144,8 +146,8 @@ class ExprPrinter(BufferAccess):
 
     def expr_Select(self, node: E.Select) -> str:
         if node.condition.dtype.is_vector:
-            if _blendable(node.dtype):
-                return self._vector_blend(node)
+            if blendable(node.dtype):
+                return self.vector_blend(node)
             return self.per_lane(node, (node.condition, node.true_value, node.false_value))
         c_type(node.dtype)
         condition = self.expr(node.condition)
@@ -187,54 +189,10 @@ class ExprPrinter(BufferAccess):
         if type(node) in (E.Div, E.Mod) and node.dtype.is_integer:
             native = not is_checked_division(node)
         if type(node) in (E.Min, E.Max) and node.dtype.is_float:
-            return self._vector_float_min_max(node)
+            return self.vector_float_min_max(node)
         if not native:
             return self.per_lane(node, (node.a, node.b))
         return f"({self.expr(node.a)} {_INFIX[type(node)]} {self.expr(node.b)})"
-
-    def _vector_float_min_max(self, node: E.Min | E.Max) -> str:
-        """Float min/max with NumPy's semantics (a NaN in either operand propagates, of equal
-        operands the second is the result: the scalar helpers' rule) as a compare and a bitwise
-        select, which gcc compiles to a vector compare and blend; a lane loop calling the
-        scalar helper made relu and clip epilogues the slowest part of a convolution."""
-        vector = c_type(node.dtype)
-        bits = c_type(DataType.of(f"int{node.dtype.element.bits}").with_lanes(node.dtype.lanes))
-        first, second = node.a, node.b
-        wins = "<" if isinstance(node, E.Min) else ">"
-        mask = f"(tessel_p0 {wins} tessel_p1) | (tessel_p0 != tessel_p0)"
-        constant = _constant_side(node)
-        bound = _broadcast_var(node.b)
-        if constant is None and any(bound is floor for floor in self.exp_floors):
-            constant = 1  # exp's clamp: a number, if not a constant one
-        if constant is not None:
-            # One side a number (clip's bounds, relu's 0): only the other can be NaN, and a
-            # NaN fails any compare with the number, so one compare picks the number or the
-            # other side; `>=`/`<=` when the number is second keep "of equal operands, the
-            # second" (relu(-0.0) is +0.0). Two instructions where the general form takes five
-            # (MobileNetV2's 16 -> 96 1x1 conv with its clip: 0.075 to 0.064 ms).
-            if constant == 1:
-                first, second = node.b, node.a
-            mask = f"(tessel_p0 {wins}{'=' if constant == 1 else ''} tessel_p1)"
-        return (
-            f"({{ {vector} tessel_p0 = {self.expr(first)}; "
-            f"{vector} tessel_p1 = {self.expr(second)}; "
-            f"{bits} tessel_m = {mask}; "
-            f"({vector})(((({bits})tessel_p0) & tessel_m) | ((({bits})tessel_p1) & ~tessel_m)); }})"
-        )
-
-    def _vector_blend(self, node: E.Select) -> str:
-        """A vector select as a bitwise blend under a mask of whole lanes (a bool lane is 0 or
-        1; negated in the value's width it is 0 or all ones), which gcc compiles to a compare
-        and blend. Both values are evaluated, as the lane loop did; as a lane loop the select
-        of a zero-padding copy took three quarters of a depthwise convolution's time."""
-        vector = c_type(node.dtype)
-        bits = c_type(DataType.of(f"int{node.dtype.element.bits}").with_lanes(node.dtype.lanes))
-        return (
-            f"({{ {vector} tessel_p1 = {self.expr(node.true_value)}; "
-            f"{vector} tessel_p2 = {self.expr(node.false_value)}; "
-            f"{bits} tessel_m = -__builtin_convertvector({self.expr(node.condition)}, {bits}); "
-            f"({vector})(((({bits})tessel_p1) & tessel_m) | ((({bits})tessel_p2) & ~tessel_m)); }})"
-        )
 
     def per_lane(self, node: PrimExpr, operands: tuple[PrimExpr, ...]) -> str:
         """`node` computed lane by lane: each vector operand is evaluated once into a local,
@@ -600,25 +558,3 @@ def all_lanes_test(mask: str, lanes: int) -> str:
 def masked_copy_helper(lanes: int, element_bytes: int) -> bool:
     """True if the prelude has a masked load and store for `lanes` elements of this size."""
     return element_bytes == 4 and lanes in (8, 16)
-
-
-def _blendable(dtype: DataType) -> bool:
-    """Whether a vector select of `dtype` can be a bitwise blend: numbers of 8 to 64 bits."""
-    element = dtype.element
-    return not element.is_bool and element.bits in (8, 16, 32, 64)
-
-
-def _broadcast_var(operand: PrimExpr) -> E.Var | None:
-    """The variable `operand` is or broadcasts, if any."""
-    value = operand.value if isinstance(operand, E.Broadcast) else operand
-    return value if isinstance(value, E.Var) else None
-
-
-def _constant_side(node: E.Min | E.Max) -> int | None:
-    """1 when `node.b` is a number that is not NaN (a float constant, or a broadcast of one),
-    0 when `node.a` is (and `node.b` is not), else None."""
-    for side, operand in ((1, node.b), (0, node.a)):
-        value = operand.value if isinstance(operand, E.Broadcast) else operand
-        if isinstance(value, E.FloatImm) and value.value == value.value:
-            return side
-    return None

@@ -366,9 +366,10 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
         """C pointers to the first element of each contiguous vector load of a non-local buffer
         in `loop`'s body whose address moves with the loop (inner loops at their first
         iteration): what a `pragma_software_prefetch` asks the loop to prefetch ahead."""
-        inner = {n.loop_var: n.min for n in post_order(loop.body) if isinstance(n, S.For)}
+        nodes = list(post_order(loop.body))
+        inner = {n.loop_var: n.min for n in nodes if isinstance(n, S.For)}
         pointers: list[str] = []
-        for load in post_order(loop.body):
+        for load in nodes:
             if not isinstance(load, BufferLoad) or not load.dtype.is_vector:
                 continue
             if load.buffer.scope in ("local", "shared") or not any(

@@ -196,7 +196,7 @@ def _vectorize_reduction(sch: Schedule, block: BlockRV, vector_bytes: int,
     names."""
     k = sch.get_loops(block)[-1]
     extent = sch.loop(k).extent
-    lanes = vector_bytes * 8 // sch.block(block).block.writes[0].buffer.dtype.bits
+    lanes = _lanes(sch, block, vector_bytes)
     if not isinstance(extent, IntImm) or extent.value < lanes:
         return set()  # a short row: scalar, in cache
     chains = _chain_count(extent.value, lanes)
@@ -215,6 +215,11 @@ def _vectorize_reduction(sch: Schedule, block: BlockRV, vector_bytes: int,
     if reduce_chains:
         factored |= _reduce_chains(sch, block, vector_bytes)
     return factored
+
+
+def _lanes(sch: Schedule, block: BlockRV, vector_bytes: int) -> int:
+    """How many of the block's results fill one vector of `vector_bytes`."""
+    return vector_bytes * 8 // sch.block(block).block.writes[0].buffer.dtype.bits
 
 
 # Independent vectors of partial results per reduction: enough to cover the latency of a
@@ -238,7 +243,7 @@ def _reduce_chains(sch: Schedule, write_back: BlockRV, vector_bytes: int) -> set
     new blocks' names."""
     loop = sch.get_loops(write_back)[-1]
     extent = sch.loop(loop).extent
-    lanes = vector_bytes * 8 // sch.block(write_back).block.writes[0].buffer.dtype.bits
+    lanes = _lanes(sch, write_back, vector_bytes)
     if not isinstance(extent, IntImm) or extent.value <= lanes or extent.value % lanes != 0:
         return set()
     try:
