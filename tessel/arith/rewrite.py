@@ -44,6 +44,34 @@ from tessel.support.errors import InternalError
 if TYPE_CHECKING:
     from tessel.arith.analyzer import Analyzer
 
+# How deep `Rewriter.visit` recurses before it simplifies the rest bottom-up (a few frames
+# each: far below Python's default limit of 1000).
+WARM_DEPTH = 64
+
+
+def _operands_first(
+    root: PrimExpr, memo: dict[int, tuple[PrimExpr, PrimExpr]]
+) -> list[PrimExpr]:
+    """The expressions under `root` not in `memo`, operands before their users; iterative."""
+    order: list[PrimExpr] = []
+    seen: set[int] = set()
+    stack: list[tuple[PrimExpr, bool]] = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        cached = memo.get(id(node))
+        if id(node) in seen or (cached is not None and cached[0] is node):
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        for _, value in reversed(child_items(node)):
+            values = value if isinstance(value, tuple) else (value,)
+            stack.extend((c, False) for c in reversed(values) if isinstance(c, PrimExpr))
+    return order
+
+
 class StepLimitExceeded(InternalError):
     """The rules kept rewriting: a cycle among them (our bug)."""
 
@@ -59,16 +87,32 @@ class Rewriter:
         # id -> (node, result): holding the node keeps its id from being reused by a new object
         self.memo: dict[int, tuple[PrimExpr, PrimExpr]] = {}
         self.recent: deque[str] = deque(maxlen=8)
+        self.depth = 0  # of the recursion of `visit`
 
     def visit(self, expr: PrimExpr) -> PrimExpr:
         """The simplified `expr` under the analyzer's current facts."""
         cached = self.memo.get(id(expr))
         if cached is not None and cached[0] is expr:
             return cached[1]
+        if self.depth >= WARM_DEPTH:
+            self._warm(expr)
+        self.depth += 1  # an exception ends this Rewriter: no need to restore it
         result = self._visit(expr)
+        self.depth -= 1
         self.memo[id(expr)] = (expr, result)
         self.memo[id(result)] = (result, result)
         return result
+
+    def _warm(self, root: PrimExpr) -> None:
+        """Simplify the operands under `root` bottom-up, each with its operands already in the
+        memo, so that the recursion from `root` stops at the memo: a deep expression (a fused
+        chain of hundreds of operators) costs bounded stack (issue 25). Only reached deep
+        down, so shallow expressions are simplified exactly as before."""
+        saved, self.depth = self.depth, 0
+        for node in _operands_first(root, self.memo):
+            if node is not root:
+                self.visit(node)
+        self.depth = saved
 
     def fired(self, name: str, before: PrimExpr, after: PrimExpr) -> None:
         """Count a step and record it in the analyzer's trace."""

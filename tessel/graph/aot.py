@@ -122,22 +122,27 @@ class _MainBuilder:
         self.lowered, self.plan, self.params = lowered, plan, params
         self.vars = tuple(Var(p.name, handle) for p in params)
         self.buffers = {p.slot: decl_buffer(p.shape, p.dtype, p.name) for p in params}
-        self.arena = Var("arena", handle, PointerType(DataType.of("uint8"), ARENA_SCOPE))
-        self.views: list[Buffer] = []
+        self.arena_var = Var("arena", handle, PointerType(DataType.of("uint8"), ARENA_SCOPE))
+        self.arena = decl_buffer((max(plan.peak_bytes, 1),), "uint8", "arena", data=self.arena_var)
+        self.slots = {slot.id: slot for slot in plan.tensors}
         self.linked_names = linked_names  # None: the weights are parameters
-        self.constants: list[tuple[Buffer, int]] = []  # linked weights: buffer, constant index
+        self.constants: dict[int, Buffer] = {}  # linked weights by constant index
 
     def build(self) -> PrimFunc:
         for slot in self.plan.tensors:
-            if slot.kind == "intermediate":
-                self.buffers[slot.id] = self._view(slot)
-            elif slot.kind == "constant" and self.linked_names is not None:
+            if slot.kind == "constant" and self.linked_names is not None:
                 self.buffers[slot.id] = self._constant_buffer(slot)
-        calls = [self._call(c.kernel, c.inputs + c.outputs) for c in self.plan.calls]
+        # One flat sequence of calls, whatever the model's size: a nest per kernel or per
+        # tensor would be as deep as the model in every TensorIR pass and in C generation.
+        shared, private = self._constant_scopes()
+        calls = [
+            self._with_constants(self._call(c.kernel, c.inputs + c.outputs), private.get(k, []))
+            for k, c in enumerate(self.plan.calls)
+        ]
         body: Stmt = SeqStmt.flatten(calls) if calls else Evaluate(IntImm(DataType.of("int32"), 0))
         if self.plan.peak_bytes > 0:
             body = self._with_arena(body)
-        body = self._with_constants(body)
+        body = self._with_constants(body, shared)
         buffer_map = FrozenMap(
             {v: self.buffers[p.slot] for v, p in zip(self.vars, self.params, strict=True)}
         )
@@ -148,47 +153,59 @@ class _MainBuilder:
         gv = self.lowered.get_global_var(kernel)
         return Evaluate(call_global(gv, *(self._pointer(s) for s in slots)))
 
-    def _view(self, slot: TensorSlot) -> Buffer:
-        """The typed view of the arena at the slot's (64-byte aligned) offset."""
-        itemsize = DataType.of(slot.dtype).itemsize
-        assert slot.offset % itemsize == 0, slot
-        shape = slot.shape or (1,)  # a scalar is a one-element view: it has an address
-        view = decl_buffer(shape, slot.dtype, f"t{slot.id}", data=self.arena,
-                           elem_offset=slot.offset // itemsize)  # fmt: skip
-        self.views.append(view)
-        return view
-
     def _constant_buffer(self, slot: TensorSlot) -> Buffer:
         """The buffer of a linked weight, named as bound (an AllocateConst defines its data)."""
         assert self.linked_names is not None
         names = self.linked_names
         base = names[slot.index] if slot.index < len(names) else f"constant_{slot.index}"
-        taken = {p.name for p in self.params} | {b.name for b, _ in self.constants}
+        taken = {p.name for p in self.params} | {b.name for b in self.constants.values()}
         buffer = decl_buffer(slot.shape or (1,), slot.dtype, unique_name(base, taken))
-        self.constants.append((buffer, slot.index))
+        self.constants[slot.index] = buffer
         return buffer
 
-    def _with_constants(self, body: Stmt) -> Stmt:
-        """`body` inside an AllocateConst (with the weight's data) per linked weight."""
-        for buffer, index in reversed(self.constants):
+    def _constant_scopes(self) -> tuple[list[int], dict[int, list[int]]]:
+        """The linked weights that only one call uses, by that call (declared around it), and
+        the others (declared around the whole body)."""
+        users: dict[int, set[int]] = {index: set() for index in self.constants}
+        for k, call in enumerate(self.plan.calls):
+            for slot_id in call.inputs:
+                slot = self.slots[slot_id]
+                if slot.kind == "constant" and slot.index in users:
+                    users[slot.index].add(k)
+        private: dict[int, list[int]] = {}
+        shared = []
+        for index, calls in users.items():
+            if len(calls) == 1:
+                private.setdefault(next(iter(calls)), []).append(index)
+            else:
+                shared.append(index)
+        return shared, private
+
+    def _with_constants(self, body: Stmt, indices: Sequence[int]) -> Stmt:
+        """`body` inside an AllocateConst (with the weight's data) per linked weight in
+        `indices`."""
+        for index in reversed(indices):
+            buffer = self.constants[index]
             data = self.plan.constants[index].reshape(buffer.const_shape())
             body = AllocateConst(buffer.data, buffer.dtype, buffer.shape, data, None,
                                  DeclBuffer(buffer, body))  # fmt: skip
         return body
 
     def _pointer(self, slot_id: int) -> PrimExpr:
-        buffer = self.buffers[slot_id]
-        if buffer.data is not self.arena:
+        """A parameter's or weight's data, or the address of the slot's (64-byte aligned)
+        offset in the byte arena (the callee's parameter types the memory)."""
+        buffer = self.buffers.get(slot_id)
+        if buffer is not None:
             return buffer.data
-        return address_of(buffer[tuple(0 for _ in buffer.shape)])
+        slot = self.slots[slot_id]
+        assert slot.kind == "intermediate", slot
+        return address_of(self.arena[slot.offset])
 
     def _with_arena(self, body: Stmt) -> Stmt:
-        for view in reversed(self.views):
-            body = DeclBuffer(view, body)
-        arena = decl_buffer((self.plan.peak_bytes,), "uint8", "arena", data=self.arena)
         extents = (IntImm(DataType.of("int32"), self.plan.peak_bytes),)
         true = IntImm(DataType.of("bool"), 1)
-        return Allocate(self.arena, DataType.of("uint8"), extents, true, DeclBuffer(arena, body))
+        return Allocate(self.arena_var, DataType.of("uint8"), extents, true,
+                        DeclBuffer(self.arena, body))  # fmt: skip
 
 
 __all__ = ["ARENA_SCOPE", "AotModule", "AotParam", "aot_module"]

@@ -35,7 +35,11 @@ def cached_kernel(
         if isinstance(kernel, PrimFunc):
             return kernel
     kernel = make()
-    write_artifact(KERNEL_KIND, source_fingerprint(), key, pickle.dumps(kernel))
+    try:
+        data = pickle.dumps(kernel)
+    except RecursionError:  # pickle recurses in C: a very deep expression is not kept
+        return kernel
+    write_artifact(KERNEL_KIND, source_fingerprint(), key, data)
     return kernel
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from functools import cache
-from typing import Any
+from typing import Any, ClassVar
 
 from tessel.ir.node import Node, child_items, field_names, with_changes
 from tessel.support.frozen_map import FrozenMap
@@ -31,18 +31,50 @@ def method_name(owner_cls: type, node_cls: type, prefix: str) -> str | None:
 
 
 class Visitor:
-    """Walk IR read-only. Override `visit_<NodeClass>`; call `generic_visit` to go deeper."""
+    """Walk IR read-only. Override `visit_<NodeClass>`; call `generic_visit` to go deeper.
+
+    Nodes without an override are walked with an explicit stack, so only overridden nodes
+    cost Python frames: a long chain of generic nodes (nested lets, a deep expression) cannot
+    hit the recursion limit.
+    """
+
+    # A subclass that overrides `visit` for some nodes only (statements, say) names their
+    # class here; the others are dispatched directly, without recursion through the override.
+    visit_wraps: ClassVar[type | tuple[type, ...]] = Node
 
     def visit(self, node: Node) -> None:
-        _method_for(type(self), type(node))(self, node)
+        method = _method_for(type(self), type(node))
+        if method is _GENERIC_VISIT:
+            self.generic_visit(node)
+        else:
+            method(self, node)
 
     def generic_visit(self, node: Node) -> None:
-        for _, value in child_items(node):
-            if isinstance(value, Node):
-                self.visit(value)
+        cls = type(self)
+        plain = cls.visit is Visitor.visit  # else the nodes it wraps go through the override
+        stack = _children_reversed(node)
+        while stack:
+            child = stack.pop()
+            direct = plain or not isinstance(child, cls.visit_wraps)
+            method = _method_for(cls, type(child)) if direct else None
+            if method is _GENERIC_VISIT:
+                stack.extend(_children_reversed(child))
+            elif method is not None:
+                method(self, child)
             else:
-                for child in value:
-                    self.visit(child)
+                self.visit(child)
+
+
+def _children_reversed(node: Node) -> list[Node]:
+    """The child nodes of `node`, last first (the order a stack pops them in is the fields')."""
+    children: list[Node] = []
+    for _, value in child_items(node):
+        if isinstance(value, Node):
+            children.append(value)
+        else:
+            children.extend(value)
+    children.reverse()
+    return children
 
 
 class Mutator:
@@ -51,48 +83,26 @@ class Mutator:
     Override `visit_<NodeClass>` for the nodes you change. Every other node is rebuilt
     generically, and a subtree that did not change comes back as the same object. Nodes that
     are shared definitions (buffers) are rebuilt once per mutator, so every use of a buffer
-    keeps pointing at one object.
+    keeps pointing at one object. Nodes without an override are rebuilt with an explicit stack,
+    so only overridden nodes cost Python frames (deep IR must not hit the recursion limit).
     """
+
+    # As Visitor.visit_wraps: the nodes an overridden `visit` is for.
+    visit_wraps: ClassVar[type | tuple[type, ...]] = Node
 
     def __init__(self) -> None:
         self.memo: dict[int, Node] = {}
 
     def visit(self, node: Node) -> Node:
-        return _method_for(type(self), type(node))(self, node)
+        method = _method_for(type(self), type(node))
+        if method is _GENERIC_MUTATE:
+            return self.generic_visit(node)
+        return method(self, node)
 
     def generic_visit(self, node: Node) -> Node:
         if getattr(type(node), "structural_binding", None) is not None:
             return self.visit_memoized(node)
         return self._rebuild(node)
-
-    def _rebuild(self, node: Node) -> Node:
-        changes = {}
-        for name, old in child_items(node):
-            if isinstance(old, Node):
-                new = self.visit(old)
-                if new is not old:
-                    changes[name] = new
-            else:
-                new_items = tuple(self.visit(c) for c in old)
-                if any(n is not o for n, o in zip(new_items, old, strict=True)):
-                    changes[name] = new_items
-        for name in field_names(type(node)):
-            value = getattr(node, name)
-            if isinstance(value, FrozenMap):  # e.g. PrimFunc.buffer_map: keep it in step
-                changes[name] = self._rebuild_map(value)
-        return with_changes(node, **changes)
-
-    def _rebuild_map(self, mapping: FrozenMap) -> FrozenMap:
-        """Visit the node keys and values of a map; the same map if none changed."""
-
-        def visit_item(item: Any) -> Any:
-            return self.visit(item) if isinstance(item, Node) else item
-
-        old_items = list(mapping.items())
-        items = [(visit_item(k), visit_item(v)) for k, v in old_items]
-        if all(nk is k and nv is v for (nk, nv), (k, v) in zip(items, old_items, strict=True)):
-            return mapping
-        return FrozenMap(items)
 
     def visit_memoized(self, node: Node) -> Node:
         """Rebuild a shared definition once and reuse the result for every later use."""
@@ -100,6 +110,87 @@ class Mutator:
         if key not in self.memo:
             self.memo[key] = self._rebuild(node)
         return self.memo[key]
+
+    def _rebuild(self, root: Node) -> Node:
+        """`root` with every child visited: generic descendants on an explicit stack (each a
+        `_Frame` collecting its children's results), overridden ones through their method."""
+        cls = type(self)
+        plain = cls.visit is Mutator.visit  # else the nodes it wraps go through the override
+        frames = [_Frame(root)]
+        while True:
+            frame = frames[-1]
+            if frame.next < len(frame.children):
+                child = frame.children[frame.next]
+                frame.next += 1
+                if not isinstance(child, Node):
+                    frame.results.append(child)
+                    continue
+                binding = getattr(type(child), "structural_binding", None) is not None
+                direct = plain or not isinstance(child, cls.visit_wraps)
+                method = _method_for(cls, type(child)) if direct else None
+                if method is not _GENERIC_MUTATE or (binding and id(child) in self.memo):
+                    frame.results.append(self.visit(child))
+                else:
+                    frames.append(_Frame(child, memoize=binding))
+                continue
+            frames.pop()
+            new = frame.assemble()
+            if frame.memoize:
+                self.memo[id(frame.node)] = new
+            if not frames:
+                return new
+            frames[-1].results.append(new)
+
+
+class _Frame:
+    """One node being rebuilt by `Mutator._rebuild`: the values to visit, in the order a
+    recursive walk visits them (node fields, then the keys and values of maps), and the
+    results so far."""
+
+    __slots__ = ("children", "maps", "memoize", "next", "node", "results", "slots")
+
+    def __init__(self, node: Node, memoize: bool = False) -> None:
+        self.node, self.memoize, self.next = node, memoize, 0
+        self.results: list[Any] = []
+        self.children: list[Any] = []
+        self.slots: list[tuple[str, Any]] = child_items(node)
+        for _, value in self.slots:
+            if isinstance(value, Node):
+                self.children.append(value)
+            else:
+                self.children.extend(value)
+        self.maps = [
+            (name, getattr(node, name))
+            for name in field_names(type(node))
+            if isinstance(getattr(node, name), FrozenMap)  # e.g. PrimFunc.buffer_map
+        ]
+        for _, mapping in self.maps:
+            for key, value in mapping.items():
+                self.children.extend((key, value))
+
+    def assemble(self) -> Node:
+        """The node rebuilt from the results; the same object if no child changed."""
+        changes: dict[str, Any] = {}
+        results = iter(self.results)
+        for name, old in self.slots:
+            if isinstance(old, Node):
+                new = next(results)
+                if new is not old:
+                    changes[name] = new
+            else:
+                items = tuple(next(results) for _ in old)
+                if any(n is not o for n, o in zip(items, old, strict=True)):
+                    changes[name] = items
+        for name, mapping in self.maps:
+            pairs = [(next(results), next(results)) for _ in range(len(mapping))]
+            if any(nk is not k or nv is not v
+                   for (nk, nv), (k, v) in zip(pairs, mapping.items(), strict=True)):  # fmt: skip
+                changes[name] = FrozenMap(pairs)
+        return with_changes(self.node, **changes)
+
+
+_GENERIC_VISIT = Visitor.generic_visit
+_GENERIC_MUTATE = Mutator.generic_visit
 
 
 def post_order(root: Node) -> Iterator[Node]:

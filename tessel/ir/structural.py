@@ -31,6 +31,10 @@ def _binding_kind(node: Node) -> str | None:
 
 
 class _EqualChecker:
+    """Compares two values walking both in step, depth-first and left to right, with an explicit
+    stack (deep IR must not hit Python's recursion limit): a pair of definitions is bound once
+    every field of it has been compared, as a recursive walk would."""
+
     def __init__(self, map_free_vars: bool = True) -> None:
         self.map_free_vars = map_free_vars
         self.lhs_to_rhs: dict[int, Any] = {}
@@ -38,29 +42,37 @@ class _EqualChecker:
         self.mismatch_path: list[str] = []
 
     def equal(self, a: Any, b: Any, path: str = "") -> bool:
-        if a is b and not isinstance(a, Node):
-            return True
-        ok = self._equal(a, b, path)
-        if not ok and not self.mismatch_path:
-            self.mismatch_path.append(path or "<root>")
-        return ok
+        stack: list[tuple[Any, Any, str | None]] = [(a, b, path)]
+        while stack:
+            x, y, where = stack.pop()
+            if where is None:  # all fields of a definition pair matched: bind them
+                self.lhs_to_rhs[id(x)], self.rhs_to_lhs[id(y)] = y, x
+                continue
+            if x is y and not isinstance(x, Node):
+                continue
+            if not self._step(x, y, where, stack):
+                self.mismatch_path.append(where or "<root>")
+                return False
+        return True
 
-    def _equal(self, a: Any, b: Any, path: str) -> bool:
+    def _step(self, a: Any, b: Any, path: str, stack: list) -> bool:
+        """Compare what can be compared here; push the pairs of children still to compare."""
         if isinstance(a, Node) or isinstance(b, Node):
-            return self._nodes(a, b, path)
+            return self._nodes(a, b, path, stack)
         if isinstance(a, tuple | list) and isinstance(b, tuple | list):
-            return len(a) == len(b) and all(
-                self.equal(x, y, f"{path}[{i}]") for i, (x, y) in enumerate(zip(a, b, strict=True))
-            )
+            if len(a) != len(b):
+                return False
+            stack.extend((a[i], b[i], f"{path}[{i}]") for i in reversed(range(len(a))))
+            return True
         if isinstance(a, Mapping) and isinstance(b, Mapping):
-            return self._mappings(a, b, path)
+            return self._mappings(a, b, path, stack)
         if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
             return _arrays_equal(a, b)
         if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
             return True
         return type(a) is type(b) and a == b
 
-    def _mappings(self, a: Mapping, b: Mapping, path: str) -> bool:
+    def _mappings(self, a: Mapping, b: Mapping, path: str, stack: list) -> bool:
         """Maps are unordered, as TVM's are: each key of `a` meets its counterpart in `b`
         (the same plain key, or the variable bound to it); in order if a key has none yet."""
         if len(a) != len(b):
@@ -68,10 +80,10 @@ class _EqualChecker:
         pairs = self._paired_keys(a, b)
         if pairs is None:
             pairs = list(zip(a, b, strict=True))
-        return all(
-            self.equal(ka, kb, f"{path}.key") and self.equal(a[ka], b[kb], f"{path}[{ka!r}]")
-            for ka, kb in pairs
-        )
+        for ka, kb in reversed(pairs):
+            stack.append((a[ka], b[kb], f"{path}[{ka!r}]"))
+            stack.append((ka, kb, f"{path}.key"))
+        return True
 
     def _paired_keys(self, a: Mapping, b: Mapping) -> list[tuple[Any, Any]] | None:
         """Each key of `a` with its counterpart in `b`; None if some key cannot be looked up."""
@@ -100,29 +112,27 @@ class _EqualChecker:
             return key
         return _MISSING
 
-    def _nodes(self, a: Any, b: Any, path: str) -> bool:
+    def _nodes(self, a: Any, b: Any, path: str, stack: list) -> bool:
         if type(a) is not type(b):
             return False
         kind = _binding_kind(a)
         if kind is None:
-            return self._fields(a, b, path, skip=frozenset())
+            self._push_fields(a, b, path, frozenset(), stack)
+            return True
         if not self.map_free_vars:
             return a is b
         if id(a) in self.lhs_to_rhs:
             return self.lhs_to_rhs[id(a)] is b
         if id(b) in self.rhs_to_lhs:
             return False
-        if not self._fields(a, b, path, skip=_HINT_FIELDS):
-            return False
-        self.lhs_to_rhs[id(a)], self.rhs_to_lhs[id(b)] = b, a
+        stack.append((a, b, None))  # bind once the fields below have matched
+        self._push_fields(a, b, path, _HINT_FIELDS, stack)
         return True
 
-    def _fields(self, a: Node, b: Node, path: str, skip: frozenset[str]) -> bool:
-        return all(
-            self.equal(getattr(a, name), getattr(b, name), f"{path}.{name}")
-            for name in field_names(type(a))
-            if name not in skip
-        )
+    @staticmethod
+    def _push_fields(a: Node, b: Node, path: str, skip: frozenset[str], stack: list) -> None:
+        names = [name for name in field_names(type(a)) if name not in skip]
+        stack.extend((getattr(a, n), getattr(b, n), f"{path}.{n}") for n in reversed(names))
 
 
 def _arrays_equal(a: Any, b: Any) -> bool:
@@ -155,54 +165,89 @@ def assert_structural_equal(actual: Any, expected: Any) -> None:
     )
 
 
+_ENTER, _NODE, _SEQ, _MAP_KEYS, _MAP = range(5)
+
+
 class _Hasher:
+    """Hashes bottom-up with an explicit stack (deep IR must not hit Python's recursion limit):
+    `_ENTER` items are values still to hash, the others combine the hashes of the children
+    just computed, which wait on `results`."""
+
     def __init__(self, map_free_vars: bool = True, memo: dict[int, tuple[Any, int]] | None = None):
         self.map_free_vars = map_free_vars
         self.numbering: dict[int, int] = {}
         self.memo = memo
 
     def hash(self, value: Any) -> int:
+        results: list[int] = []
+        stack: list[tuple[int, Any, int]] = [(_ENTER, value, 0)]
+        while stack:
+            action, item, count = stack.pop()
+            if action == _ENTER:
+                self._enter(item, stack, results)
+                continue
+            parts = results[len(results) - count :] if count else []
+            del results[len(results) - count :]
+            if action == _MAP_KEYS:
+                self._map_values(item, parts, stack, results)
+            else:
+                results.append(self._combine(action, item, parts))
+        return results[0]
+
+    def _enter(self, value: Any, stack: list, results: list[int]) -> None:
         if isinstance(value, Node):
-            return self._node(value)
-        if isinstance(value, tuple | list):
-            return hash(("seq", *(self.hash(v) for v in value)))
-        if isinstance(value, Mapping):
-            return self._mapping(value)
-        if isinstance(value, np.ndarray):
-            return hash(("array", str(value.dtype), value.shape, value.tobytes()))
-        if isinstance(value, float) and math.isnan(value):
-            return hash("nan")
-        return hash(value)
+            self._enter_node(value, stack, results)
+        elif isinstance(value, tuple | list):
+            stack.append((_SEQ, value, len(value)))
+            stack.extend((_ENTER, v, 0) for v in reversed(value))
+        elif isinstance(value, Mapping):
+            keys = list(value)
+            stack.append((_MAP_KEYS, (value, keys), len(keys)))
+            stack.extend((_ENTER, k, 0) for k in reversed(keys))
+        elif isinstance(value, np.ndarray):
+            results.append(hash(("array", str(value.dtype), value.shape, value.tobytes())))
+        elif isinstance(value, float) and math.isnan(value):
+            results.append(hash("nan"))
+        else:
+            results.append(hash(value))
 
-    def _mapping(self, value: Mapping) -> int:
-        """Independent of the order of the items (maps are unordered for equality too)."""
-        keyed = [(self.hash(k), index, k) for index, k in enumerate(value)]
-        keyed.sort(key=lambda item: item[:2])  # ties keep insertion order
-        return hash(("map", *((h, self.hash(value[k])) for h, _, k in keyed)))
+    def _map_values(self, item: Any, key_hashes: list[int], stack: list, results: list) -> None:
+        """Independent of the order of the items (maps are unordered for equality too): the
+        values are hashed in the order of their keys' hashes; ties keep insertion order."""
+        mapping, keys = item
+        order = sorted(range(len(keys)), key=lambda index: (key_hashes[index], index))
+        stack.append((_MAP, [key_hashes[i] for i in order], len(keys)))
+        stack.extend((_ENTER, mapping[keys[i]], 0) for i in reversed(order))
 
-    def _node(self, node: Node) -> int:
+    def _enter_node(self, node: Node, stack: list, results: list[int]) -> None:
         if self.memo is not None:
             cached = self.memo.get(id(node))
             if cached is not None and cached[0] is node:
-                return cached[1]
-            result = self._node_uncached(node)
-            self.memo[id(node)] = (node, result)
-            return result
-        return self._node_uncached(node)
-
-    def _node_uncached(self, node: Node) -> int:
+                results.append(cached[1])
+                return
         kind = _binding_kind(node)
         if kind is not None and not self.map_free_vars:
-            return hash(("identity", id(node)))
+            results.append(hash(("identity", id(node))))
+            return
         if kind is not None and id(node) in self.numbering:
-            return hash(("bound", self.numbering[id(node)]))
+            results.append(hash(("bound", self.numbering[id(node)])))
+            return
         skip = _HINT_FIELDS if kind is not None else frozenset()
-        parts = [
-            self.hash(getattr(node, name)) for name in field_names(type(node)) if name not in skip
-        ]
-        if kind is not None:
-            self.numbering[id(node)] = len(self.numbering)
-        return hash((type(node).__name__, *parts))
+        names = [name for name in field_names(type(node)) if name not in skip]
+        stack.append((_NODE, node, len(names)))
+        stack.extend((_ENTER, getattr(node, name), 0) for name in reversed(names))
+
+    def _combine(self, action: int, item: Any, parts: list[int]) -> int:
+        if action == _SEQ:
+            return hash(("seq", *parts))
+        if action == _MAP:
+            return hash(("map", *zip(item, parts, strict=True)))
+        if _binding_kind(item) is not None:
+            self.numbering[id(item)] = len(self.numbering)
+        result = hash((type(item).__name__, *parts))
+        if self.memo is not None:
+            self.memo[id(item)] = (item, result)
+        return result
 
 
 def structural_hash(value: Any, *, map_free_vars: bool = True) -> int:
@@ -235,17 +280,23 @@ class _Digester:
         self.sha.update(b"\0")
 
     def feed(self, value: Any) -> None:
+        """Write `value`, depth-first with an explicit stack (deep IR must not hit Python's
+        recursion limit)."""
+        stack: list[Any] = [value]
+        while stack:
+            self._feed_one(stack.pop(), stack)
+
+    def _feed_one(self, value: Any, stack: list[Any]) -> None:
+        """Write `value`'s own token; push its parts, to be written next, in order."""
         if isinstance(value, Node):
-            self._node(value)
+            self._node(value, stack)
         elif isinstance(value, tuple | list):
             self.put(f"seq {len(value)}")
-            for item in value:
-                self.feed(item)
+            stack.extend(reversed(value))
         elif isinstance(value, Mapping):
             self.put(f"map {len(value)}")
-            for key, item in value.items():
-                self.feed(key)
-                self.feed(item)
+            for key, item in reversed(list(value.items())):
+                stack.extend((item, key))
         elif isinstance(value, np.ndarray):
             self.put(f"array {value.dtype.str} {value.shape}")
             self.sha.update(np.ascontiguousarray(value).tobytes())
@@ -257,7 +308,7 @@ class _Digester:
         else:
             self.put(f"{type(value).__name__} {value!r}")
 
-    def _node(self, node: Node) -> None:
+    def _node(self, node: Node, stack: list[Any]) -> None:
         binding = _binding_kind(node) is not None
         if binding and id(node) in self.numbering:
             self.put(f"ref {self.numbering[id(node)]}")
@@ -267,8 +318,7 @@ class _Digester:
             self.keep.append(node)
         names = field_names(type(node))
         self.put(f"node {type(node).__name__} {len(names)}")
-        for name in names:
-            self.feed(getattr(node, name))
+        stack.extend(getattr(node, name) for name in reversed(names))
 
 
 def expr_hash(value: Any, memo: dict[int, tuple[Any, int]]) -> int:

@@ -149,6 +149,7 @@ def resolve(mod: IRModule, call: Call, caller: str) -> PrimFunc:
 def check_module_calls(mod: IRModule) -> None:
     """Raise ModuleCallError for a call of a module function that breaks the calling rules."""
     graph: dict[str, list[str]] = {}
+    written: dict[str, set[Var]] = {}  # by callee: a model's main calls one kernel many times
     for gv, func in mod.items():
         if not isinstance(func, PrimFunc):
             continue
@@ -156,12 +157,17 @@ def check_module_calls(mod: IRModule) -> None:
         statements = {id(n.value) for n in post_order(func.body) if isinstance(n, Evaluate)}
         for call in module_calls(func):
             callee = resolve(mod, call, gv.name_hint)
-            _check_call(call, callee, gv.name_hint, id(call) in statements)
+            name = call.op.name_hint  # type: ignore[union-attr]
+            if name not in written:
+                written[name] = written_data(callee)
+            _check_call(call, callee, gv.name_hint, id(call) in statements, written[name])
             graph[gv.name_hint].append(call.op.name_hint)  # type: ignore[union-attr]
     _check_no_recursion(graph)
 
 
-def _check_call(call: Call, callee: PrimFunc, caller: str, is_statement: bool) -> None:
+def _check_call(
+    call: Call, callee: PrimFunc, caller: str, is_statement: bool, written: set[Var]
+) -> None:
     name = call.op.name_hint  # type: ignore[union-attr]
     where = f"`{caller}` calls `{name}`"
     if not is_statement or call.dtype != STATUS_DTYPE:
@@ -186,7 +192,7 @@ def _check_call(call: Call, callee: PrimFunc, caller: str, is_statement: bool) -
             rule="module-call.size-symbol",
             hint="add the size as a scalar parameter (n: T.int32) and use it in the shape",
         )
-    _check_no_overlap(where, callee, call.args)
+    _check_no_overlap(where, callee, call.args, written)
 
 
 def _check_argument(where: str, callee: PrimFunc, param: Var, arg: PrimExpr) -> None:
@@ -230,11 +236,12 @@ def _handle_element(param: Var) -> DataType | None:
     return None if param.type_annotation is None else param.type_annotation.element_type
 
 
-def _check_no_overlap(where: str, callee: PrimFunc, args: tuple[PrimExpr, ...]) -> None:
+def _check_no_overlap(
+    where: str, callee: PrimFunc, args: tuple[PrimExpr, ...], written: set[Var]
+) -> None:
     """Pointers into one memory at constant offsets must not overlap a written parameter."""
     if not bool(callee.attrs.get("tir.noalias", True)):
         return
-    written = written_data(callee)
     regions = []
     for param, arg in zip(callee.params, args, strict=True):
         buffer = callee.buffer_map.get(param)

@@ -145,12 +145,19 @@ class StmtSimplifier(NoOpDroppingMutator):
         self._constraints: list[BufferConstraint] = []  # active buffer constraints and contents
 
     # ------------------------------------------------------------------ dispatch
-    def visit(self, node: Node) -> Node:
-        if isinstance(node, Buffer | E.Var | E.Range):
-            return node  # definitions, and buffer shapes, are not rewritten under local facts
-        if isinstance(node, E.PrimExpr):
-            return self.simplify(node)
-        return super().visit(node)
+    # Dispatch by method, not by overriding `visit`, so the Mutator walks the statements that
+    # need no method here (declarations, attributes) with its explicit stack.
+    def visit_Buffer(self, node: Buffer) -> Node:
+        return node  # definitions, and buffer shapes, are not rewritten under local facts
+
+    def visit_Var(self, node: E.Var) -> Node:
+        return node
+
+    def visit_Range(self, node: E.Range) -> Node:
+        return node
+
+    def visit_PrimExpr(self, node: E.PrimExpr) -> Node:
+        return self.simplify(node)
 
     def simplify(self, expr: E.PrimExpr) -> E.PrimExpr:
         """`expr` simplified under the current facts (and the buffer constraints instantiated

@@ -85,6 +85,8 @@ def allocation_lifetimes(body: Stmt) -> list[Allocation]:
 
 
 class _LifetimeFinder(Visitor):
+    visit_wraps = Stmt  # `visit` counts statements; expressions go straight to their methods
+
     def __init__(self) -> None:
         self.position = 0
         self.by_var: dict[Var, Allocation] = {}

@@ -200,6 +200,8 @@ class _Rewriter(Mutator):
     """Remove the users' allocations, point their buffers at the shared variable, and allocate
     each shared storage where `placement` says."""
 
+    visit_wraps = Stmt  # `visit` wraps statements in the allocations placed around them
+
     def __init__(self, shared: list[SharedStorage]) -> None:
         super().__init__()
         self.data_of: dict[Var, Var] = {}

@@ -28,7 +28,7 @@ from tessel.graph.aot import aot_module
 from tessel.ir.functor import post_order
 from tessel.script.printer import script
 from tessel.support.errors import UserError
-from tessel.tir.module_calls import is_module_call
+from tessel.tir.module_calls import is_module_call, pointer_base, pointer_byte_offset
 from tessel.tir.stmt import Allocate
 from tessel.transform import lower
 from tessel.transform.memory_usage import memory_usage
@@ -94,15 +94,20 @@ def test_main_prints_one_arena_and_the_kernel_calls_in_plan_order(mlp):
     assert allocations[0].buffer_var.type_annotation.storage_scope == "global.workspace"
 
 
-def test_views_sit_at_the_planned_offsets(mlp):
+def test_intermediates_are_arena_addresses_at_the_planned_offsets(mlp):
+    # No typed view per tensor: each would be a DeclBuffer around the rest of main, a nest
+    # as deep as the model (issue 25); the callee's parameter types the bytes.
     _, _, model = mlp
-    text = script(model.aot.mod["main"])
-    for slot in model.plan.tensors:
-        if slot.kind == "intermediate":
-            assert slot.offset % model.plan.alignment == 0
-            offset = f"elem_offset={slot.offset // 4}, " if slot.offset else ""
-            view = f't{slot.id} = T.decl_buffer({slot.shape}, "float32", {offset}data=arena.data)'
-            assert view in text
+    main = model.aot.mod["main"]
+    calls = [n for n in post_order(main.body) if is_module_call(n)]
+    for call, planned in zip(calls, model.plan.calls, strict=True):
+        for arg, slot_id in zip(call.args, planned.inputs + planned.outputs, strict=True):
+            slot = model.plan.tensors[slot_id]
+            if slot.kind == "intermediate":
+                assert slot.offset % model.plan.alignment == 0
+                assert pointer_base(arg).name == "arena"
+                assert pointer_byte_offset(arg) == slot.offset
+    assert "T.address_of(arena[" in script(main)
 
 
 def test_memory_usage_reports_the_arena(mlp):
@@ -151,11 +156,11 @@ def test_export_writes_library_header_and_weights(mlp, tmp_path):
     raw = np.fromfile(out / "params.bin", "<f4")
     assert raw.size == sum(w.size for w in held.values())
     header = (out / "model.h").read_text()
-    signature = "static inline int32_t tessel_model_run(const float* x, const float* w1_packed,"
+    signature = "int32_t v_main(float* x, float* w1_packed,"  # the raw entry `main`
     assert signature in header
     shape = f"{{{512 // COLUMNS}, 784, {COLUMNS}}}"
-    assert f'{{"w1_packed", "weight", "float32", 3, {shape}, 1605632, 0}},' in header
-    assert '{"output", "output", "float32", 2, {2, 10, 0}, 80, -1},' in header  # rank 3 max
+    assert f'{{"w1_packed", "weight", "float32", 3, {shape}, 1605632, 0, 9}},' in header
+    assert '{"output", "output", "float32", 2, {2, 10, 0}, 80, -1, 6},' in header  # rank 3 max
 
 
 C_PROGRAM = r"""
@@ -180,7 +185,7 @@ int main(int argc, char** argv) {
     }
     if (from != NULL && fread(args[i], 1, (size_t)t->nbytes, from) != (size_t)t->nbytes) return 3;
   }
-  int32_t status = tessel_model_run(@ARGS@);
+  int32_t status = v_main(@ARGS@);  /* the raw entry: every argument */
   if (status != 0) {
     fprintf(stderr, "failed: %s\n", tessel_get_last_error());
     return 1;

@@ -63,7 +63,7 @@ def test_export_writes_no_params_files(mlp, tmp_path):
     assert sorted(os.listdir(out)) == ["model.h", "model.so"]
     header = (out / "model.h").read_text()
     assert "#define TESSEL_MODEL_NUM_WEIGHTS 0" in header
-    assert "static inline int32_t tessel_model_run(const float* x, float* output)" in header
+    assert "int32_t v_main(float* x, float* output);" in header  # the raw entry `main`
     compiler = _c_compiler()
     if compiler is None:
         pytest.skip("no C compiler")

@@ -158,3 +158,36 @@ def test_method_name_dispatches_along_the_mro_with_a_prefix():
     assert method_name(Printer, Add, "expr_") == "expr_PrimExpr"
     assert method_name(Printer, For, "expr_") is None
     assert method_name(Printer, Var, "stmt_") is None
+
+
+def _let_chain(depth: int):
+    """A function of `depth` nested LetStmts, each adding 1 to the previous variable."""
+    from tessel.tir.stmt import LetStmt
+
+    a = decl_buffer((1,), "int32", "A")
+    names = [Var(f"v{k}") for k in range(depth)]
+    body = BufferStore(a, names[-1], (IntImm(int32, 0),))
+    for k in reversed(range(depth)):
+        value = Add(names[k - 1], IntImm(int32, 1)) if k else IntImm(int32, 1)
+        body = LetStmt(names[k], value, body)
+    param = Var("A", handle)
+    return PrimFunc((param,), body, buffer_map={param: a}), names
+
+
+def test_visitor_and_mutator_walk_10000_nested_lets_without_recursion():
+    func, names = _let_chain(10_000)
+
+    class _Counter(Visitor):
+        def __init__(self) -> None:
+            self.vars = 0
+
+        def visit_Var(self, var: Var) -> None:
+            self.vars += 1
+
+    counter = _Counter()
+    counter.visit(func)
+    assert counter.vars >= 2 * 10_000
+    assert Mutator().visit(func) is func
+    renamed = substitute(func, {names[0]: Var("w")})
+    assert renamed is not func
+    assert renamed.script().count("\n") > 10_000  # the printer is iterative too

@@ -51,6 +51,23 @@ def _constants_in(expr: Expr) -> list[Constant]:
     return [expr] if isinstance(expr, Constant) else []
 
 
+_PLAIN = (int, float, str, bool, type(None))
+
+
+def _fold_key(call: Call) -> tuple[Any, ...] | None:
+    """What a constant call's value depends on: the operator, its Constant arguments (by
+    identity) and its attributes (with their types); None if an attribute is no plain value."""
+    if not all(isinstance(a, Constant) for a in call.args):
+        return None
+    attrs = []
+    for name, value in call.attrs.items():
+        items = value if isinstance(value, tuple) else (value,)
+        if not all(isinstance(v, _PLAIN) for v in items):
+            return None
+        attrs.append((name, tuple(type(v) for v in items), value))
+    return (call.op.name, tuple(id(a) for a in call.args), tuple(attrs))  # type: ignore[union-attr]
+
+
 class _ConstantFolder(ExprRewriter):
     """Folds bottom-up, so a chain of constant operators folds into one Constant; `sources`
     pairs each Constant a call folded into with the Constants it read."""
@@ -58,6 +75,9 @@ class _ConstantFolder(ExprRewriter):
     def __init__(self) -> None:
         super().__init__()
         self.sources: list[tuple[Constant, tuple[Constant, ...]]] = []
+        # The same operator on the same Constants folds once: a weight that many calls use
+        # (`transpose(W)` before each of a thousand dense layers) stays one weight.
+        self.folded: dict[tuple[Any, ...], Expr] = {}
 
     def enters(self, func: Function) -> bool:
         return not is_primitive(func)
@@ -70,11 +90,16 @@ class _ConstantFolder(ExprRewriter):
         if isinstance(new, Let) and new.var in self.subst:
             return new.body
         if isinstance(new, Call) and isinstance(new.op, Op) and all(map(is_constant, new.args)):
+            key = _fold_key(new)
+            if key is not None and key in self.folded:
+                return self.folded[key]
             result = get_op(new.op.name).evaluate([_value(a) for a in new.args], new.attrs)
             folded = _as_expr(result, old.checked_type)
             if isinstance(folded, Constant):
                 read = tuple(c for a in new.args for c in _constants_in(a))
                 self.sources.append((folded, read))
+            if key is not None:
+                self.folded[key] = folded
             return folded
         if (
             isinstance(new, TupleGetItem)

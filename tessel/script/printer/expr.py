@@ -50,6 +50,7 @@ class ExprPrinter:
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
+        self._done: dict[int, tuple[str, int]] | None = None  # while printing: by node id
         self._handlers: dict[type, Callable[[Any], tuple[str, int]]] = {
             E.Var: self._var,
             E.IntImm: self._int,
@@ -94,6 +95,20 @@ class ExprPrinter:
         return self.text(value)
 
     def _doc(self, expr: Any) -> tuple[str, int]:
+        if self._done is not None:
+            done = self._done.get(id(expr))
+            return self._doc_of(expr) if done is None else done
+        # At the top: print every operand first, bottom-up and left to right, so a handler
+        # finds its operands printed and a deep expression costs no stack (issue 25).
+        self._done = {}
+        try:
+            for node in _operands_first(expr):
+                self._done[id(node)] = self._doc_of(node)
+            return self._done[id(expr)]
+        finally:
+            self._done = None
+
+    def _doc_of(self, expr: Any) -> tuple[str, int]:
         handler = self._handler_for(type(expr))
         if handler is None:
             # Nodes of higher layers (te's tensor reads and reductions) print themselves,
@@ -184,6 +199,35 @@ class ExprPrinter:
         if not indices:
             return "()"
         return ", ".join(self.text(i) for i in indices)
+
+
+def _operands_first(root: Any) -> list[Any]:
+    """`root` and the expressions under it (not inside buffers), each once, operands before
+    the expressions using them, in the order the handlers print them; iterative."""
+    order: list[Any] = []
+    seen: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        if isinstance(node, E.PrimExpr):
+            stack.extend((child, False) for child in reversed(_operands(node)))
+    return order
+
+
+def _operands(node: Node) -> list[Node]:
+    operands: list[Node] = []
+    for name in field_names(type(node)):
+        value = getattr(node, name)
+        values = value if isinstance(value, tuple) else (value,)
+        operands.extend(v for v in values if isinstance(v, E.PrimExpr))
+    return operands
 
 
 def undef_text(call: E.Call) -> str:

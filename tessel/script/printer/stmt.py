@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import ExitStack
 from typing import Any
 
 from tessel.ir.expr import Call, IntImm, StringImm
@@ -50,6 +51,11 @@ class StmtPrinter:
             Block: lambda block: print_block(self, block),
         }
         self._tail = True  # False while printing a statement that others follow in a SeqStmt
+        # A statement printed with the rest of its block after it (`x: T.int32 = v`, a
+        # declaration) hands that rest to `print`'s loop with `_continue`, in scopes that stay
+        # open until the block ends: a chain of thousands of lets costs no stack (issue 25).
+        self._rest: Any = None
+        self._scopes: ExitStack | None = None
 
     def emit(self, text: str) -> None:
         """Emit one line at the current indentation."""
@@ -67,6 +73,18 @@ class StmtPrinter:
 
     def print(self, stmt: Any) -> None:
         """Print `stmt`; if it is highlighted its first line is underlined."""
+        outer_rest, outer_scopes = self._rest, self._scopes
+        with ExitStack() as scopes:
+            self._scopes = scopes
+            try:
+                while stmt is not None:
+                    self._rest = None
+                    self._print_one(stmt)
+                    stmt = self._rest
+            finally:
+                self._rest, self._scopes = outer_rest, outer_scopes
+
+    def _print_one(self, stmt: Any) -> None:
         if self.ctx.is_highlighted(stmt):
             self.ctx.lines.highlight_next_line()
         for klass in type(stmt).__mro__:
@@ -74,6 +92,15 @@ class StmtPrinter:
                 self._handlers[klass](stmt)
                 return
         self.emit(f"# unprintable node {type(stmt).__name__}")
+
+    def _open_scope(self) -> None:
+        """A naming scope that lasts until the block of statements being printed ends."""
+        assert self._scopes is not None
+        self._scopes.enter_context(self.ctx.names.scope())
+
+    def _continue(self, stmt: Any) -> None:
+        """Print `stmt` next, at the same indentation, in the scopes opened so far."""
+        self._rest = stmt
 
     def declare_view(self, buffer: Buffer) -> None:
         """`X = T.Buffer(shape, dtype, data=...)` for a buffer used without a declaration."""
@@ -100,8 +127,8 @@ class StmtPrinter:
 
     def rest(self, stmt: Any) -> None:
         """Print the body of a rest-of-block statement at the same indentation."""
-        with self.ctx.names.scope():
-            self.print(stmt)
+        self._open_scope()
+        self._continue(stmt)
 
     def _seq(self, seq: S.SeqStmt) -> None:
         tail = self._tail
@@ -135,15 +162,15 @@ class StmtPrinter:
 
     def _let(self, stmt: S.LetStmt) -> None:
         value = self.expr.text(stmt.value)
-        with self.ctx.names.scope():
-            name = self.ctx.define_var(stmt.var)
-            if not self._tail:  # `x: T.int32 = v` would take in the statements that follow
-                self.emit(f"with T.LetStmt({value}) as {name}:")
-                self.block_body(stmt.body)
-                return
-            self.emit(f"{name}: {dtype_annotation(stmt.var.dtype)} = {value}")
-            self.declare_views(stmt.var)
-            self.print(stmt.body)
+        self._open_scope()
+        name = self.ctx.define_var(stmt.var)
+        if not self._tail:  # `x: T.int32 = v` would take in the statements that follow
+            self.emit(f"with T.LetStmt({value}) as {name}:")
+            self.block_body(stmt.body)
+            return
+        self.emit(f"{name}: {dtype_annotation(stmt.var.dtype)} = {value}")
+        self.declare_views(stmt.var)
+        self._continue(stmt.body)
 
     def _assert(self, stmt: S.AssertStmt) -> None:
         message = stmt.message
@@ -175,19 +202,19 @@ class StmtPrinter:
         """`bx = T.launch_thread("blockIdx.x", 128)` over the rest of the block, or in its
         `with` form when statements follow it; a variable already launched prints by name."""
         thread, extent = stmt.node, self.expr.text(stmt.value)
-        with self.ctx.names.scope():
-            if self.ctx.names.is_defined(thread.var):
-                call = f"T.launch_thread({self.ctx.var(thread.var)}, {extent})"
-                head = f"with {call}:" if not self._tail else call
-            else:
-                name = self.ctx.define_var(thread.var)
-                call = f"T.launch_thread({quote(thread.thread_tag)}, {extent})"
-                head = f"with {call} as {name}:" if not self._tail else f"{name} = {call}"
-            self.emit(head)
-            if self._tail:
-                self.print(stmt.body)
-            else:
-                self.block_body(stmt.body)
+        self._open_scope()
+        if self.ctx.names.is_defined(thread.var):
+            call = f"T.launch_thread({self.ctx.var(thread.var)}, {extent})"
+            head = f"with {call}:" if not self._tail else call
+        else:
+            name = self.ctx.define_var(thread.var)
+            call = f"T.launch_thread({quote(thread.thread_tag)}, {extent})"
+            head = f"with {call} as {name}:" if not self._tail else f"{name} = {call}"
+        self.emit(head)
+        if self._tail:
+            self._continue(stmt.body)
+        else:
+            self.block_body(stmt.body)
 
     def _allocate_keywords(self, stmt: S.Allocate | S.AllocateConst) -> str:
         keywords = ""
@@ -224,11 +251,11 @@ class StmtPrinter:
         """`X = T.allocate(...)`: an allocation and its DeclBuffer on one line."""
         if self.ctx.is_highlighted(decl):
             self.ctx.lines.highlight_next_line()
-        with self.ctx.names.scope():
-            name = self.ctx.define_buffer(decl.buffer)
-            self.emit(f"{name} = {call}")
-            self.declare_views(decl.buffer.data)
-            self.print(decl.body)
+        self._open_scope()
+        name = self.ctx.define_buffer(decl.buffer)
+        self.emit(f"{name} = {call}")
+        self.declare_views(decl.buffer.data)
+        self._continue(decl.body)
 
     def _allocate_const(self, stmt: S.AllocateConst) -> None:
         extents = "[" + ", ".join(self.expr.arg(e) for e in stmt.extents) + "]"
@@ -249,10 +276,10 @@ class StmtPrinter:
         buffer = stmt.buffer
         data = self.expr.text(buffer.data)
         arguments = buffer_arguments(self.expr, buffer, scope=False)
-        with self.ctx.names.scope():
-            name = self.ctx.define_buffer(buffer, implicit_data=False)
-            self.emit(f"{name} = T.decl_buffer({arguments}, data={data})")
-            self.print(stmt.body)
+        self._open_scope()
+        name = self.ctx.define_buffer(buffer, implicit_data=False)
+        self.emit(f"{name} = T.decl_buffer({arguments}, data={data})")
+        self._continue(stmt.body)
 
 
 
