@@ -25,7 +25,7 @@ from tessel.topi.broadcast import (
     subtract,
     where,
 )
-from tessel.topi.indexing import gather, gather_elements, one_hot, take
+from tessel.topi.indexing import gather, gather_elements, gather_nd, one_hot, take
 from tessel.topi.layout import layout_transform
 from tessel.topi.math import (
     abs,
@@ -36,6 +36,9 @@ from tessel.topi.math import (
     exp,
     floor,
     identity,
+    isfinite,
+    isinf,
+    isnan,
     log,
     negative,
     round,
@@ -59,6 +62,8 @@ from tessel.topi.reduction import (
     sum,
     variance,
 )
+from tessel.topi.scan import cumsum
+from tessel.topi.scatter import scatter_elements, scatter_nd
 from tessel.topi.transform import (
     broadcast_to,
     concatenate,
@@ -69,17 +74,20 @@ from tessel.topi.transform import (
     strided_slice,
     tile,
     transpose,
+    trilu,
 )
 from tessel.topi.utils import OperatorError
 
 __all__ = [
     "OperatorError", "abs", "add", "all", "any", "argmax", "argmin", "broadcast_to", "cast",
-    "ceil", "clip", "concatenate", "divide", "equal", "erf", "exp", "expand_dims", "floor",
-    "floor_divide", "floor_mod", "gather", "gather_elements", "greater", "greater_equal",
-    "identity", "image", "layout_transform", "less", "less_equal", "log", "logical_and",
+    "ceil", "clip", "concatenate", "cumsum", "divide", "equal", "erf", "exp", "expand_dims",
+    "floor", "floor_divide", "floor_mod", "gather", "gather_elements", "gather_nd", "greater",
+    "greater_equal", "identity", "image", "isfinite", "isinf", "isnan", "layout_transform",
+    "less", "less_equal", "log", "logical_and",
     "logical_not", "logical_or", "logical_xor", "matmul", "max", "maximum", "mean", "min",
     "minimum", "mod",
     "multiply", "negative", "nn", "not_equal", "one_hot", "power", "prod", "reshape", "round",
-    "rsqrt", "sigmoid", "sign", "split", "sqrt", "squeeze", "strided_slice", "subtract", "sum",
-    "take", "tanh", "tile", "transpose", "trunc", "variance", "where",
+    "rsqrt", "scatter_elements", "scatter_nd", "sigmoid", "sign", "split", "sqrt", "squeeze",
+    "strided_slice", "subtract", "sum", "take", "tanh", "tile", "transpose", "trilu", "trunc",
+    "variance", "where",
 ]  # fmt: skip

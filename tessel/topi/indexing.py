@@ -1,5 +1,5 @@
 """Operators that read a tensor at positions held in another (TVM's tvm.topi take, gather,
-one_hot), as te computes.
+gather_nd, one_hot), as te computes.
 
 An index read from a tensor is brought into range in its own dtype (at least 32 bits, so that
 adding the extent cannot overflow) and then cast to int32, the dtype of the axes it addresses.
@@ -20,7 +20,7 @@ from tessel.topi.utils import const_like, expect_tensor, get_const_tuple, normal
 TAKE_MODES = ("clip", "wrap", "fast")
 
 
-def _expect_indices(op: str, indices: Any) -> Tensor:
+def expect_indices(op: str, indices: Any) -> Tensor:
     indices = expect_tensor(op, "indices", indices)
     if not DataType.of(indices.dtype).is_integer:
         raise op_error(op, "indices", f"expected an integer tensor, got {indices.dtype}")
@@ -48,7 +48,7 @@ def take(
     """Elements of `a` at `indices` along `axis` (None: of `a` flattened), as numpy.take; the
     first `batch_dims` axes of `indices` run alongside the same axes of `a`."""
     expect_tensor("take", "a", a)
-    indices = _expect_indices("take", indices)
+    indices = expect_indices("take", indices)
     if mode not in TAKE_MODES:
         raise op_error("take", "mode", f"expected one of {TAKE_MODES}, got {mode!r}")
     shape = get_const_tuple(a.shape)
@@ -111,7 +111,7 @@ def gather(data: Tensor, axis: int, indices: Tensor) -> Tensor:
     """ONNX GatherElements: `out[i] = data[i with axis replaced by indices[i]]`; `indices` has
     the rank of `data`, and negative indices count from the end."""
     expect_tensor("gather", "data", data)
-    indices = _expect_indices("gather", indices)
+    indices = expect_indices("gather", indices)
     shape = get_const_tuple(data.shape)
     if indices.ndim != data.ndim:
         raise op_error(
@@ -137,13 +137,40 @@ def gather(data: Tensor, axis: int, indices: Tensor) -> Tensor:
 gather_elements = gather  # ONNX's name for the same operator
 
 
+def gather_nd(data: Tensor, indices: Tensor, batch_dims: int = 0) -> Tensor:
+    """Slices of `data` at index tuples stored along the first axis of `indices` (TVM's layout:
+    indices (M, B..., Y...) for data (B..., X...); out (B..., Y..., X[M:]...)); the first
+    `batch_dims` axes run alongside, and negative indices count from the end."""
+    expect_tensor("gather_nd", "data", data)
+    indices = expect_indices("gather_nd", indices)
+    shape, index_shape = get_const_tuple(data.shape), get_const_tuple(indices.shape)
+    if indices.ndim < 1 or not 0 <= batch_dims < indices.ndim:
+        raise op_error("gather_nd", "batch_dims", f"{batch_dims} is out of range for indices "
+                       f"of shape {list(index_shape)}")  # fmt: skip
+    depth = index_shape[0]
+    if batch_dims + depth > data.ndim or index_shape[1 : 1 + batch_dims] != shape[:batch_dims]:
+        raise op_error("gather_nd", "indices", f"shape {list(index_shape)} does not index data "
+                       f"of shape {list(shape)} with batch_dims={batch_dims}")  # fmt: skip
+    walked = indices.ndim - 1  # output axes that walk the index tuples (batch axes included)
+
+    def read(*i: PrimExpr) -> PrimExpr:
+        tuple_at = i[:walked]
+        position = tuple(
+            in_range(indices[(m, *tuple_at)], shape[batch_dims + m]) for m in range(depth)
+        )
+        return data[i[:batch_dims] + position + i[walked:]]
+
+    out_shape = [*index_shape[1:], *shape[batch_dims + depth :]]
+    return compute(out_shape, read, name="T_gather_nd", tag=INJECTIVE)
+
+
 def one_hot(
     indices: Tensor, on_value: Any, off_value: Any, depth: int, axis: int, dtype: str
 ) -> Tensor:
     """A tensor with a new axis of extent `depth` at `axis` (-1: last) that holds `on_value` at
     each position `indices` names and `off_value` elsewhere (an index outside [0, depth): all
     off, as TVM and TensorFlow do)."""
-    indices = _expect_indices("one_hot", indices)
+    indices = expect_indices("one_hot", indices)
     if not isinstance(depth, int) or depth < 0:
         raise op_error("one_hot", "depth", f"expected a non-negative int, got {depth!r}")
     axis = normalize_axis("one_hot", axis, indices.ndim + 1)

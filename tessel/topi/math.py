@@ -11,6 +11,7 @@ from tessel.ir import builders
 from tessel.ir.expr import FloatImm, IntImm, PrimExpr
 from tessel.support.dtype import DataType
 from tessel.support.errors import IRTypeError, UserError
+from tessel.tir import builtin
 from tessel.te.tensor import Tensor
 from tessel.topi.utils import expect_tensor, op_error
 
@@ -63,6 +64,26 @@ def _integer_identity(op: str, scalar: Callable[[Any], PrimExpr]) -> Callable[[T
     apply.__name__ = apply.__qualname__ = op
     apply.__doc__ = f"The elementwise {op} of a tensor (integers are returned unchanged)."
     return apply
+
+
+def _float_test(op: str) -> Callable[[Tensor], Tensor]:
+    """isnan/isinf/isfinite: a bool tensor; integers are never NaN or infinite (as in TVM)."""
+
+    def apply(x: Tensor) -> Tensor:
+        x = expect_tensor(op, "x", x)
+        if DataType.of(x.dtype).is_float:
+            return elementwise(op, x, lambda v: builtin.float_test(op, v))
+        verdict = builders.const(op == "isfinite", "bool")
+        return elementwise(op, x, lambda v: verdict)
+
+    apply.__name__ = apply.__qualname__ = op
+    apply.__doc__ = f"The elementwise {op} of a tensor, as bools."
+    return apply
+
+
+isnan = _float_test("isnan")
+isinf = _float_test("isinf")
+isfinite = _float_test("isfinite")
 
 
 floor = _integer_identity("floor", te.floor)

@@ -1,5 +1,5 @@
 """Layout transforms (TVM's tvm.topi transform operators): reshape, transpose, squeeze,
-expand_dims, broadcast_to, tile, concatenate, split and strided_slice, as te computes.
+expand_dims, broadcast_to, tile, concatenate, split, strided_slice and trilu, as te computes.
 
 Every operator needs constant shapes; indices into its inputs are int32 expressions of the
 output's axes."""
@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from itertools import pairwise
 from typing import Any
 
+from tessel.ir import builders
 from tessel.ir.expr import IntImm, PrimExpr
 from tessel.te.math import if_then_else
 from tessel.te.operation import compute
@@ -385,3 +386,21 @@ def _size_slice(start: int, size: int | None, extent: int) -> slice:
     """The slice of `size` elements from `start` (size None or negative: to the end)."""
     start = start + extent if start < 0 else start
     return slice(start, extent if size is None or size < 0 else start + size, 1)
+
+
+def trilu(data: Tensor, k: Any, upper: bool) -> Tensor:
+    """The upper (`upper`) or lower triangle of the matrices in the last two axes of `data`, the
+    rest zero: element (i, j) is kept where j - i >= k (upper) or j - i <= k (lower). `k` is an
+    int or a scalar expression (such as `k_tensor()`, the element of a rank-0 tensor)."""
+    expect_tensor("trilu", "data", data)
+    if data.ndim < 2:
+        raise op_error("trilu", "data", f"needs rank 2 or more, got rank {data.ndim}")
+    zero = builders.const(0, data.dtype)
+
+    def read(*i: PrimExpr) -> PrimExpr:
+        offset = builders.cast(i[-1] - i[-2], "int64")
+        diagonal = builders.cast(builders.convert(k), "int64")
+        keep = offset >= diagonal if upper else offset <= diagonal
+        return builders.select(keep, data[i], zero)
+
+    return compute(data.shape, read, name="T_trilu", tag=INJECTIVE)

@@ -75,6 +75,17 @@ def _divide_values(rng, types):
     return [lhs, rhs]
 
 
+def _scatter_values(extent: int) -> Callable:
+    """Data and updates random, the indices (second argument) in [-extent, extent)."""
+
+    def values(rng, types):
+        data, _, updates = (random_value(t, rng) for t in types)
+        indices = rng.integers(-extent, extent, types[1].shape).astype(types[1].dtype)
+        return [data, indices, updates]
+
+    return values
+
+
 def _variance_values(rng, types):
     data = random_value(types[0], rng)
     return [data, data.mean(axis=1, keepdims=True).astype(data.dtype)]
@@ -84,6 +95,14 @@ def _batch_norm_values(rng, types):
     values = [random_value(t, rng) for t in types]
     values[4] = np.abs(values[4]) + 0.5
     return values
+
+
+def _special_values(rng, types):
+    """Floats with NaN and both infinities among them."""
+    value = random_value(types[0], rng).reshape(-1)
+    value[::3], value[1::4] = np.nan, np.inf
+    value[-1] = -np.inf
+    return [value.reshape(types[0].shape)]
 
 
 _UNARY_FLOAT = [
@@ -629,6 +648,61 @@ def _cases() -> list[Case]:
             ((I(3), T(), T()), {"depth": 5, "axis": 0, "dtype": "int32"}),
             ((T(2), T(), T()), {"depth": 3}, "indices"),
             _one_hot_values,
+        ),
+        Case(
+            "gather_nd",
+            (T(4, 5, 2), I(2, 3)),
+            {},
+            T(3, 2),
+            ((T(2, 4, 5), I(1, 2, 3)), {"batch_dims": 1}),
+            ((T(4, 5), I(3, 3)), {}, "batch_dims"),
+            _indices(4),
+        ),
+        Case(
+            "scatter_elements",
+            (T(4, 5), I(3, 4), T(3, 4)),
+            {"axis": 1},
+            T(4, 5),
+            ((T(3, 4), I(2, 4), T(2, 4)), {"axis": 0, "reduction": "add"}),
+            ((T(4, 5), I(3, 4), T(3, 3)), {}, "updates"),
+            _scatter_values(3),
+        ),
+        Case(
+            "scatter_nd",
+            (T(5, 3), I(1, 4), T(4, 3)),
+            {},
+            T(5, 3),
+            ((T(4, 5), I(2, 3), T(3)), {"mode": "max"}),
+            ((T(5, 3), I(1, 4), T(4, 2)), {}, "updates"),
+            _scatter_values(4),
+        ),
+        Case(
+            "cumsum",
+            (T(3, 4),),
+            {"axis": 1},
+            T(3, 4),
+            ((I(5, 2),), {"axis": 0, "exclusive": True, "dtype": "int64"}),
+            ((T(3, 4),), {"axis": 2}, "axis"),
+        ),
+        Case(
+            "trilu",
+            (T(3, 4), TensorType((), "int64")),
+            {},
+            T(3, 4),
+            ((T(2, 3, 3), TensorType((), "int64")), {"upper": False}),
+            ((T(3), TensorType((), "int64")), {}, "data"),
+        ),
+        *(
+            Case(
+                op,
+                (T(2, 3),),
+                {},
+                B(2, 3),
+                ((T(4, dtype="float64"),), {}),
+                ((TupleType((T(2),)),), {}, "data"),
+                _special_values,
+            )
+            for op in ("isnan", "isinf", "isfinite")
         ),
         # image
         Case(

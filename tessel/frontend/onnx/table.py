@@ -51,6 +51,7 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
     "HardSigmoid": _all(elementwise.convert_hard_sigmoid),
     "HardSwish": _all(elementwise.convert_hard_swish, first=14),
     "Gelu": _all(elementwise.convert_gelu, first=20),
+    "IsInf": _all(elementwise.convert_is_inf),  # opset 20 adds only dtypes
     "Where": _all(elementwise.convert_where),
     "Cast": _all(elementwise.convert_cast),
     "Identity": _all(elementwise.convert_identity),
@@ -82,6 +83,7 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
     "ReduceSumSquare": _all(reduce.convert_reduce_norm),
     "ArgMax": _all(reduce.convert_arg_reduce),
     "ArgMin": _all(reduce.convert_arg_reduce),
+    "CumSum": _all(reduce.convert_cumsum),
     # layout
     "Reshape": _all(tensor.convert_reshape),  # allowzero from 14
     "Flatten": _all(tensor.convert_flatten),
@@ -93,9 +95,14 @@ CONVERTERS: dict[str, tuple[Entry, ...]] = {
     "Split": _all(tensor.convert_split),  # split input from 13, num_outputs from 18
     "Tile": _all(tensor.convert_tile),
     "Pad": _all(tensor.convert_pad),  # pads as inputs from 11, axes input from 18
+    "Trilu": _all(tensor.convert_trilu, first=14),
     # indexing
     "Gather": _all(indexing.convert_gather),
     "Slice": _all(indexing.convert_slice),
+    "GatherElements": _all(indexing.convert_gather_elements),
+    "GatherND": _all(indexing.convert_gather_nd),  # batch_dims from 12
+    "ScatterElements": _all(indexing.convert_scatter_elements),  # reduction from 16 (max/min 18)
+    "ScatterND": _all(indexing.convert_scatter_nd),  # reduction from 16 (max/min 18)
 }
 
 

@@ -1,4 +1,5 @@
-"""Elementwise operators of one tensor: math functions, activations, clip, cast, *_like."""
+"""Elementwise operators of one tensor: math functions, activations, clip, cast, *_like,
+and the float tests (isnan, isinf, isfinite)."""
 
 from __future__ import annotations
 
@@ -122,8 +123,33 @@ def _full_like(value: int) -> Callable[..., te.Tensor]:
     return lower
 
 
+def _float_test_rel(args: Args, attrs: Attrs) -> Type:
+    return same_as(args.tensor("data"), dtype="bool")
+
+
+def _float_test(name: str, topi_fn, reference, doc: str) -> OpDef:
+    return OpDef(
+        name=name,
+        arguments=("data",),
+        attrs=(),
+        relation=_float_test_rel,
+        lower=lambda x, *, attrs: topi_fn(x),
+        reference=lambda x, *, attrs: np.asarray(reference(x), dtype=bool),
+        pattern=OpPattern.ELEMWISE,
+        doc=doc,
+    )
+
+
+_FLOAT_TESTS = [
+    ("isnan", topi.isnan, np.isnan, "True where x is NaN (never for integers)."),
+    ("isinf", topi.isinf, np.isinf, "True where x is +inf or -inf (never for integers)."),
+    ("isfinite", topi.isfinite, np.isfinite, "True where x is neither NaN nor infinite."),
+]
+
+
 OPERATORS = (
     *(_unary(n, _float_rel, f, r, d) for n, f, r, d in _FLOAT_UNARY),
+    *(_float_test(n, f, r, d) for n, f, r, d in _FLOAT_TESTS),
     *(_unary(n, _numeric_rel, f, r, d) for n, f, r, d in _NUMERIC_UNARY),
     OpDef(
         "nn.leaky_relu",

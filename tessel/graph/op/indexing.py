@@ -1,4 +1,4 @@
-"""Operators that read at positions held in a tensor: take, gather, one_hot."""
+"""Operators that read at positions held in a tensor: take, gather, gather_nd, one_hot."""
 
 from __future__ import annotations
 
@@ -85,6 +85,33 @@ def _gather_ref(data: np.ndarray, indices: np.ndarray, *, attrs: Attrs) -> np.nd
     return np.take_along_axis(data[window], positions, axis=axis)
 
 
+def _gather_nd_rel(args: Args, attrs: Attrs) -> Type:
+    data, indices = args.tensor("data"), _indices(args)
+    if indices.ndim < 1:
+        raise args.error("indices", "must have rank 1 or more (the index tuples lie along axis 0)")
+    depth, batch = indices.shape[0], attrs.batch_dims
+    if attrs.index_rank is not None and attrs.index_rank != depth:
+        raise args.error("index_rank", f"is {attrs.index_rank} but indices hold {depth}-tuples")
+    if not 0 <= batch < indices.ndim or batch + depth > data.ndim:
+        raise args.error("batch_dims", f"{batch} with {depth}-tuples does not fit data of rank "
+                         f"{data.ndim}")  # fmt: skip
+    if indices.shape[1 : 1 + batch] != data.shape[:batch]:
+        raise args.error("indices", f"has batch extents {list(indices.shape[1 : 1 + batch])} but "
+                         f"`data` has {list(data.shape[:batch])}")  # fmt: skip
+    return same_as(data, (*indices.shape[1:], *data.shape[batch + depth :]))
+
+
+def _gather_nd_ref(data: np.ndarray, indices: np.ndarray, *, attrs: Attrs) -> np.ndarray:
+    batch, depth = attrs.batch_dims, indices.shape[0]
+    out = np.empty((*indices.shape[1:], *data.shape[batch + depth :]), data.dtype)
+    for prefix in np.ndindex(*indices.shape[1:]):
+        position = tuple(
+            _in_range(indices[(m, *prefix)], data.shape[batch + m], "fast") for m in range(depth)
+        )
+        out[prefix] = data[(*prefix[:batch], *position)]
+    return out
+
+
 def _one_hot_rel(args: Args, attrs: Attrs) -> Type:
     indices = _indices(args)
     on, off = args.tensor("on_value", ndim=0), args.tensor("off_value", ndim=0)
@@ -128,6 +155,16 @@ OPERATORS = (
         _gather_ref,
         OpPattern.INJECTIVE,
         "out[i] = data[i with `axis` replaced by indices[i]] (ONNX GatherElements).",
+    ),
+    OpDef(
+        "gather_nd",
+        ("data", "indices"),
+        (Attr("batch_dims", "int", 0), Attr("index_rank", "int", None, optional=True)),
+        _gather_nd_rel,
+        lambda x, i, *, attrs: topi.gather_nd(x, i, attrs.batch_dims),
+        _gather_nd_ref,
+        OpPattern.INJECTIVE,
+        "Slices of data at the index tuples along axis 0 of indices (TVM's layout).",
     ),
     OpDef(
         "one_hot",

@@ -1,4 +1,5 @@
-"""Reductions: sum, mean, max, min, prod, argmax, argmin, variance (Relay's, with a mean argument)."""
+"""Reductions: sum, mean, max, min, prod, argmax, argmin, variance (Relay's, with a mean argument),
+and the running sum cumsum."""
 
 from __future__ import annotations
 
@@ -146,6 +147,22 @@ def _arg_reduce(name: str, topi_fn: Callable, np_fn: Callable, doc: str) -> OpDe
     )
 
 
+def _cumsum_rel(args: Args, attrs: Attrs) -> Type:
+    data = args.tensor("data")
+    args.axis("axis", attrs.axis, data.ndim)
+    if attrs.dtype == "bool":
+        raise args.error("dtype", "cannot be bool", hint="sum in an integer dtype")
+    return same_as(data, dtype=attrs.dtype or None)
+
+
+def _cumsum_ref(data: np.ndarray, *, attrs: Attrs) -> np.ndarray:
+    dtype = np.dtype(attrs.dtype or data.dtype)
+    total = np.cumsum(data.astype(dtype), axis=attrs.axis, dtype=dtype)
+    if attrs.exclusive:
+        total = total - data.astype(dtype)
+    return total.astype(dtype)
+
+
 OPERATORS = (
     _reduce("sum", topi.sum, np.sum, False, "The sum over `axis`."),
     _reduce("mean", topi.mean, np.mean, True, "The mean over `axis`."),
@@ -154,6 +171,16 @@ OPERATORS = (
     _reduce("prod", topi.prod, np.prod, False, "The product over `axis`."),
     _arg_reduce("argmax", topi.argmax, np.argmax, "The int32 index of the largest element."),
     _arg_reduce("argmin", topi.argmin, np.argmin, "The int32 index of the smallest element."),
+    OpDef(
+        "cumsum",
+        ("data",),
+        (Attr("axis", "int"), Attr("dtype", "dtype", ""), Attr("exclusive", "bool", False)),
+        _cumsum_rel,
+        lambda x, *, attrs: topi.cumsum(x, attrs.axis, attrs.dtype or None, attrs.exclusive),
+        _cumsum_ref,
+        OpPattern.OPAQUE,
+        "The running sum along `axis` (`exclusive`: each element left out of its own sum).",
+    ),
     OpDef(
         "variance",
         ("data", "mean"),

@@ -14,12 +14,15 @@ from tessel.graph.op import (
     norm,
     pooling,
     reduce,
+    scatter,
     transform,
 )
 from tessel.graph.op.op_def import OpDef
 from tessel.support.errors import UserError
 
-_FAMILIES = (elemwise, broadcast, nn, nn_nchwc, pooling, norm, reduce, transform, indexing, image)
+_FAMILIES = (
+    elemwise, broadcast, nn, nn_nchwc, pooling, norm, reduce, transform, indexing, scatter, image,
+)
 
 
 class UnknownOperatorError(UserError):

@@ -1,5 +1,5 @@
 """Shape operators: reshape (Relay's newshape codes), transpose, squeeze, expand_dims,
-concatenate, split, strided_slice, broadcast_to, nn.pad."""
+concatenate, split, strided_slice, broadcast_to, nn.pad, trilu."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from tessel import topi
 from tessel.graph.op.common import same_as
 from tessel.graph.op.op_def import Args, Attr, Attrs, OpDef, OpPattern
 from tessel.graph.ty import TupleType, Type
+from tessel.support.dtype import DataType
 
 
 class _ShapeError(ValueError):
@@ -329,6 +330,25 @@ def _pad_ref(x: np.ndarray, value: np.ndarray, *, attrs: Attrs) -> np.ndarray:
     return np.pad(x, widths, mode=attrs.pad_mode)
 
 
+# --- trilu --------------------------------------------------------------------------------------
+
+
+def _trilu_rel(args: Args, attrs: Attrs) -> Type:
+    data = args.tensor("data")
+    k = args.tensor("k", ndim=0)
+    if not DataType.of(k.dtype).is_integer:
+        raise args.error("k", f"must be an integer scalar, got dtype {k.dtype}")
+    if data.ndim < 2:
+        raise args.error("data", f"must have rank 2 or more, got rank {data.ndim}")
+    return data
+
+
+def _trilu_ref(data: np.ndarray, k: np.ndarray, *, attrs: Attrs) -> np.ndarray:
+    rows, cols = np.indices(data.shape[-2:])
+    keep = (cols - rows >= k) if attrs.upper else (cols - rows <= k)
+    return np.where(keep, data, np.zeros((), data.dtype))
+
+
 OPERATORS = (
     OpDef(
         "reshape",
@@ -417,6 +437,16 @@ OPERATORS = (
         lambda x, *, attrs: x[tuple(slices(attrs, x.shape))].copy(),
         OpPattern.INJECTIVE,
         "Elements begin:end:strides along each sliced axis (NumPy's basic slicing).",
+    ),
+    OpDef(
+        "trilu",
+        ("data", "k"),
+        (Attr("upper", "bool", True),),
+        _trilu_rel,
+        lambda x, k, *, attrs: topi.trilu(x, k(), attrs.upper),
+        _trilu_ref,
+        OpPattern.INJECTIVE,
+        "The upper (j - i >= k) or lower (j - i <= k) triangle of the last two axes, else 0.",
     ),
     OpDef(
         "nn.pad",

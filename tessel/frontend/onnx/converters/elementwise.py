@@ -1,5 +1,5 @@
 """Elementwise operators: unary math, broadcasting binary arithmetic and comparisons, Clip, the
-hard activations, Where, Cast, Identity and Dropout."""
+hard activations, IsNaN and IsInf, Where, Cast, Identity and Dropout."""
 
 from __future__ import annotations
 
@@ -36,6 +36,7 @@ UNARY: dict[str, tuple[str, Callable[[np.ndarray], np.ndarray]]] = {
     "Floor": ("floor", np.floor),
     "Ceil": ("ceil", np.ceil),
     "Not": ("logical_not", np.logical_not),
+    "IsNaN": ("isnan", np.isnan),
 }
 
 
@@ -184,6 +185,22 @@ def convert_gelu(node: OnnxNode) -> Expr:
         gate = call("erf", call("multiply", x, const(1 / math.sqrt(2), dtype)))
     half = call("multiply", x, const(0.5, dtype))
     return call("multiply", half, call("add", gate, const(1.0, dtype)))
+
+
+def convert_is_inf(node: OnnxNode) -> Result:
+    """IsInf: isinf, or a comparison with the one infinity detected (detect_positive,
+    detect_negative); all false when neither is."""
+    positive = bool(node.attr("detect_positive", 1))
+    negative = bool(node.attr("detect_negative", 1))
+    if node.all_constant():
+        x = node.input(0).data
+        return (positive & np.isposinf(x)) | (negative & np.isneginf(x))
+    if not (positive or negative):
+        return np.zeros(node.shape(0), bool)
+    if positive and negative:
+        return call("isinf", node.expr(0))
+    infinity = const(np.inf if positive else -np.inf, node.input(0).type.dtype)
+    return call("equal", node.expr(0), infinity)
 
 
 def convert_reciprocal(node: OnnxNode) -> Result:

@@ -1,11 +1,12 @@
-"""Indexing: Gather (take) and Slice (strided_slice)."""
+"""Indexing: Gather (take), GatherElements (gather), GatherND (gather_nd), Slice (strided_slice),
+ScatterElements (scatter_elements) and ScatterND (scatter_nd)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from tessel.frontend.onnx.node import OnnxNode
-from tessel.frontend.onnx.relay import call, const
+from tessel.frontend.onnx.relay import call, const, fold
 from tessel.frontend.onnx.values import Value
 from tessel.graph.expr import Expr
 from tessel.graph.ty import TensorType
@@ -31,6 +32,81 @@ def convert_gather(node: OnnxNode) -> Result:
     negative = call("less", indices.expr, const(0, dtype))
     wrapped = call("where", negative, call("add", indices.expr, const(dim, dtype)), indices.expr)
     return call("take", node.expr(0), wrapped, axis=axis)
+
+
+def _check_known_indices(node: OnnxNode, extents: tuple[int, ...] | int) -> None:
+    """Indices known at import (input 1) must lie in [-extent, extent) of the axis they address
+    (`extents`: one per position of the last axis, for GatherND and ScatterND); indices computed
+    in the graph are trusted, as onnxruntime's kernels check them only at run time."""
+    indices = node.input(1)
+    if not indices.is_constant or indices.data.size == 0:
+        return
+    bound = np.asarray(extents)
+    if np.any(indices.data < -bound) or np.any(indices.data >= bound):
+        raise node.error(f"indices {indices.data.tolist()} are out of range for extents "
+                         f"{bound.tolist()}")  # fmt: skip
+
+
+def convert_gather_elements(node: OnnxNode) -> Result:
+    """GatherElements: gather(axis=), which reads negative indices from the end."""
+    axis = node.axis(node.attr("axis", 0), len(node.shape(0)))
+    _check_known_indices(node, node.shape(0)[axis])
+    if node.all_constant():
+        return fold("gather", *node.arrays(), axis=axis)
+    return call("gather", node.expr(0), node.expr(1), axis=axis)
+
+
+def _tuples_first(node: OnnxNode, index: int) -> Expr | np.ndarray:
+    """Index tuples from ONNX's layout (the tuple along the last axis) to TVM's (along the
+    first), as gather_nd and scatter_nd take them."""
+    value = node.input(index)
+    rank = len(value.type.shape)
+    if value.is_constant:
+        return np.ascontiguousarray(np.moveaxis(value.data, -1, 0))
+    if rank == 1:
+        return value.expr
+    return call("transpose", value.expr, axes=(rank - 1, *range(rank - 1)))
+
+
+def convert_gather_nd(node: OnnxNode) -> Result:
+    """GatherND (batch_dims from opset 12): gather_nd, with the index tuples moved to axis 0."""
+    batch_dims = int(node.attr("batch_dims", 0))
+    depth = node.shape(1)[-1]
+    _check_known_indices(node, node.shape(0)[batch_dims : batch_dims + depth])
+    indices = _tuples_first(node, 1)
+    if node.all_constant():
+        return fold("gather_nd", node.input(0).data, indices, batch_dims=batch_dims)
+    return call("gather_nd", node.expr(0), _as_expr(indices), batch_dims=batch_dims)
+
+
+def _as_expr(value: Expr | np.ndarray) -> Expr:
+    return const(value) if isinstance(value, np.ndarray) else value
+
+
+def _reduction(node: OnnxNode) -> str:
+    """The scatter's reduction (from opset 16; max and min from 18), "none" named "update"."""
+    reduction = node.attr("reduction", "none")
+    return "update" if reduction == "none" else reduction
+
+
+def convert_scatter_elements(node: OnnxNode) -> Result:
+    """ScatterElements: scatter_elements(axis=, reduction=)."""
+    axis = node.axis(node.attr("axis", 0), len(node.shape(0)))
+    attrs = {"axis": axis, "reduction": _reduction(node)}
+    _check_known_indices(node, node.shape(0)[axis])
+    if node.all_constant():
+        return fold("scatter_elements", *node.arrays(), **attrs)
+    return call("scatter_elements", node.expr(0), node.expr(1), node.expr(2), **attrs)
+
+
+def convert_scatter_nd(node: OnnxNode) -> Result:
+    """ScatterND: scatter_nd(mode=), with the index tuples moved to axis 0."""
+    mode = _reduction(node)
+    _check_known_indices(node, node.shape(0)[: node.shape(1)[-1]])
+    indices = _tuples_first(node, 1)
+    if node.all_constant():
+        return fold("scatter_nd", node.input(0).data, indices, node.input(2).data, mode=mode)
+    return call("scatter_nd", node.expr(0), _as_expr(indices), node.expr(2), mode=mode)
 
 
 _TO_THE_END = (2**63 - 1, 2**31 - 1)

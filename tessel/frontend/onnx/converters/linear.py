@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from tessel.frontend.onnx.node import OnnxNode
-from tessel.frontend.onnx.relay import call, const
+from tessel.frontend.onnx.relay import call, const, folded
 from tessel.frontend.onnx.values import Value
 from tessel.graph.expr import Call, Expr
 from tessel.graph.ty import TensorType
@@ -22,7 +22,7 @@ Result = Expr | np.ndarray
 def _transposed(value: Value) -> Expr:
     """The 2-D `value` transposed: folded when constant."""
     if value.is_constant:
-        return const(value.data.T)
+        return folded(value.expr, value.data.T)
     return call("transpose", value.expr, axes=(1, 0))
 
 
@@ -59,7 +59,7 @@ def _scaled(value: Value, factor: float, dtype: str) -> Expr:
     if factor == 1.0:
         return value.expr
     if value.is_constant:
-        return const(value.data * factor, dtype)
+        return folded(value.expr, value.data * factor, dtype)
     return call("multiply", value.expr, const(factor, dtype))
 
 
@@ -91,7 +91,7 @@ def _reshape(expr: Expr, shape: tuple[int, ...]) -> Expr:
 def _reshaped(value: Value, shape: tuple[int, ...]) -> Value:
     ty = TensorType(shape, value.type.dtype)
     if value.is_constant:
-        return Value(const(value.data.reshape(shape)), ty)
+        return Value(folded(value.expr, value.data.reshape(shape)), ty)
     return Value(call("reshape", value.expr, newshape=shape), ty)
 
 
@@ -129,7 +129,7 @@ def _to_batch3(value: Value, batch: tuple[int, ...], size: int) -> Expr:
     matrix = value.type.shape[-2:]
     full = (*batch, *matrix)
     if value.is_constant:
-        return const(np.broadcast_to(value.data, full).reshape(size, *matrix))
+        return folded(value.expr, np.broadcast_to(value.data, full).reshape(size, *matrix))
     expr = value.expr
     if value.type.shape != full:
         expr = call("broadcast_to", expr, shape=full)

@@ -43,7 +43,18 @@ def convert_layer_norm(node: OnnxNode) -> list[Expr | None]:
     variance = call("mean", call("multiply", centered, centered), axis=axes, keepdims=True)
     inv_std = call("rsqrt", call("add", variance, const(epsilon, dtype)))
     scaled = call("multiply", call("multiply", centered, inv_std), node.expr(1))
-    return [call("add", scaled, bias), mean, inv_std]
+    return [call("add", scaled, bias), _stashed(node, 1, mean), _stashed(node, 2, inv_std)]
+
+
+def _stashed(node: OnnxNode, index: int, value: Expr) -> Expr | None:
+    """Output `index` (Mean or InvStdDev) in its stash_type dtype, or None when omitted. The
+    statistics are computed in the input's dtype, which is float32's precision for float32."""
+    ty = node.output_types[index] if index < len(node.output_types) else None
+    if ty is None:
+        return None
+    if ty.dtype == node.input(0).type.dtype:
+        return value
+    return call("cast", value, dtype=ty.dtype)
 
 
 def _softmax(node: OnnxNode, relay_name: str) -> Expr:

@@ -1,4 +1,5 @@
-"""Reductions: ReduceMean/Sum/Max/Min/Prod, the norms ReduceL1/L2/SumSquare, ArgMax/ArgMin.
+"""Reductions: ReduceMean/Sum/Max/Min/Prod, the norms ReduceL1/L2/SumSquare, ArgMax/ArgMin, and
+the running sum CumSum.
 
 The reduced axes are an attribute until the opset where they became an input (13 for ReduceSum,
 18 for the others); an input may be omitted or empty, which reduces every axis unless
@@ -12,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from tessel.frontend.onnx.node import OnnxNode
-from tessel.frontend.onnx.relay import call
+from tessel.frontend.onnx.relay import call, fold
 from tessel.graph.expr import Expr
 
 Result = Expr | np.ndarray
@@ -85,3 +86,28 @@ def convert_arg_reduce(node: OnnxNode) -> Expr:
     )
     # Relay's argmax yields int32; ONNX's yields int64.
     return call("cast", out, dtype="int64")
+
+
+def _flip(value: Result, axis: int, extent: int) -> Result:
+    """`value` reversed along `axis`: strided_slice with stride -1 (its end written -(extent + 1),
+    "before index 0", as Slice's converter writes it)."""
+    if isinstance(value, np.ndarray):
+        return np.flip(value, axis)
+    return call("strided_slice", value, begin=(extent - 1,), end=(-(extent + 1),), strides=(-1,),
+                axes=(axis,))  # fmt: skip
+
+
+def convert_cumsum(node: OnnxNode) -> Result:
+    """CumSum: cumsum(axis=, exclusive=) along the axis given as input 1; `reverse` sums from
+    the end, as cumsum of the data flipped along the axis, flipped back."""
+    shape = node.shape(0)
+    axis = node.axis(int(node.static(1, "axis").reshape(())), len(shape))
+    exclusive, reverse = bool(node.attr("exclusive", 0)), bool(node.attr("reverse", 0))
+    data = node.input(0).data if node.input(0).is_constant else node.expr(0)
+    if reverse:
+        data = _flip(data, axis, shape[axis])
+    if isinstance(data, np.ndarray):
+        total: Result = fold("cumsum", data, axis=axis, exclusive=exclusive)
+    else:
+        total = call("cumsum", data, axis=axis, exclusive=exclusive)
+    return _flip(total, axis, shape[axis]) if reverse else total

@@ -1,5 +1,5 @@
 """Layout operators: Reshape, Flatten, Squeeze, Unsqueeze, Expand, Transpose, Concat, Split, Tile,
-Pad. Shapes, axes and pads must be known at import; every one folds when its data is known.
+Pad, Trilu. Shapes, axes and pads must be known at import; every one folds when its data is known.
 
 Target shapes come from ONNX's inference of the output (which resolves Reshape's 0 and -1, and
 Expand's two-way broadcast), so the graph always holds explicit static shapes.
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from tessel.frontend.onnx.node import OnnxNode
-from tessel.frontend.onnx.relay import call, const, item, tuple_of
+from tessel.frontend.onnx.relay import call, const, fold, item, tuple_of
 from tessel.graph.expr import Expr
 
 Result = Expr | np.ndarray
@@ -171,3 +171,15 @@ def convert_pad(node: OnnxNode) -> Result:
         pad_width=tuple(tuple(w) for w in width),
         pad_mode=_PAD_MODES[mode],
     )
+
+
+def convert_trilu(node: OnnxNode) -> Result:
+    """Trilu (opset 14+): trilu(data, k, upper=); the diagonal offset k is an optional input."""
+    upper = bool(node.attr("upper", 1))
+    k = node.input(1).expr if node.has_input(1) else const(0, "int64")
+    if node.all_constant():
+        k_array = node.input(1).data if node.has_input(1) else np.zeros((), np.int64)
+        return fold("trilu", node.input(0).data, k_array.reshape(()), upper=upper)
+    if node.has_input(1) and node.input(1).type.shape != ():
+        k = call("reshape", k, newshape=())
+    return call("trilu", node.expr(0), k, upper=upper)
