@@ -57,15 +57,61 @@ def test_run_prints_and_saves_outputs_equal_to_onnxruntime(tmp_path, capsys):
     )
 
 
-def test_compile_reports_kernels_and_writes_the_library(tmp_path, capsys):
+EXPORT_FILES = ["model.h", "model.so", "params.bin", "params.safetensors"]
+
+
+def test_compile_reports_kernels_and_exports_into_the_output_directory(tmp_path, capsys):
     _mlp(tmp_path / "mlp.onnx")
-    status = cli.main(
-        ["compile", str(tmp_path / "mlp.onnx"), "--shape", "x=2x8", "-o", str(tmp_path / "mlp.so")]
-    )
+    out_dir = tmp_path / "build" / "mlp"
+    argv = ["compile", str(tmp_path / "mlp.onnx"), "--shape", "x=2x8", "-o", str(out_dir)]
+    status = cli.main(argv)
     assert status == 0
     out = capsys.readouterr().out
     assert "kernels:" in out and "arena:" in out and "constants:" in out
-    assert (tmp_path / "mlp.so").stat().st_size > 0
+    assert f"exported to {out_dir}: {', '.join(EXPORT_FILES)}" in out
+    assert sorted(p.name for p in out_dir.iterdir()) == EXPORT_FILES
+    assert (out_dir / "model.so").stat().st_size > 0
+
+
+def test_compile_replaces_a_previous_export_and_keeps_other_files(tmp_path, capsys):
+    _mlp(tmp_path / "mlp.onnx")
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    for name in EXPORT_FILES:
+        (out_dir / name).write_text("stale")
+    (out_dir / "notes.txt").write_text("mine")
+    argv = ["compile", str(tmp_path / "mlp.onnx"), "--shape", "x=2x8", "-q", "-o", str(out_dir)]
+    assert cli.main(argv) == 0
+    assert cli.main(argv) == 0  # twice: a directory holding an export is no error
+    for name in EXPORT_FILES:
+        assert (out_dir / name).read_bytes() != b"stale"
+    assert (out_dir / "notes.txt").read_text() == "mine"
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("output", ["kernels.so", "kernels.so/sub"])
+def test_compile_refuses_an_output_that_is_a_file_before_compiling(tmp_path, capsys, output):
+    _mlp(tmp_path / "mlp.onnx")
+    (tmp_path / "kernels.so").write_text("not a directory")
+    target = tmp_path / output
+    argv = ["compile", str(tmp_path / "mlp.onnx"), "--shape", "x=2x8", "-o", str(target)]
+    status = cli.main(argv)
+    assert status == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"tessel: -o {target}: {tmp_path / 'kernels.so'} is a file, but -o names")
+    assert "Errno" not in err and "importing" not in err  # refused before any work
+    assert (tmp_path / "kernels.so").read_text() == "not a directory"
+
+
+def test_an_export_that_cannot_be_written_is_one_clear_error(tmp_path, capsys):
+    _mlp(tmp_path / "mlp.onnx")
+    (tmp_path / "out" / "model.so").mkdir(parents=True)  # in the way of the library
+    out_dir = tmp_path / "out"
+    argv = ["compile", str(tmp_path / "mlp.onnx"), "--shape", "x=2x8", "-q", "-o", str(out_dir)]
+    assert cli.main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"tessel: -o {tmp_path / 'out'}: cannot write the export: ")
+    assert "Errno" not in err and "Traceback" not in err
 
 
 def test_show_prints_the_graph_after_a_pass(tmp_path, capsys):
@@ -88,9 +134,12 @@ def test_bench_prints_tessel_and_onnxruntime(tmp_path, capsys):
 
 def test_a_dynamic_dimension_without_shape_is_one_clear_error(tmp_path, capsys):
     _mlp(tmp_path / "mlp.onnx")
-    assert cli.main(["compile", str(tmp_path / "mlp.onnx")]) == 1
+    assert cli.main(["compile", str(tmp_path / "mlp.onnx"), "-q"]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("tessel: ") and "Traceback" not in err and "x" in err
+    assert err == (
+        f"tessel: {tmp_path / 'mlp.onnx'}: graph input `x` has dynamic dimension 0 (`batch`) in "
+        "shape ['batch', 8]\nhint: Tessel compiles static shapes; give them: --shape x=1x8\n"
+    )
 
 
 def test_an_unsupported_operator_is_one_clear_error(tmp_path, capsys):
@@ -135,3 +184,71 @@ def test_a_file_that_is_not_onnx_is_a_clear_error(tmp_path, capsys):
     (tmp_path / "bad.onnx").write_bytes(b"\x00not a model")
     assert cli.main(["show", str(tmp_path / "bad.onnx")]) == 1
     assert "Traceback" not in capsys.readouterr().err
+
+
+def _bad_model(path, kind):
+    """A file at `path` that is no usable model, of `kind`."""
+    if kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "not-onnx":
+        path.write_text("these are my notes\n")
+    elif kind == "no-graph":
+        onnx.save(onnx.ModelProto(ir_version=8), path)
+    elif kind == "no-outputs":
+        model = _mlp(path)
+        model.graph.ClearField("output")
+        onnx.save(model, path)
+    elif kind == "external-data":
+        onnx.save(_mlp(path), path, save_as_external_data=True, location="w.bin", size_threshold=0)
+        (path.parent / "w.bin").unlink()
+
+
+@pytest.mark.parametrize(
+    ("kind", "message"),
+    [
+        ("empty", "is empty (0 bytes), not an ONNX model"),
+        ("not-onnx", "is not an ONNX model"),
+        ("no-graph", "has no graph"),
+        ("no-outputs", ": its graph `mlp` declares no outputs"),
+        ("external-data", ": initializer `w1` keeps its data in the external file `w.bin`"),
+    ],
+)
+@pytest.mark.parametrize("command", ["compile", "show"])
+def test_a_bad_model_file_is_one_paragraph_naming_it(tmp_path, capsys, kind, message, command):
+    path = tmp_path / "bad.onnx"
+    _bad_model(path, kind)
+    output = ["-o", str(tmp_path / "out")] if command == "compile" else []
+    assert cli.main([command, str(path), "--shape", "x=2x8", "-q", *output]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(f"tessel: {path}{'' if message[0] == ':' else ' '}{message}")
+    assert "Traceback" not in captured.err and "Errno" not in captured.err
+    assert not (tmp_path / "out").exists()  # nothing exported
+
+
+def test_progress_goes_to_stderr_as_plain_lines_when_it_is_not_a_terminal(tmp_path, capsys):
+    _mlp(tmp_path / "mlp.onnx")
+    assert cli.main(["compile", str(tmp_path / "mlp.onnx"), "--shape", "x=2x8"]) == 0
+    captured = capsys.readouterr()
+    assert "scheduling" not in captured.out  # stdout keeps only the report
+    lines = captured.err.splitlines()
+    stages = [line.split("] ", 1)[1] for line in lines]
+    assert stages[0] == f"importing {tmp_path / 'mlp.onnx'}"
+    expected_stages = (
+        "graph passes: 0/", "scheduling kernels: 0/2", "scheduling kernels: 2/2 done in",
+        "planning memory", "compiling and linking C",
+    )  # fmt: skip
+    for expected in expected_stages:
+        assert any(s.startswith(expected) for s in stages), (expected, stages)
+    assert stages[-1] == "done"
+    assert all(line.startswith("[") and " s] " in line for line in lines)  # the time elapsed
+
+
+@pytest.mark.parametrize("command", ["compile", "run", "bench", "show"])
+def test_quiet_prints_nothing_on_stderr(tmp_path, capsys, command):
+    _mlp(tmp_path / "mlp.onnx", batch=2)
+    np.save(tmp_path / "x.npy", np.zeros((2, 8), "float32"))
+    extra = {"run": ["--input", f"x={tmp_path / 'x.npy'}"], "bench": ["--runs", "1"]}
+    assert cli.main([command, str(tmp_path / "mlp.onnx"), "--quiet", *extra.get(command, [])]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == "" and captured.out != ""

@@ -33,7 +33,7 @@ def lowerings(monkeypatch):
     runs = []
     original = driver.lower
     monkeypatch.setattr(
-        driver, "lower", lambda mod, target: runs.append(1) or original(mod, target)
+        driver, "lower", lambda mod, target, **kw: runs.append(1) or original(mod, target, **kw)
     )
     return runs
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -42,13 +43,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     handlers.update(models.HANDLERS)
     try:
-        return handlers[args.command](args)
+        status = handlers[args.command](args)
+        sys.stdout.flush()  # a reader that went away shows here, where it is handled
+        return status
     except TesselError as err:  # a parse, import, lowering or build error: the message is it
         return _report(str(err))
-    except OSError as err:  # e.g. a file cannot be read
+    except BrokenPipeError:  # `tessel ... | head` stopped reading: not an error to report
+        _silence_stdout()
+        return 128 + 13  # as a program killed by SIGPIPE (`cat`, `grep`) exits
+    except OSError as err:  # e.g. a file cannot be read: "path: reason", without "[Errno 2]"
+        if err.filename is not None and err.strerror:
+            return _report(f"{err.filename}: {err.strerror}")
         return _report(str(err))
     except models.MODEL_ERRORS as err:  # a file that is not a valid ONNX model
         return _report(f"cannot read the model: {err}")
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's final flush into the closed pipe does not
+    print `BrokenPipeError` (the recipe of Python's `signal` documentation)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is no real file (a test's capture): nothing to flush
+        pass
+    finally:
+        os.close(devnull)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """`tessel compile | run | bench | show MODEL.onnx`: the main job from the command line.
 
-Long steps (import, passes, kernel compilation) show progress; errors reach the user as one
-paragraph (the caller catches `TesselError` and the ONNX reader's errors).
+Long steps (import, passes, kernel scheduling, C compilation) show progress on stderr
+(tessel.cli.progress; none with --quiet); errors reach the user as one paragraph (the caller
+catches `TesselError` and the ONNX reader's errors).
 """
 
 from __future__ import annotations
@@ -9,21 +10,22 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from google.protobuf.message import DecodeError
 
+from tessel.cli.progress import command_progress
 from tessel.support.errors import UserError
+from tessel.support.progress import Progress
 
 MODEL_ERRORS = (DecodeError,)
 
 
 class CommandError(UserError):
-    """A command-line argument is wrong (a bad --shape or --input)."""
+    """A command-line argument is wrong (a bad --shape, --input or -o)."""
 
 
 def add_commands(commands: Any) -> None:
@@ -32,7 +34,8 @@ def add_commands(commands: Any) -> None:
     _model_arguments(compile_cmd)
     compile_cmd.add_argument(
         "-o", "--output", metavar="DIR",
-        help="export the model here: model.so, model.h, params.safetensors, params.bin",
+        help="export the model into directory DIR (made if missing): model.so, model.h, "
+        "params.safetensors, params.bin; a previous export there is replaced",
     )  # fmt: skip
     run_cmd = commands.add_parser("run", help="compile an ONNX model and run it on .npy inputs")
     _model_arguments(run_cmd)
@@ -52,6 +55,9 @@ def _model_arguments(command: argparse.ArgumentParser) -> None:
         "--shape", action="append", default=[], metavar="NAME=1x3x224x224",
         help="the static shape of an input with dynamic dimensions",
     )  # fmt: skip
+    command.add_argument(
+        "-q", "--quiet", action="store_true", help="show no progress on stderr (errors only)"
+    )
 
 
 def parse_shapes(items: list[str]) -> dict[str, tuple[int, ...]]:
@@ -71,33 +77,24 @@ def parse_shapes(items: list[str]) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-@contextmanager
-def _step(label: str) -> Iterator[dict[str, float]]:
-    """Show `label` with a spinner while the step runs, then its time."""
-    from rich.console import Console
+def _import(args: argparse.Namespace, progress: Progress) -> tuple[Any, dict[str, np.ndarray]]:
+    from tessel.frontend.onnx import DynamicInputError, from_onnx
 
-    console = Console(stderr=True)
-    timing: dict[str, float] = {}
-    start = time.perf_counter()
-    with console.status(label):
-        yield timing
-    timing["seconds"] = time.perf_counter() - start
-    console.print(f"{label}: {timing['seconds']:.2f} s")
-
-
-def _import(args: argparse.Namespace) -> tuple[Any, dict[str, np.ndarray]]:
-    from tessel.frontend.onnx import from_onnx
-
-    with _step(f"importing {args.model}"):
-        return from_onnx(args.model, shape=parse_shapes(args.shape) or None)
+    shapes = parse_shapes(args.shape) or None
+    progress.stage(f"importing {args.model}")
+    try:
+        return from_onnx(args.model, shape=shapes)
+    except DynamicInputError as err:  # the hint names --shape, not from_onnx's shape=
+        raise err.for_command_line() from err
 
 
 def _compile(args: argparse.Namespace) -> Any:
+    """Import and compile the model, showing progress unless --quiet."""
     from tessel.graph import compile as compile_graph
 
-    mod, params = _import(args)
-    with _step("running the graph passes, scheduling and compiling the kernels"):
-        return compile_graph(mod, params)
+    with command_progress(args.quiet) as progress:
+        mod, params = _import(args, progress)
+        return compile_graph(mod, params, progress=progress)
 
 
 def _summary(model: Any) -> str:
@@ -112,12 +109,45 @@ def _summary(model: Any) -> str:
 def compile_model(args: argparse.Namespace) -> int:
     """`tessel compile`: import, compile, report; optionally export the library, its header and
     its weights (the model then runs from C with no Python)."""
+    output = _output_directory(args.output) if args.output else None  # refused before compiling
     model = _compile(args)
     print(_summary(model))
-    if args.output:
-        directory = model.export(args.output)
-        print(f"exported to {directory}: " + ", ".join(sorted(p.name for p in directory.iterdir())))
+    if output is not None:
+        written = _export(model, output)
+        print(f"exported to {output}: " + ", ".join(written))
     return 0
+
+
+def _output_directory(path: str) -> Path:
+    """`-o DIR`: a directory to export into, refused up front if it is a file (or is under one)."""
+    out = Path(path)
+    for where in (out, *out.parents):
+        if where.exists() and not where.is_dir():
+            raise CommandError(
+                f"-o {path}: {where} is a file, but -o names the directory the model is "
+                "exported into (model.so, model.h, params.safetensors, params.bin)",
+                rule="cli.output",
+                hint="give a directory path: a new one, or one holding a previous export",
+            )
+    return out
+
+
+def _export(model: Any, out: Path) -> list[str]:
+    """Export into `out`, first removing a previous export's files there (so none is left stale,
+    e.g. params.bin of a model whose weights are now linked); other files stay. The names of the
+    files written."""
+    from tessel.graph.export import HEADER, LIBRARY, RAW_PARAMS, SAFETENSORS
+
+    try:
+        for name in (LIBRARY, HEADER, SAFETENSORS, RAW_PARAMS):
+            (out / name).unlink(missing_ok=True)
+        model.export(out)
+    except OSError as err:
+        where = f" ({err.filename})" if err.filename else ""
+        raise CommandError(f"-o {out}: cannot write the export: {err.strerror or err}{where}",
+                           rule="cli.output") from err  # fmt: skip
+    names = (LIBRARY, HEADER, SAFETENSORS, RAW_PARAMS)
+    return sorted(name for name in names if (out / name).exists())
 
 
 def _inputs(model: Any, items: list[str]) -> list[np.ndarray]:
@@ -205,7 +235,8 @@ def show_model(args: argparse.Namespace) -> int:
     from tessel.graph import astext
     from tessel.graph.passes import pipeline_until
 
-    mod, _ = _import(args)
+    with command_progress(args.quiet) as progress:
+        mod, _ = _import(args, progress)
     print(astext(pipeline_until(args.after)(mod), show_meta_data=False, show_types=True))
     return 0
 

@@ -43,8 +43,8 @@ def test_graph_compile_fuses_for_a_kind_name_only(monkeypatch):
     from tessel.graph import InferType, executor, parse
 
     seen = []
-    monkeypatch.setattr(executor, "build", lambda mod, target: seen.append(target) or
-                        tessel.build(mod, target))  # fmt: skip
+    monkeypatch.setattr(executor, "build", lambda mod, target, **kw: seen.append(target) or
+                        tessel.build(mod, target, **kw))  # fmt: skip
     mod = InferType()(parse('#[version = "0.0.5"]\ndef @main(%x: Tensor[(2), float32]) {\n'
                             "  add(%x, %x)\n}\n"))  # fmt: skip
     graph.compile(mod)

@@ -5,8 +5,18 @@ converters live by family in `converters/`. Shape subgraphs fold to constants at
 unsupported operator is reported at once, before anything converts.
 """
 
-from tessel.frontend.onnx.errors import OnnxImportError, UnsupportedOperatorError
+from tessel.frontend.onnx.errors import (
+    DynamicInputError,
+    OnnxImportError,
+    UnsupportedOperatorError,
+)
 from tessel.frontend.onnx.importer import from_onnx
 from tessel.frontend.onnx.table import supported_operators
 
-__all__ = ["OnnxImportError", "UnsupportedOperatorError", "from_onnx", "supported_operators"]
+__all__ = [
+    "DynamicInputError",
+    "OnnxImportError",
+    "UnsupportedOperatorError",
+    "from_onnx",
+    "supported_operators",
+]
