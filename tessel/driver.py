@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import pickle
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +22,15 @@ from tessel.codegen import CodegenError, CSource, generate
 from tessel.ir.module import IRModule
 from tessel.ir.structural import structural_digest
 from tessel.ir.target import Target
+from tessel.ir.transform import Pass, PassInstrument
 from tessel.runtime import BuildError, Module, compile_source, read_artifact, write_artifact
 from tessel.schedule.rules import default_schedule
 from tessel.support.errors import UserError
 from tessel.support.fingerprint import source_fingerprint
 from tessel.support.frozen_map import FrozenMap
+from tessel.support.progress import NO_PROGRESS, Progress
 from tessel.tir.function import PrimFunc
-from tessel.transform import lower
+from tessel.transform import default_passes, lower
 
 
 def build(
@@ -36,17 +39,24 @@ def build(
     *,
     schedule: str | None = None,
     cache_dir: str | Path | None = None,
+    progress: Progress = NO_PROGRESS,
+    extra_source: Callable[[CSource], str] | None = None,
 ) -> Module:
     """Compile a PrimFunc or IRModule to native code and load it as a runtime Module;
     `schedule="default"` first applies the default schedule rules (tessel.schedule.rules) to
     every function, for code that nobody scheduled by hand, with tiles sized for `target`
-    (`Target.detect()` describes this machine; the plain "c" target, a modest AVX2 core)."""
+    (`Target.detect()` describes this machine; the plain "c" target, a modest AVX2 core).
+    `progress` hears of the stages: lowering (pass by pass), generating C, compiling C.
+    `extra_source` makes C text from the generated source, compiled into the same library
+    after it (an AOT model's C API, which calls the entry `main`)."""
     target = Target.of(target)
     if schedule is not None:
         func_or_mod = _scheduled(func_or_mod, schedule, target)
-    constants, c_source = _lower_and_generate(func_or_mod, target, cache_dir)
+    constants, c_source = _lower_and_generate(func_or_mod, target, cache_dir, progress)
+    progress.stage("compiling and linking C")  # one compiler run builds the shared object
+    source = c_source.source + (extra_source(c_source) if extra_source is not None else "")
     library = compile_source(
-        c_source.source,
+        source,
         cache_dir=cache_dir,
         sanitize=target.sanitize,
         fp_contract=target.fp_contract,
@@ -56,7 +66,7 @@ def build(
     return Module(
         library,
         list(c_source.entries),
-        c_source.source,
+        source,
         constants=constants if c_source.constants else (),
         constant_specs=c_source.constants,
     )
@@ -83,7 +93,10 @@ def generate_c_source(func_or_mod: PrimFunc | IRModule, target: Target | str = "
 
 
 def _lower_and_generate(
-    func_or_mod: PrimFunc | IRModule, target: Target, cache_dir: str | Path | None = None
+    func_or_mod: PrimFunc | IRModule,
+    target: Target,
+    cache_dir: str | Path | None = None,
+    progress: Progress = NO_PROGRESS,
 ) -> tuple[tuple[Any, ...], CSource]:
     """The lowered module's constants and its C, from the cache when this module was lowered
     for this target before; a code generation failure becomes a BuildError."""
@@ -95,7 +108,9 @@ def _lower_and_generate(
             return pickle.loads(cached)  # our own cache, beside the objects we load anyway
         except Exception:  # a damaged or outdated entry is recomputed and overwritten
             pass
-    lowered = lower(func_or_mod, target)
+    progress.stage("lowering TensorIR passes", total=len(default_passes(target)))
+    lowered = lower(func_or_mod, target, instruments=(_PassProgress(progress),))
+    progress.stage("generating C")
     try:
         c_source = generate(lowered, target)
     except CodegenError as err:
@@ -107,6 +122,21 @@ def _lower_and_generate(
 
 
 LOWERED_KIND = "lowered"
+
+
+class _PassProgress(PassInstrument):
+    """Advances `progress` once per pass of the pipeline (not for passes a pass runs itself)."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress, self.depth = progress, 0
+
+    def before_pass(self, pass_: Pass, mod: IRModule) -> None:
+        self.depth += 1
+
+    def after_pass(self, pass_: Pass, mod: IRModule) -> None:
+        self.depth -= 1
+        if self.depth == 0:
+            self.progress.advance()
 
 
 def _lowering_key(func_or_mod: PrimFunc | IRModule, target: Target) -> str | None:

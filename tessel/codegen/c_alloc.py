@@ -15,13 +15,13 @@ tir/stack_placement.py, applied to the bytes of all its chunks:
 
 from __future__ import annotations
 
-from tessel.codegen.c_expr import c_string
 from tessel.codegen.c_names import NameScope
 from tessel.codegen.c_prelude import ALIGNMENT
 from tessel.codegen.c_types import c_type
 from tessel.ir import builders
 from tessel.ir.expr import IntImm, PrimExpr, Var
 from tessel.support.dtype import int64
+from tessel.support.names import c_string_literal
 from tessel.tir import stmt as S
 from tessel.tir.layout import extent_product
 
@@ -119,4 +119,4 @@ class ChunkAllocation:
         if self.parallel_depth:
             self.emit(f"if ({pointer} == NULL) abort();  /* no return out of a parallel loop */")
             return
-        self.emit_failure_if(f"{pointer} == NULL", f"tessel_set_error({c_string(message)});")
+        self.emit_failure_if(f"{pointer} == NULL", f"tessel_set_error({c_string_literal(message)});")

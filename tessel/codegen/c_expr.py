@@ -30,7 +30,7 @@ from tessel.ir import expr as E
 from tessel.ir.expr import PrimExpr
 from tessel.ir.functor import method_name
 from tessel.support.dtype import DataType
-from tessel.support.names import is_c_identifier
+from tessel.support.names import c_string_literal, is_c_identifier
 from tessel.tir import builtin
 from tessel.tir.buffer import BufferLoad
 
@@ -46,20 +46,6 @@ _BITWISE = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^",
 _LIBM_NAMES = {"round": "nearbyint"}
 _PRELUDE_MATH = ("sigmoid", "rsqrt", "exp10")
 _SIMPLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\(?-?[0-9][0-9A-Za-z.+]*\)?")
-
-
-def c_string(text: str) -> str:
-    """A C string literal holding `text` (UTF-8; non-printable bytes as octal escapes)."""
-    out = []
-    for byte in text.encode("utf-8"):
-        char = chr(byte)
-        if char in '"\\?':
-            out.append("\\" + char)
-        elif 0x20 <= byte < 0x7F:
-            out.append(char)
-        else:
-            out.append(f"\\{byte:03o}")
-    return '"' + "".join(out) + '"'
 
 
 def is_checked_division(node: object) -> bool:
@@ -104,7 +90,7 @@ class ExprPrinter(BufferAccess, VectorSelect):
         return float_literal(node.value, node.dtype)
 
     def expr_StringImm(self, node: E.StringImm) -> str:
-        return c_string(node.value)
+        return c_string_literal(node.value)
 
     def expr_Cast(self, node: E.Cast) -> str:
         if node.dtype.is_vector:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from tessel.ir.expr import IntImm, PrimExpr, StringImm
 from tessel.ir.functor import Mutator
 from tessel.ir.node import Node, child_items, with_changes
+from tessel.support.names import c_comment
 from tessel.tir import stmt as S
 
 PRAGMA_PREFIX = "pragma_"
@@ -38,8 +39,7 @@ def pragma_comment(node: S.AttrStmt) -> str:
     if prefetch_distance(node) is not None:
         effect = "the loads' streams prefetched ahead"
     text = " ".join(f"{node.attr_key} = {_value_text(node.value)}".split())  # one line
-    # The comment ends in a parenthesis, never a backslash, which would continue it.
-    return f"// {text} ({effect})"
+    return f"// {c_comment(text)} ({effect})"
 
 
 def loop_pragmas(loop: S.For) -> tuple[list[S.AttrStmt], S.Stmt]:

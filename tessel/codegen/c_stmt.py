@@ -25,7 +25,6 @@ from tessel.codegen.c_expr import (
     STATUS,
     ExprPrinter,
     all_lanes_test,
-    c_string,
     is_checked_division,
     masked_copy_helper,
 )
@@ -48,6 +47,7 @@ from tessel.ir.node import with_changes
 from tessel.ir.substitute import substitute
 from tessel.ir.target import Target
 from tessel.support.dtype import DataType, int64, uint64
+from tessel.support.names import c_string_literal
 from tessel.tir import builtin
 from tessel.tir import stmt as S
 from tessel.tir.block import Block, BlockRealize
@@ -124,7 +124,7 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
             return
         self.emit_failure_if(
             f"!tessel_division_ok(&{STATUS})",
-            f"tessel_set_division_error({STATUS}, {c_string(where)});",
+            f"tessel_set_division_error({STATUS}, {c_string_literal(where)});",
         )
 
     def emit_failure_if(self, condition: str, record: str) -> None:
@@ -350,7 +350,7 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
         condition = self.checked_value(node.condition, "condition", "an assert condition")
         self.emit(f"if (!{condition}) {{")
         self.depth += 1
-        self.emit(f"tessel_set_error({c_string(node.message.value)});")
+        self.emit(f"tessel_set_error({c_string_literal(node.message.value)});")
         self._emit_error_return()
         self.depth -= 1
         self.emit("}")

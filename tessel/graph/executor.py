@@ -19,10 +19,12 @@ from typing import Any
 
 import numpy as np
 
+from tessel.codegen import CSource
 from tessel.driver import build
 from tessel.graph.aot import AotModule, aot_module
 from tessel.graph.export import export_model
-from tessel.graph.expr import Constant, Expr, Function, Var
+from tessel.graph.c_api import ApiModel, ApiTensor, api_model, c_api_source
+from tessel.graph.expr import OUTPUT_NAMES, Constant, Expr, Function, Var
 from tessel.graph.memory_plan import MemoryPlan, TensorSlot, plan_memory
 from tessel.graph.passes.fold_constant import FOLDED_CONSTANTS
 from tessel.graph.passes.layout_rewrite import PACKED_CONSTANTS, LayoutRewrite
@@ -40,6 +42,7 @@ from tessel.support.dtype import DataType
 from tessel.support.errors import UserError
 from tessel.support.frozen_map import FrozenMap
 from tessel.support.names import unique_name
+from tessel.support.progress import NO_PROGRESS, Progress
 from tessel.tir.function import PrimFunc
 
 
@@ -61,6 +64,7 @@ def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name user
     passes: Sequence[Pass] | None = None,
     ctx: PassContext | None = None,
     executor: str = "aot",
+    progress: Progress = NO_PROGRESS,
 ) -> CompiledModel:
     """Compile `mod`'s `main` into a runnable model; `params` binds parameters by name
     (weights, as Constants): a mapping of arrays, or the path of a safetensors file (what
@@ -70,7 +74,9 @@ def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name user
     at each call (the Python executor always hands its kernels the weights). A `target` given
     by kind name ("c") compiles for this machine (`Target.detect()`: its vector width and
     registers size the schedules) with multiply-adds fused (`Target.fp_contract`); a `Target`
-    is taken as it is (`Target.detect(link_params=True)`: this machine, weights linked)."""
+    is taken as it is (`Target.detect(link_params=True)`: this machine, weights linked).
+    `progress` hears of each stage (graph passes, kernels scheduled, lowering, C compilation)
+    and of the items done within it (tessel.support.progress); the caller ends it."""
     if executor not in EXECUTORS:
         raise UserError(f"unknown executor {executor!r}; choose one of {list(EXECUTORS)}",
                         rule="executor.unknown")  # fmt: skip
@@ -83,11 +89,17 @@ def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name user
     if isinstance(params, str | Path):
         params = load_params(params)
     mod, names = _bind(mod, params or {})
+    _name_constants(mod, names)
     folded: list[tuple[Constant, tuple[Constant, ...]]] = []
     ctx = replace(ctx, config={**ctx.config, FOLDED_CONSTANTS: folded})
-    for pass_ in default_passes(target) if passes is None else passes:
+    passes = default_passes(target) if passes is None else passes
+    progress.stage("graph passes", total=len(passes))
+    for pass_ in passes:
         mod = pass_(mod, ctx)
-    lowered = LayoutRewrite(target)(LowerTE(target=target)(mod, ctx), ctx)
+        progress.advance()
+    lowered = LowerTE(target=target, progress=progress)(mod, ctx)
+    progress.stage("planning memory")
+    lowered = LayoutRewrite(target)(lowered, ctx)
     _name_folded(names, folded)
     for packed, source in lowered.attrs.get(PACKED_CONSTANTS, ()):
         if id(source.data) in names:  # a packed weight is named after its parameter
@@ -96,10 +108,20 @@ def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name user
     plan = plan_memory(lowered)
     if executor == "python":
         kernels = {gv: f for gv, f in lowered.items() if isinstance(f, PrimFunc)}
-        return CompiledModel(lowered, plan, build(IRModule(FrozenMap(kernels)), target))
+        library = build(IRModule(FrozenMap(kernels)), target, progress=progress)
+        return CompiledModel(lowered, plan, library)
     weight_names = [_weight_name(names, c, k) for k, c in enumerate(plan.constants)]
     aot = aot_module(lowered, plan, weight_names, link_params=target.link_params)
-    return CompiledModel(lowered, plan, build(aot.mod, target), aot)
+    outputs = [ApiTensor(o.name, o.shape, o.dtype) for o in _output_specs(lowered, plan)]
+    api = functools.partial(_c_api, api_model(aot, plan, outputs))  # compiled into the library
+    library = build(aot.mod, target, progress=progress, extra_source=api)
+    return CompiledModel(lowered, plan, library, aot)
+
+
+def _c_api(api: ApiModel, c_source: CSource) -> str:
+    """The C API (tessel.graph.c_api) of the model whose generated C is `c_source`."""
+    (main,) = [e for e in c_source.entries if e.name == "main"]
+    return c_api_source(api, main)
 
 
 EXECUTORS = ("aot", "python")
@@ -164,6 +186,25 @@ def _name_folded(names: _Names, folded: Sequence[tuple[Constant, Sequence[Consta
         name = unique_name(f"{root}_folded", taken)
         names[id(constant.data)] = (name, constant.data)
         roots[id(constant.data)] = root
+
+
+def _name_constants(mod: IRModule, names: _Names) -> None:
+    """Name each Constant of main that carries a name (a frontend's: an ONNX initializer's)
+    after it, as `_bind` names the bound parameters."""
+    for node in post_order_exprs(mod["main"].body):
+        if isinstance(node, Constant) and node.name_hint and id(node.data) not in names:
+            names[id(node.data)] = (node.name_hint, node.data)
+
+
+def _output_specs(lowered: IRModule, plan: MemoryPlan) -> tuple[_Input, ...]:
+    """main's flattened results, named as the frontend named them (`OUTPUT_NAMES`: ONNX's
+    output names), else `output` or `output_<k>`."""
+    slots = [plan.tensors[s] for s in plan.outputs]
+    names = tuple(lowered["main"].attrs.get(OUTPUT_NAMES, ()))
+    if len(names) != len(slots) or not all(isinstance(n, str) for n in names):
+        names = tuple(f"output_{k}" for k in range(len(slots)))
+        names = ("output",) if len(slots) == 1 else names
+    return tuple(_Input(n, tuple(t.shape), t.dtype) for n, t in zip(names, slots, strict=True))
 
 
 def _weight_name(names: _Names, constant: np.ndarray, k: int) -> str:
@@ -241,6 +282,7 @@ class CompiledModel:
         main = lowered["main"]
         self.inputs = tuple(_Input(p.name_hint, p.checked_type.shape, p.checked_type.dtype)
                             for p in main.params)  # fmt: skip
+        self.outputs = _output_specs(lowered, plan)  # the flattened results, named
         # What every call allocates, and the weights it returns as results, worked out once.
         self._fresh = tuple((t.id, t.shape, DataType.of(t.dtype).numpy)
                             for t in plan.tensors if t.kind == "output")  # fmt: skip

@@ -1,18 +1,21 @@
 """Exporting an ahead-of-time compiled model for use without Python (`CompiledModel.export`).
 
-The directory holds `model.so` (the library: kernels and the entry `main`), `model.h` (the entry
-declared, a plain `tessel_model_run(inputs..., weights..., outputs...)` wrapper, and a table of
-every argument's name, kind, dtype and shape), `params.safetensors` (the weights by name) and
-`params.bin` (the same weights, raw and concatenated in argument order, for C programs that do
-not parse safetensors; offsets in the header's table). A model compiled with
-`Target(link_params=True)` carries its weights in `model.so` (a binary blob, never C text): the
-directory then holds only `model.so` and `model.h`, whose `tessel_model_run` takes the inputs and
-the outputs.
+The directory holds `model.so` (the library: kernels, the entry `main` and the model's C API,
+tessel.graph.c_api), `model.h` (the C API declared, then the raw entry `main` and a table of
+its arguments), `params.safetensors` (the weights by name) and `params.bin` (the same weights,
+raw and concatenated in argument order; offsets in the header's table). A C program calls
+`tessel_model_create("params.safetensors")`, then `tessel_model_run(model, inputs, outputs)`
+with arrays of pointers indexed as the model's inputs and outputs (`tessel_model_input_index`
+finds one by name). A model compiled with `Target(link_params=True)` carries its weights in
+`model.so` (a binary blob, never C text): the directory then holds only `model.so` and
+`model.h`, and `tessel_model_create(NULL)` makes its handle. Every name reaches the header as an
+escaped string literal or comment (tessel.support.names), never as raw text.
 """
 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,9 +24,10 @@ from safetensors.numpy import save_file
 
 from tessel.codegen.c_types import c_type
 from tessel.graph.aot import AotParam
+from tessel.graph.c_api import TENSOR_INFO_TYPE
 from tessel.support.dtype import DataType
 from tessel.support.errors import UserError
-from tessel.support.names import c_identifier, unique_name
+from tessel.support.names import c_identifier, c_string_literal, unique_name
 
 if TYPE_CHECKING:
     from tessel.graph.executor import CompiledModel
@@ -45,10 +49,21 @@ def export_model(model: CompiledModel, directory: str | Path) -> Path:
     shutil.copyfile(model.library.library_path, out / LIBRARY)
     if not model.aot.linked:
         _write_params(model, out)
+    names = _argument_names(model)
     (out / HEADER).write_text(
-        header_text(model.aot.params, signature.c_symbol, model.plan.peak_bytes)
+        header_text(model.aot.params, signature.c_symbol, model.plan.peak_bytes, names)
     )
     return out
+
+
+def _argument_names(model: CompiledModel) -> list[str]:
+    """The names of main's arguments for the header's table: an output is named after the
+    first of the model's results it is (ONNX's output name)."""
+    assert model.aot is not None
+    first = {}
+    for spec, slot in zip(model.outputs, model.plan.outputs, strict=True):
+        first.setdefault(slot, spec.name)
+    return [first.get(p.slot, p.name) if p.kind == "output" else p.name for p in model.aot.params]
 
 
 def _write_params(model: CompiledModel, out: Path) -> None:
@@ -62,18 +77,19 @@ def _write_params(model: CompiledModel, out: Path) -> None:
             raw.write(array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes())
 
 
-def header_text(params: tuple[AotParam, ...], c_symbol: str, arena_bytes: int) -> str:
-    """The C header of an exported model whose library entry is `c_symbol`."""
-    taken = {"tessel_model_run", c_symbol}
-    names = [unique_name(c_identifier(p.name), taken) for p in params]
+def header_text(params: tuple[AotParam, ...], c_symbol: str, arena_bytes: int,
+                names: Sequence[str] | None = None) -> str:  # fmt: skip
+    """The C header of an exported model whose library entry `main` is `c_symbol`; `names`
+    names the rows of the argument table (default: the parameters' names)."""
+    taken = {c_symbol}
+    identifiers = [unique_name(c_identifier(p.name), taken) for p in params]
     types = [c_type(DataType.of(p.dtype)) for p in params]
-    pointer = [f"{'' if p.kind == 'output' else 'const '}{t}* {n}"
-               for p, t, n in zip(params, types, names, strict=True)]  # fmt: skip
-    entry = [f"{t}* {n}" for t, n in zip(types, names, strict=True)]
-    casts = [f"({t}*){n}" for t, n in zip(types, names, strict=True)]
+    entry = [f"{t}* {n}" for t, n in zip(types, identifiers, strict=True)]
     max_ndim = max([len(p.shape) for p in params] + [1])
     lines = [
         _PREAMBLE.replace("@ARENA@", str(arena_bytes)),
+        TENSOR_INFO_TYPE,
+        _API_DECLARATIONS,
         f"#define TESSEL_MODEL_NUM_INPUTS {sum(p.kind == 'input' for p in params)}",
         f"#define TESSEL_MODEL_NUM_WEIGHTS {sum(p.kind == 'weight' for p in params)}",
         f"#define TESSEL_MODEL_NUM_OUTPUTS {sum(p.kind == 'output' for p in params)}",
@@ -84,19 +100,15 @@ def header_text(params: tuple[AotParam, ...], c_symbol: str, arena_bytes: int) -
         _TABLE_TYPE,
         "static const tessel_model_tensor_t tessel_model_tensors[TESSEL_MODEL_NUM_ARGS]"
         " __attribute__((unused)) = {",
-        *_table_rows(params, max_ndim),
+        *_table_rows(params, max_ndim, names or [p.name for p in params]),
         "};",
         "",
-        "/* The library's entry `main`, as compiled: non-const pointers, in argument order. */",
+        "/* The raw entry `main`, as compiled: the arguments of `tessel_model_tensors`, in order",
+        "   (inputs, weights, outputs: non-const pointers, parameter names sanitised). */",
         f"int32_t {c_symbol}({', '.join(entry) or 'void'});",
         "",
-        "/* The message of the last failed call in this thread. */",
+        "/* The message of the last failed call in this thread (as tessel_model_last_error). */",
         "const char* tessel_get_last_error(void);",
-        "",
-        "/* Run the model: inputs, then weights, then outputs (written). 0 on success. */",
-        f"static inline int32_t tessel_model_run({', '.join(pointer) or 'void'}) {{",
-        f"  return {c_symbol}({', '.join(casts)});",
-        "}",
         "",
         "#ifdef __cplusplus",
         "}",
@@ -107,41 +119,53 @@ def header_text(params: tuple[AotParam, ...], c_symbol: str, arena_bytes: int) -
     return "\n".join(lines)
 
 
-def _table_rows(params: tuple[AotParam, ...], max_ndim: int) -> list[str]:
+def _table_rows(params: tuple[AotParam, ...], max_ndim: int, names: Sequence[str]) -> list[str]:
     rows, offset = [], 0
-    for p in params:
+    for p, name in zip(params, names, strict=True):
         nbytes = int(np.prod(p.shape, dtype=np.int64)) * DataType.of(p.dtype).itemsize
         shape = ", ".join(str(n) for n in (*p.shape, *[0] * (max_ndim - len(p.shape))))
         file_offset = offset if p.kind == "weight" else -1
         offset += nbytes if p.kind == "weight" else 0
-        rows.append(f'  {{"{p.name}", "{p.kind}", "{p.dtype}", {len(p.shape)}, {{{shape}}}, '
-                    f"{nbytes}, {file_offset}}},")  # fmt: skip
+        length = len(name.encode("utf-8", "surrogatepass"))
+        rows.append(f"  {{{c_string_literal(name)}, {c_string_literal(p.kind)}, "
+                    f"{c_string_literal(p.dtype)}, {len(p.shape)}, {{{shape}}}, {nbytes}, "
+                    f"{file_offset}, {length}}},")  # fmt: skip
     return rows
 
 
 _PREAMBLE = """\
 /* model.h: a Tessel model compiled ahead of time (CompiledModel.export). Generated; do not edit.
 
-   One call runs the whole model:
+   The C API (in model.so):
 
-     int32_t status = tessel_model_run(inputs..., weights..., outputs...);
+     tessel_model* model = tessel_model_create("<dir>/params.safetensors");  (NULL: link_params)
+     if (model == NULL) fprintf(stderr, "%s\\n", tessel_model_last_error());
+     const void* inputs[] = {x};            // tessel_model_num_inputs() pointers, by index
+     void* outputs[] = {y};                 // tessel_model_num_outputs() pointers, by index
+     int status = tessel_model_run(model, inputs, outputs);   // 0, or see last_error
+     tessel_model_destroy(model);
 
-   Each argument points to a dense, C-contiguous (row-major) array with the dtype and shape of
-   its row in `tessel_model_tensors`, in the same order. The outputs are written; the other
-   arrays are read. The arrays must not overlap (the entry takes `restrict` pointers).
-   The weights are in params.bin: raw little-endian values, concatenated in argument order, the
-   weight at byte `params_offset` of the file (also params.safetensors, by name), unless the
-   model was compiled with link_params: then model.so holds them and there is no weight argument.
-   The call allocates its intermediate arena (@ARENA@ bytes) from the workspace allocator
-   (aligned_alloc, unless the host sets tessel_set_workspace_allocator) and frees it on return.
-   It returns 0, or nonzero when it failed (out of memory, a failed check):
-   tessel_get_last_error() then says why. Calls from several threads at once are safe.
+   Each input and output points to a dense, C-contiguous (row-major) array of the dtype, shape
+   and size its tessel_model_input_info / tessel_model_output_info gives; the outputs are
+   written, must not overlap each other or the inputs, and are the model's results in order.
+   tessel_model_input_index("name") finds an input by its (ONNX) name, -1 if none.
+   tessel_model_create reads the weights from params.safetensors (or the raw params.bin, for a
+   path ending in ".bin"), checks each weight's dtype, shape and size, and returns NULL with
+   the reason in tessel_model_last_error() when anything is wrong; the handle owns them until
+   tessel_model_destroy. Each run allocates its intermediate arena (@ARENA@ bytes) from the
+   workspace allocator (aligned_alloc, unless the host sets tessel_set_workspace_allocator) and
+   frees it on return, so runs from several threads at once, on one handle, are safe.
+
+   Below the API: the raw entry `main` of the library, taking every argument (inputs, weights,
+   outputs) as a pointer, and a table of those arguments (weights at `params_offset` of
+   params.bin).
 
    Build: cc -O2 program.c -I<dir> <dir>/model.so -Wl,-rpath,<dir>
    (model.so was compiled with -march=native: run it on a machine of the same kind). */
 #ifndef TESSEL_MODEL_H
 #define TESSEL_MODEL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -149,16 +173,36 @@ extern "C" {
 #endif
 """
 
+_API_DECLARATIONS = """\
+/* The model; it owns its weights. */
+typedef struct tessel_model tessel_model;
+
+tessel_model* tessel_model_create(const char* params_path);
+void tessel_model_destroy(tessel_model* model);
+int tessel_model_run(tessel_model* model, const void* const inputs[], void* const outputs[]);
+const char* tessel_model_last_error(void);
+
+int tessel_model_num_inputs(void);
+int tessel_model_num_outputs(void);
+int tessel_model_num_weights(void);
+int tessel_model_input_index(const char* name);   /* -1: no input has that name */
+int tessel_model_output_index(const char* name);  /* -1: no output has that name */
+const tessel_model_tensor_info* tessel_model_input_info(int index);   /* NULL: out of range */
+const tessel_model_tensor_info* tessel_model_output_info(int index);
+const tessel_model_tensor_info* tessel_model_weight_info(int index);
+"""
+
 _TABLE_TYPE = """\
-/* One argument of the model. */
+/* One argument of the raw entry. */
 typedef struct {
-  const char* name;
+  const char* name;          /* escaped in this file; cut at a NUL byte (see name_length) */
   const char* kind;          /* "input", "weight" or "output" */
   const char* dtype;         /* "float32", "int64", ... */
   int32_t ndim;
   int64_t shape[TESSEL_MODEL_MAX_NDIM];  /* the first `ndim` entries */
   int64_t nbytes;
   int64_t params_offset;     /* byte offset in params.bin; -1 unless a weight */
+  int64_t name_length;       /* bytes of the UTF-8 name */
 } tessel_model_tensor_t;
 """
 

@@ -39,9 +39,11 @@ class Var(Expr):
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Constant(Expr):
-    """A constant tensor (weights, shapes, scalars)."""
+    """A constant tensor (weights, shapes, scalars); `name_hint` is where it came from (an ONNX
+    initializer's name), a hint like a Var's name: never compared, kept by exports."""
 
     data: np.ndarray
+    name_hint: str = field(default="", kw_only=True, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.data, np.ndarray):
@@ -88,6 +90,11 @@ class Function(Expr):
         object.__setattr__(self, "params", tuple(self.params))
         if not isinstance(self.attrs, FrozenMap):
             object.__setattr__(self, "attrs", freeze(self.attrs))
+
+
+# The attribute of `main` naming its results, flattened (a frontend's output names: ONNX's), so a
+# compiled and exported model keeps them.
+OUTPUT_NAMES = "output_names"
 
 
 @dataclass(frozen=True, slots=True, eq=False)

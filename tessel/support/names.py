@@ -1,4 +1,6 @@
-"""Identifier sanitising: names from users never reach generated C unchanged unless valid."""
+"""Names and text from users in generated C: identifiers sanitised, string literals and comments
+escaped. Every user-controlled string that reaches C text goes through `c_identifier`,
+`c_string_literal` or `c_comment`."""
 
 from __future__ import annotations
 
@@ -41,3 +43,39 @@ def unique_name(base: str, taken: set[str]) -> str:
         name = f"{base}_{counter}"
     taken.add(name)
     return name
+
+
+def c_string_literal(text: str) -> str:
+    """A C string literal whose bytes are exactly the UTF-8 bytes of `text`.
+
+    Printable ASCII stays as it is, except `"` and `\\` (escaped) and `?` (escaped, so no
+    `??/`-style trigraph forms under -std=c11); every other byte (newlines, NUL, non-ASCII) is a
+    three-digit octal escape, which, unlike a hex escape, never swallows the digit after it."""
+    out = []
+    for byte in text.encode("utf-8", "surrogatepass"):
+        char = chr(byte)
+        if char in '"\\?':
+            out.append("\\" + char)
+        elif 0x20 <= byte < 0x7F:
+            out.append(char)
+        else:
+            out.append(f"\\{byte:03o}")
+    return '"' + "".join(out) + '"'
+
+
+_COMMENT_BREAKERS = (("*/", "* /"), ("/*", "/ *"), ("??", "? ?"))
+
+
+def c_comment(text: str) -> str:
+    """`text` made safe inside a one-line C comment (`// ...` or `/* ... */`): no newline, no
+    `*/` or `/*`, no trigraph, no backslash at the end (which would continue a `//` comment:
+    it is written `\\x5c`); bytes outside printable ASCII as `\\xNN`."""
+    out = []
+    for byte in text.encode("utf-8", "surrogatepass"):
+        out.append(chr(byte) if 0x20 <= byte < 0x7F else f"\\x{byte:02x}")
+    safe = "".join(out)
+    for bad, good in _COMMENT_BREAKERS:
+        while bad in safe:  # overlapping pairs (`*/*/`, `???`) need a second round
+            safe = safe.replace(bad, good)
+    safe = safe.rstrip(" ")  # GCC splices a backslash followed by spaces and a newline too
+    return safe[:-1] + "\\x5c" if safe.endswith("\\") else safe

@@ -14,12 +14,18 @@ from typing import Any
 import numpy as np
 import onnx
 
-from tessel.frontend.onnx.errors import OnnxImportError, UnsupportedOperatorError, UnsupportedUse
+from tessel.frontend.onnx.errors import (
+    DynamicInputError,
+    OnnxImportError,
+    UnsupportedOperatorError,
+    UnsupportedUse,
+)
 from tessel.frontend.onnx.inference import infer_output_types
+from tessel.frontend.onnx.loading import load_model
 from tessel.frontend.onnx.node import OnnxNode, attribute_values, node_name
 from tessel.frontend.onnx.table import lookup, opset_range
 from tessel.frontend.onnx.values import Value, constant_value, dtype_of_elem_type
-from tessel.graph.expr import Expr, Function, Tuple, Var
+from tessel.graph.expr import OUTPUT_NAMES, Constant, Expr, Function, Tuple, Var
 from tessel.graph.ty import TensorType, TupleType
 from tessel.ir.module import IRModule
 from tessel.support.errors import InternalError
@@ -40,15 +46,18 @@ def from_onnx(
     overriding the model). With `freeze_params`, initializers become Constants and the returned
     params are empty; otherwise floating-point initializers become extra parameters of `main`
     (after the graph inputs) whose values are returned in params. Integer initializers (shapes,
-    axes, indices) are always Constants, since Tessel's graphs are static.
+    axes, indices) are always Constants, since Tessel's graphs are static. A file or model that
+    is not a usable ONNX model (empty, no graph, no outputs, missing external data) raises
+    OnnxImportError naming it.
     """
-    if not isinstance(model, onnx.ModelProto):
-        model = onnx.load(str(model))
+    prefix = "" if isinstance(model, onnx.ModelProto) else f"{model}: "  # messages name the file
+    model = load_model(model)
     opsets = {
         imp.domain if imp.domain != "ai.onnx" else "": imp.version for imp in model.opset_import
     }
     check_supported(model.graph, opsets)
-    return _GraphImporter(model, opsets, dict(shape or {}), dtype, freeze_params).run()
+    shapes = dict(shape or {})
+    return _GraphImporter(model, opsets, shapes, dtype, freeze_params, prefix=prefix).run()
 
 
 def check_supported(graph: onnx.GraphProto, opsets: Mapping[str, int]) -> None:
@@ -83,9 +92,11 @@ class _GraphImporter:
         shapes: dict[str, Any],
         dtype: str | Mapping[str, str],
         freeze_params: bool,
+        prefix: str = "",
     ) -> None:
         self.model, self.graph, self.opsets = model, model.graph, opsets
         self.shapes, self.dtype, self.freeze_params = shapes, dtype, freeze_params
+        self.prefix = prefix  # "<path>: " when read from a file: messages name the file
         self.values: dict[str, Value] = {}
         self.inputs: list[Var] = []
         self.weights: list[Var] = []
@@ -104,7 +115,9 @@ class _GraphImporter:
         else:
             body = Tuple(tuple(v.expr for v in outputs))
             ret_type = TupleType(tuple(v.type for v in outputs))
-        main = Function(tuple(self.inputs + self.weights), body, ret_type)
+        # The ONNX output names travel with main, so a compiled model's outputs keep them.
+        names = tuple(out.name for out in self.graph.output)
+        main = Function(tuple(self.inputs + self.weights), body, ret_type, {OUTPUT_NAMES: names})
         return IRModule.from_dict({"main": main}), self.params
 
     def _value(self, name: str, reader: str) -> Value:
@@ -122,7 +135,9 @@ class _GraphImporter:
             dtype_of_elem_type(tensor.data_type, f"initializer `{tensor.name}`")
             array = onnx.numpy_helper.to_array(tensor)
             if self.freeze_params or array.dtype.kind != "f":
-                self.values[tensor.name] = constant_value(array)
+                # Named, so a compiled model's weight keeps the initializer's name.
+                constant = Constant(array, name_hint=tensor.name)
+                self.values[tensor.name] = Value(constant, constant.tensor_type)
             elif tensor.name in self.read:
                 var = Var(tensor.name, TensorType(array.shape, str(array.dtype)))
                 self.weights.append(var)
@@ -141,7 +156,8 @@ class _GraphImporter:
         for proto in self.graph.input:
             if proto.name in self.values:  # an initializer listed as an input (IR version < 4)
                 continue
-            ty = _input_type(proto, self.shapes.get(proto.name), self._input_dtype(proto))
+            given = self.shapes.get(proto.name)
+            ty = _input_type(proto, given, self._input_dtype(proto), self.prefix)
             var = Var(proto.name, ty)
             self.inputs.append(var)
             self.values[proto.name] = Value(var, ty)
@@ -207,7 +223,9 @@ def _output_value(
     return Value(result, node.out_type(position))
 
 
-def _input_type(proto: onnx.ValueInfoProto, given: Sequence[int] | None, dtype: str) -> TensorType:
+def _input_type(
+    proto: onnx.ValueInfoProto, given: Sequence[int] | None, dtype: str, prefix: str = ""
+) -> TensorType:
     """The static type of a graph input: the model's shape, or the shape given for it."""
     tensor = proto.type.tensor_type
     dims: list[int | str] | None = None
@@ -220,21 +238,18 @@ def _input_type(proto: onnx.ValueInfoProto, given: Sequence[int] | None, dtype: 
         _check_given_shape(proto.name, dims, tuple(int(d) for d in given))
         return TensorType(tuple(int(d) for d in given), dtype)
     if dims is None:
-        raise OnnxImportError(
-            f"graph input `{proto.name}` has no shape in the model",
-            rule="onnx.dynamic-input",
-            hint=f"give it: from_onnx(model, shape={{{proto.name!r}: (...)}})",
+        raise DynamicInputError(
+            f"{prefix}graph input `{proto.name}` has no shape in the model", proto.name, None
         )
     dynamic = [(i, d) for i, d in enumerate(dims) if isinstance(d, str)]
     if dynamic:
         suggestion = tuple(1 if isinstance(d, str) else d for d in dims)
         where = ", ".join(f"{i} (`{d}`)" for i, d in dynamic)
-        raise OnnxImportError(
-            f"graph input `{proto.name}` has dynamic dimension{'s' if len(dynamic) > 1 else ''} "
-            f"{where} in shape {dims}",
-            rule="onnx.dynamic-input",
-            hint=f"Tessel compiles static shapes; give them: "
-            f"from_onnx(model, shape={{{proto.name!r}: {suggestion}}})",
+        raise DynamicInputError(
+            f"{prefix}graph input `{proto.name}` has dynamic "
+            f"dimension{'s' if len(dynamic) > 1 else ''} {where} in shape {dims}",
+            proto.name,
+            suggestion,
         )
     return TensorType(tuple(int(d) for d in dims), dtype)
 

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from tessel.graph.expr import Call, Constant, Expr, Tuple, TupleGetItem
+from tessel.graph.op import get_op
 from tessel.ir.expr import Op
 
 _OPS: dict[str, Op] = {}  # one Op object per operator name, so a graph shares them
@@ -31,6 +32,17 @@ def const(value: Any, dtype: str | None = None) -> Constant:
     return Constant(array.astype(dtype) if dtype is not None else array)
 
 
+def folded(source: Expr, value: Any, dtype: str | None = None) -> Constant:
+    """`const(value)` for a value computed at import from the constant `source` alone (a weight
+    transposed, reshaped, scaled): named `<name>_folded` after a named `source` (an initializer),
+    as FoldConstant's results are, so an exported model keeps its weights' names."""
+    constant = const(value, dtype)
+    name = source.name_hint if isinstance(source, Constant) else ""
+    if not name:
+        return constant
+    return Constant(constant.data, name_hint=name if name.endswith("_folded") else f"{name}_folded")
+
+
 def tuple_of(fields: Sequence[Expr]) -> Tuple:
     """A tuple value."""
     return Tuple(tuple(fields))
@@ -39,3 +51,9 @@ def tuple_of(fields: Sequence[Expr]) -> Tuple:
 def item(value: Expr, index: int) -> TupleGetItem:
     """Field `index` of a tuple value."""
     return TupleGetItem(value, index)
+
+
+def fold(name: str, *arrays: np.ndarray, **attrs: Any) -> np.ndarray:
+    """`name(arrays..., attrs...)` computed at import by the operator's NumPy reference, so a
+    converter folds known inputs with exactly the semantics of the call it would build."""
+    return np.asarray(get_op(name).evaluate(arrays, attrs))

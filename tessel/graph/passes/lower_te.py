@@ -11,7 +11,7 @@ TVM's names (`fused_nn_conv2d_add_nn_relu`, made unique) and the default schedul
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from tessel.graph.call_lowered import call_lowered, is_call_lowered
@@ -45,6 +45,7 @@ from tessel.ir.transform import Pass, PassContext
 from tessel.schedule.rules import default_schedule
 from tessel.support.frozen_map import FrozenMap
 from tessel.support.names import unique_name
+from tessel.support.progress import NO_PROGRESS, Progress
 from tessel.tir.function import PrimFunc
 from tessel.transform.errors import LoweringError
 
@@ -58,17 +59,19 @@ def is_primitive(func: object) -> bool:
 class LowerTE(Pass):
     """Lower the primitive functions called from `main` to PrimFuncs; `schedule=False` keeps
     the kernels as te.create_prim_func builds them (naive loop nests). `target` is the CPU the
-    default schedules are for (None: this machine's tiles, TVM's 32-byte row vectors)."""
+    default schedules are for (None: this machine's tiles, TVM's 32-byte row vectors);
+    `progress` hears of each kernel call lowered, out of main's calls."""
 
     name: ClassVar[str] = "lower_te"
     schedule: bool = True
     target: Target | None = None
+    progress: Progress = field(default=NO_PROGRESS, repr=False, compare=False)
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         if mod["main"].body.checked_type is None:  # the rebuilt main keeps these types
             mod = InferType()(mod, ctx)
         main_gv = mod.get_global_var("main")
-        lowering = _Lowering(mod, self.schedule, self.target)
+        lowering = _Lowering(mod, self.schedule, self.target, self.progress)
         main = lowering.lower_function(mod[main_gv])
         functions: dict[GlobalVar, object] = {main_gv: main}
         functions.update(
@@ -81,15 +84,20 @@ class LowerTE(Pass):
 class _Lowering:
     """The state of one LowerTE run: kernels made so far, by name and by structure."""
 
-    def __init__(self, mod: IRModule, schedule: bool, target: Target | None) -> None:
-        self.mod, self.schedule, self.target = mod, schedule, target
+    def __init__(
+        self, mod: IRModule, schedule: bool, target: Target | None, progress: Progress
+    ) -> None:
+        self.mod, self.schedule, self.target, self.progress = mod, schedule, target, progress
         self.kernels: dict[GlobalVar, PrimFunc] = {}
         self.taken = set(mod.names())
         self.by_hash: dict[int, list[tuple[Function, GlobalVar]]] = {}
 
     def lower_function(self, func: Function) -> Function:
         new: dict[int, Expr] = {}
-        for node in _dataflow_post_order(func.body):
+        order = _dataflow_post_order(func.body)
+        calls = sum(isinstance(n, Call) and not is_call_lowered(n) for n in order)
+        self.progress.stage("scheduling kernels", total=calls)
+        for node in order:
             new[id(node)] = self._lower(node, new)
         return with_changes(func, body=new[id(func.body)])
 
@@ -110,7 +118,9 @@ class _Lowering:
                 false_branch=new[id(node.false_branch)],
             )
         elif isinstance(node, Call):
-            return self._lower_call(node, tuple(new[id(a)] for a in node.args))
+            lowered = self._lower_call(node, tuple(new[id(a)] for a in node.args))
+            self.progress.advance()
+            return lowered
         else:
             raise LoweringError(
                 f"lower_te: `main` holds a {type(node).__name__} it cannot lower",
