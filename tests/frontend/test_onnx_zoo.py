@@ -1,0 +1,57 @@
+"""The model zoo (tessel.testing.zoo): every architecture, in its small configuration, exported
+by both of PyTorch's exporters, imports, compiles and matches onnxruntime on the same inputs
+(1e-4 relative to the output's scale; the same top-1 class for classifiers)."""
+
+import importlib.util
+
+import numpy as np
+import onnx
+import pytest
+
+from tessel.frontend.onnx import from_onnx
+from tessel.graph import compile as compile_graph
+from tessel.testing import zoo
+
+pytest.importorskip("torch")
+if importlib.util.find_spec("torchvision") is None:
+    pytest.skip("the zoo needs torchvision", allow_module_level=True)
+zoo.import_torchvision()  # its operator schemas first: timm and transformers import it
+pytest.importorskip("timm")
+pytest.importorskip("transformers")
+onnxruntime = pytest.importorskip("onnxruntime")
+
+CASES = [(model.name, exporter) for model in zoo.ZOO for exporter in zoo.EXPORTERS]
+
+
+def _onnxruntime_outputs(data: bytes, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
+    session = onnxruntime.InferenceSession(data, providers=["CPUExecutionProvider"])
+    return session.run(None, {i.name: inputs[i.name] for i in session.get_inputs()})
+
+
+@pytest.mark.parametrize(("name", "exporter"), CASES, ids=[f"{n}-{e}" for n, e in CASES])
+def test_zoo_model_matches_onnxruntime(name, exporter):
+    model = zoo.BY_NAME[name]
+    data = zoo.export(model, exporter)
+    inputs = model.inputs(False)
+    expected = _onnxruntime_outputs(data, inputs)
+
+    onnx_model = onnx.load_from_string(data)
+    mod, params = from_onnx(onnx_model)
+    compiled = compile_graph(mod, params)
+    graph_inputs = [i.name for i in onnx_model.graph.input if i.name not in params]
+    got = compiled(*[inputs[n] for n in graph_inputs])
+    got = got if isinstance(got, tuple) else (got,)
+
+    assert len(got) == len(expected)
+    for ours, theirs in zip(got, expected, strict=True):
+        assert ours.shape == theirs.shape and ours.dtype == theirs.dtype
+        scale = float(np.max(np.abs(theirs))) or 1.0
+        np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-4 * scale)
+    if model.family != "nlp":  # classifiers: the same class for every image
+        np.testing.assert_array_equal(got[0].argmax(-1), expected[0].argmax(-1))
+
+
+def test_zoo_covers_the_families_users_deploy():
+    families = {model.family for model in zoo.ZOO}
+    assert families == {"cnn", "vit", "nlp"}
+    assert len({model.name for model in zoo.ZOO}) == len(zoo.ZOO) >= 15
