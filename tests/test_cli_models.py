@@ -128,8 +128,11 @@ def test_show_prints_the_graph_after_a_pass(tmp_path, capsys):
 def test_bench_prints_tessel_and_onnxruntime(tmp_path, capsys):
     _mlp(tmp_path / "mlp.onnx", batch=2)
     assert cli.main(["bench", str(tmp_path / "mlp.onnx"), "--runs", "3"]) == 0
-    out = capsys.readouterr().out
-    assert "tessel" in out and "onnxruntime (1 thread)" in out
+    captured = capsys.readouterr()
+    assert "tessel" in captured.out and "onnxruntime (1 thread)" in captured.out
+    # the timing loops show progress too: each contender's runs, counted
+    assert "timing tessel: 3/3 done" in captured.err
+    assert "timing onnxruntime (2 threads): 3/3 done" in captured.err
 
 
 def test_a_dynamic_dimension_without_shape_is_one_clear_error(tmp_path, capsys):

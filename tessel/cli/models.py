@@ -194,36 +194,48 @@ def _random_inputs(model: Any) -> list[np.ndarray]:
     return arrays
 
 
-def _median(call: Callable[[], object], runs: int) -> float:
+def _median(call: Callable[[], object], runs: int, progress: Progress, label: str) -> float:
+    """The median of `runs` timed calls after one warm-up, each run reported to `progress`."""
+    progress.stage(f"timing {label}", total=runs)
     call()
     times = []
     for _ in range(runs):
         start = time.perf_counter()
         call()
         times.append(time.perf_counter() - start)
+        progress.advance()
     return statistics.median(times)
+
+
+def _onnxruntime_rows(
+    args: argparse.Namespace, model: Any, arrays: list[np.ndarray], progress: Progress
+) -> list[tuple[str, float]]:
+    """onnxruntime's median at 1 and 2 threads on the same inputs; none when not installed."""
+    try:
+        import onnxruntime
+    except ImportError:
+        return []
+    rows = []
+    for threads in (1, 2):
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads
+        session = onnxruntime.InferenceSession(
+            args.model, options, providers=["CPUExecutionProvider"]
+        )
+        feed = {spec.name: a for spec, a in zip(model.inputs, arrays, strict=True)}
+        label = f"onnxruntime ({threads} thread{'s' if threads > 1 else ''})"
+        seconds = _median(lambda s=session, f=feed: s.run(None, f), args.runs, progress, label)
+        rows.append((label, seconds))
+    return rows
 
 
 def bench_model(args: argparse.Namespace) -> int:
     """`tessel bench`: median latency of the compiled model, and of onnxruntime when installed."""
     model = _compile(args)
     arrays = _random_inputs(model)
-    ours = _median(lambda: model(*arrays), args.runs)
-    rows = [("tessel", ours)]
-    try:
-        import onnxruntime
-    except ImportError:
-        onnxruntime = None
-    if onnxruntime is not None:
-        for threads in (1, 2):
-            options = onnxruntime.SessionOptions()
-            options.intra_op_num_threads = threads
-            session = onnxruntime.InferenceSession(
-                args.model, options, providers=["CPUExecutionProvider"]
-            )
-            feed = {spec.name: a for spec, a in zip(model.inputs, arrays, strict=True)}
-            rows.append((f"onnxruntime ({threads} thread{'s' if threads > 1 else ''})",
-                         _median(lambda s=session, f=feed: s.run(None, f), args.runs)))  # fmt: skip
+    with command_progress(args.quiet) as progress:
+        ours = _median(lambda: model(*arrays), args.runs, progress, "tessel")
+        rows = [("tessel", ours)] + _onnxruntime_rows(args, model, arrays, progress)
     print(f"{'runtime':<28} {'median ms':>10} {'vs tessel':>10}")
     for label, seconds in rows:
         print(f"{label:<28} {seconds * 1e3:10.3f} {seconds / ours:10.2f}")
