@@ -22,6 +22,7 @@ from typing import Any
 
 from tessel.codegen.c_access import BufferAccess
 from tessel.codegen.c_names import NameScope
+from tessel.codegen.c_operands import print_order
 from tessel.codegen.c_select import VectorSelect, blendable
 from tessel.codegen.c_types import c_type, float_literal, int_literal, reject_vector, type_suffix
 from tessel.codegen.errors import CodegenError
@@ -69,9 +70,28 @@ class ExprPrinter(BufferAccess, VectorSelect):
         self.checked_divisions = 0  # how many checked division helpers were printed
         self.chunk_tables = {}  # N-d allocations (c_access.py), filled as they are printed
         self.exp_floors: list[E.Var] = []  # the bounds _exp_clamp printed: numbers, never NaN
+        # The C of the subexpressions of the expression being printed (c_operands.py), emptied
+        # when the outermost `expr` call returns: names differ between statements.
+        self._printed: dict[PrimExpr, str] = {}
+        self._open = 0  # `expr` calls in progress
 
     def expr(self, node: PrimExpr) -> str:
-        """The C expression for `node`."""
+        """The C expression for `node`; its operands first, bottom-up (c_operands.py)."""
+        text = self._printed.get(node)
+        if text is not None:
+            return text
+        self._open += 1
+        try:
+            for sub in print_order(node, self._printed):
+                self._printed[sub] = self._expr_node(sub)
+            return self._printed[node]
+        finally:
+            self._open -= 1
+            if self._open == 0:
+                self._printed.clear()
+
+    def _expr_node(self, node: PrimExpr) -> str:
+        """The C of `node` alone: the `expr` of each walked operand is printed already."""
         method = method_name(type(self), type(node), "expr_")
         if method is None:
             raise CodegenError(
@@ -337,7 +357,13 @@ class ExprPrinter(BufferAccess, VectorSelect):
         # A GCC/Clang statement expression: C has no let expression.
         value = self.expr(node.value)
         name = self.names.bind(node.var)
-        return f"({{ {c_type(node.var.dtype)} {name} = {value}; {self.expr(node.body)}; }})"
+        # What the body prints may name this binding: none of it is reused outside the body.
+        outer, self._printed = self._printed, {}
+        try:
+            body = self.expr(node.body)
+        finally:
+            self._printed = outer
+        return f"({{ {c_type(node.var.dtype)} {name} = {value}; {body}; }})"
 
     def expr_BufferLoad(self, node: BufferLoad) -> str:
         if node.predicate is not None or any(i.dtype.is_vector for i in node.indices):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Container, Iterator, Sequence
 from functools import cache
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from tessel.ir.node import Node, child_items, field_names, with_changes
 from tessel.support.frozen_map import FrozenMap
+
+N = TypeVar("N", bound=Node)
 
 
 @cache
@@ -206,6 +208,25 @@ def post_order(root: Node) -> Iterator[Node]:
         for _, value in child_items(node):
             children.extend([value] if isinstance(value, Node) else value)
         stack.extend((child, False) for child in reversed(children))
+
+
+def pending_post_order(
+    root: N, operands: Callable[[N], Sequence[N]], done: Container[N]
+) -> Iterator[N]:
+    """The nodes under `root` reached through `operands` that are not `done`, each after its
+    operands (left to right) and `root` last; iterative. `done` is read as the caller fills it
+    in, so a shared subexpression comes once: bottom-up printers and rewriters of expressions
+    whose depth must not become Python's recursion."""
+    stack: list[tuple[N, bool]] = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if node in done:
+            continue
+        if expanded:
+            yield node
+            continue
+        stack.append((node, True))
+        stack.extend((operand, False) for operand in reversed(operands(node)))
 
 
 def mentions(root: Node, var: Node) -> bool:

@@ -13,6 +13,7 @@ import math
 from tessel.arith.modular_set import modular_set
 from tessel.ir import expr as E
 from tessel.ir.expr import PrimExpr
+from tessel.ir.functor import pending_post_order
 from tessel.ir.node import with_changes
 from tessel.tir import builtin
 from tessel.tir.buffer import BufferLoad
@@ -44,6 +45,11 @@ class ExprVectorizer:
         # Masks the lane-invariant loads (one element for every lane): the part of `predicate`
         # that may disable every lane (a guard), under which the scalar loop never reads it.
         self.invariant_predicate: PrimExpr | None = None
+        # The vector versions made in the outermost `visit` call in progress (its operands
+        # first, with an explicit stack: a fused chain is thousands of levels deep); emptied
+        # when that call returns, since VectorizeLoop changes the masks between calls.
+        self._done: dict[PrimExpr, PrimExpr] = {}
+        self._open = 0  # `visit` calls in progress
 
     def broadcast(self, value: PrimExpr) -> PrimExpr:
         """`value` as a vector of `lanes` lanes (a scalar is broadcast)."""
@@ -51,6 +57,21 @@ class ExprVectorizer:
 
     def visit(self, node: PrimExpr) -> PrimExpr:
         """The vector (or, when independent of the loop variable, scalar) version of `node`."""
+        done = self._done.get(node)
+        if done is not None:
+            return done
+        self._open += 1
+        try:
+            for sub in pending_post_order(node, _lanewise_operands, self._done):
+                self._done[sub] = self._visit_node(sub)
+            return self._done[node]
+        finally:
+            self._open -= 1
+            if self._open == 0:
+                self._done.clear()
+
+    def _visit_node(self, node: PrimExpr) -> PrimExpr:
+        """The version of `node` alone: its lane-wise operands have theirs already."""
         if node is self.var:
             return self.ramp
         if isinstance(node, _LEAVES):
@@ -107,13 +128,14 @@ class ExprVectorizer:
     def _masked(self, mask: PrimExpr, node: PrimExpr) -> PrimExpr:
         """The vector version of `node` with every load it makes also masked by `mask` (a
         load every lane shares included: `mask` may disable all of them)."""
-        saved = self.predicate, self.invariant_predicate
+        saved = self.predicate, self.invariant_predicate, self._done
         self.predicate = mask if self.predicate is None else E.And(self.predicate, mask)
         self.invariant_predicate = self.predicate
+        self._done = {}  # versions under this mask are not those outside it
         try:
             return self.visit(node)
         finally:
-            self.predicate, self.invariant_predicate = saved
+            self.predicate, self.invariant_predicate, self._done = saved
 
     def _binary(self, node: E.BinaryOp) -> PrimExpr:
         a, b = self.visit(node.a), self.visit(node.b)
@@ -143,6 +165,22 @@ class ExprVectorizer:
         # of `b` under `if i < 8`), nothing may read it.
         lanes = E.Broadcast(index, self.lanes)
         return BufferLoad(node.buffer, (lanes,), self.invariant_predicate, span=node.span)
+
+
+def _lanewise_operands(node: PrimExpr) -> tuple[PrimExpr, ...]:
+    """The operands `visit` vectorizes under the same masks before `node` (not an
+    if_then_else's branches, which have masks of their own, nor a load's index)."""
+    if isinstance(node, E.BinaryOp):
+        return (node.a, node.b)
+    if isinstance(node, E.Cast):
+        return (node.value,)
+    if isinstance(node, E.Call):
+        pure = isinstance(node.op, E.Op) and node.op.name in _PURE_CALLS
+        return node.args if pure else ()
+    for kind, fields in _LANEWISE_FIELDS.items():
+        if isinstance(node, kind):
+            return tuple(getattr(node, name) for name in fields)
+    return ()
 
 
 def _affine_ramp(node: E.BinaryOp, a: PrimExpr, b: PrimExpr) -> E.Ramp | None:
