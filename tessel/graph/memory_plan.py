@@ -217,7 +217,15 @@ class _SlotBuilder:
             self.values[id(node)] = self._field(node)
         elif is_call_lowered(node):
             self._call(node)
-        elif not isinstance(node, Var):
+        elif isinstance(node, Var):  # parameters have their slots already
+            raise LoweringError(
+                f"memory_plan runs a dataflow of call_lowered kernels; `main` reads "
+                f"`%{node.name_hint}`, which is not a parameter (a let or a closure binds it)",
+                span=node.span,
+                rule="memory_plan.not-dataflow",
+                hint="run ToGraphNormalForm (in the default graph pipeline) before LowerTE",
+            )
+        else:
             raise LoweringError(
                 f"memory_plan runs a dataflow of call_lowered kernels; `main` holds a "
                 f"{type(node).__name__}",

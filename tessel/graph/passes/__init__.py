@@ -14,6 +14,7 @@ from tessel.graph.passes.infer_type import (
 from tessel.graph.passes.lower_te import LowerTE
 from tessel.graph.passes.pipeline import default_pipeline, pipeline_until
 from tessel.graph.passes.simplify_expr import SimplifyExpr
+from tessel.graph.passes.to_graph_normal_form import ToGraphNormalForm
 
 __all__ = [
     "AlterOpLayout",
@@ -23,6 +24,7 @@ __all__ = [
     "InferType",
     "LowerTE",
     "SimplifyExpr",
+    "ToGraphNormalForm",
     "TypeInferenceError",
     "annotate",
     "default_pipeline",

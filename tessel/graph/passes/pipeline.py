@@ -10,6 +10,7 @@ from tessel.graph.passes.fuse_ops import FuseOps
 from tessel.graph.passes.infer_type import InferType
 from tessel.graph.passes.lower_te import LowerTE
 from tessel.graph.passes.simplify_expr import SimplifyExpr
+from tessel.graph.passes.to_graph_normal_form import ToGraphNormalForm
 from tessel.ir.target import Target
 from tessel.ir.transform import Pass, Sequential
 from tessel.support.errors import UserError
@@ -19,6 +20,7 @@ def default_pipeline(target: Target | None = None) -> list[Pass]:
     """The passes before LowerTE, for `target` (this machine when None)."""
     return [
         InferType(),  # every later pass reads checked types
+        ToGraphNormalForm(),  # a `main` written with lets is the dataflow graph it binds
         SimplifyExpr(),  # importers leave reshape/transpose chains and no-op casts
         AlterOpLayout(target),  # convolutions in NCHW[x]c: whole vectors of channels, no transposes
         FoldConstant(),  # shape computations and transforms of weights happen once, here
