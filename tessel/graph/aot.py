@@ -2,9 +2,13 @@
 become one TensorIR PrimFunc `main` that allocates the arena once and calls every kernel in plan
 order with pointers to its parameters and to typed views of the arena.
 
-The parameters of the TIR main are the model's inputs, then its weights (the plan's constants,
-as buffers: never embedded in C text), then its outputs (the distinct kernel results main
-returns; results that are inputs or weights are copied by the caller). With `link_params` the
+The parameters of the TIR main are the model's inputs, then its weights (the plan's constants:
+never embedded in C text) as one table of pointers, then its outputs (the distinct kernel
+results main returns; results that are inputs or weights are copied by the caller). One table,
+not a parameter per weight: a C call takes a bounded number of arguments (ctypes 1,024, the
+runtime's fastcall 64), and large models (EfficientNet-B7, LLMs with per-layer norms) have
+thousands of weights. Each call reads the pointers it needs from the table just before the
+call, so no binding is as deep as the model (issue 25). With `link_params` the
 weights are no parameters: each is an `AllocateConst` with its data in main, which the pipeline's
 ExtractConstants moves into the module's "constants" and the C backend links into the library
 as a binary blob (tessel.codegen.c_blob), so main takes only inputs and outputs. The module it
@@ -28,7 +32,15 @@ from tessel.tir.buffer import Buffer, decl_buffer
 from tessel.tir.builtin import address_of
 from tessel.tir.function import PrimFunc
 from tessel.tir.module_calls import call_global
-from tessel.tir.stmt import Allocate, AllocateConst, DeclBuffer, Evaluate, SeqStmt, Stmt
+from tessel.tir.stmt import (
+    Allocate,
+    AllocateConst,
+    DeclBuffer,
+    Evaluate,
+    LetStmt,
+    SeqStmt,
+    Stmt,
+)
 from tessel.transform.errors import LoweringError
 
 ARENA_SCOPE = "global.workspace"  # always the runtime's workspace allocator, never the stack
@@ -36,8 +48,9 @@ ARENA_SCOPE = "global.workspace"  # always the runtime's workspace allocator, ne
 
 @dataclass(frozen=True)
 class AotParam:
-    """One parameter of the AOT main: `kind` is "input", "weight" or "output"; `slot` is the
-    plan slot it holds; `index` the input, constant or output position it comes from."""
+    """One tensor the AOT main takes: `kind` is "input", "weight" or "output"; `slot` is the
+    plan slot it holds; `index` the input, constant or output position it comes from (for a
+    weight, also its position in main's weight table)."""
 
     name: str
     kind: str
@@ -49,15 +62,26 @@ class AotParam:
 
 @dataclass(frozen=True)
 class AotModule:
-    """The whole model as one TensorIR module (kernels + `main`) and main's parameters."""
+    """The whole model as one TensorIR module (kernels + `main`) and the tensors main takes.
+
+    main's parameters are the inputs, then `weight_table` (a `handle` buffer of one pointer
+    per weight, in `of_kind("weight")` order; no parameter when there are no weights, as with
+    link_params), then the outputs: `entry_names()`."""
 
     mod: IRModule
     params: tuple[AotParam, ...]
     linked: bool = False  # the weights are constants of main (link_params), not parameters
+    weight_table: str = ""  # the name of main's weight-table parameter; "" when it has none
 
     def of_kind(self, kind: str) -> tuple[AotParam, ...]:
-        """The parameters of `kind`, in order."""
+        """The tensors of `kind`, in order."""
         return tuple(p for p in self.params if p.kind == kind)
+
+    def entry_names(self) -> tuple[str, ...]:
+        """The names of main's parameters, in order."""
+        table = (self.weight_table,) if self.weight_table else ()
+        inputs, outputs = self.of_kind("input"), self.of_kind("output")
+        return (*(p.name for p in inputs), *table, *(p.name for p in outputs))
 
 
 def aot_module(
@@ -74,14 +98,18 @@ def aot_module(
     params = _params(lowered, plan, weight_names, input_names)
     if link_params:
         params = tuple(p for p in params if p.kind != "weight")
-    main = _MainBuilder(lowered, plan, params, weight_names if link_params else None).build()
+    table = ""
+    if any(p.kind == "weight" for p in params):
+        table = unique_name("weights", {p.name for p in params})
+    builder = _MainBuilder(lowered, plan, params, weight_names if link_params else None, table)
+    main = builder.build()
     kernels = {gv.name_hint: f for gv, f in lowered.items() if isinstance(f, PrimFunc)}
     if "main" in kernels:
         raise LoweringError("the lowered module already has a PrimFunc `main`",
                             rule="aot.main-taken", hint="rename the kernel")  # fmt: skip
     # The graph module's attributes (LayoutRewrite's packed constants) are nothing to TensorIR.
     mod = IRModule.from_dict({"main": main, **kernels})
-    return AotModule(mod, params, link_params)
+    return AotModule(mod, params, link_params, table)
 
 
 def _params(
@@ -118,10 +146,15 @@ class _MainBuilder:
         plan: MemoryPlan,
         params: tuple[AotParam, ...],
         linked_names: Sequence[str] | None = None,
+        table_name: str = "",
     ) -> None:
-        self.lowered, self.plan, self.params = lowered, plan, params
-        self.vars = tuple(Var(p.name, handle) for p in params)
-        self.buffers = {p.slot: decl_buffer(p.shape, p.dtype, p.name) for p in params}
+        self.lowered, self.plan = lowered, plan
+        self.weights = {p.slot: p for p in params if p.kind == "weight"}  # read from the table
+        self.params = tuple(p for p in params if p.kind != "weight")
+        self.buffers = {p.slot: decl_buffer(p.shape, p.dtype, p.name) for p in self.params}
+        self.table = None
+        if self.weights:
+            self.table = decl_buffer((len(self.weights),), handle, table_name)
         self.arena_var = Var("arena", handle, PointerType(DataType.of("uint8"), ARENA_SCOPE))
         self.arena = decl_buffer((max(plan.peak_bytes, 1),), "uint8", "arena", data=self.arena_var)
         self.slots = {slot.id: slot for slot in plan.tensors}
@@ -143,15 +176,31 @@ class _MainBuilder:
         if self.plan.peak_bytes > 0:
             body = self._with_arena(body)
         body = self._with_constants(body, shared)
-        buffer_map = FrozenMap(
-            {v: self.buffers[p.slot] for v, p in zip(self.vars, self.params, strict=True)}
-        )
         attrs = FrozenMap({"global_symbol": "main", "tir.noalias": True})
-        return PrimFunc(self.vars, body, None, buffer_map, attrs)
+        params, buffer_map = self._signature()
+        return PrimFunc(params, body, None, buffer_map, attrs)
+
+    def _signature(self) -> tuple[tuple[Var, ...], FrozenMap]:
+        """main's parameters (inputs, the weight table, outputs) and their buffers."""
+        buffers = [self.buffers[p.slot] for p in self.params if p.kind == "input"]
+        if self.table is not None:
+            buffers.append(self.table)
+        buffers += [self.buffers[p.slot] for p in self.params if p.kind == "output"]
+        params = tuple(Var(b.name, handle) for b in buffers)
+        return params, FrozenMap(dict(zip(params, buffers, strict=True)))
 
     def _call(self, kernel: str, slots: tuple[int, ...]) -> Stmt:
+        """The call of `kernel` on `slots`, inside a binding of each weight it reads to its
+        pointer in the table (a binding per call: one around the body would nest as deep as
+        the model has weights)."""
         gv = self.lowered.get_global_var(kernel)
-        return Evaluate(call_global(gv, *(self._pointer(s) for s in slots)))
+        loaded: dict[int, Var] = {}
+        args = [self._pointer(s, loaded) for s in slots]
+        stmt: Stmt = Evaluate(call_global(gv, *args))
+        for slot_id, var in reversed(loaded.items()):
+            assert self.table is not None
+            stmt = LetStmt(var, self.table[self.weights[slot_id].index], stmt)
+        return stmt
 
     def _constant_buffer(self, slot: TensorSlot) -> Buffer:
         """The buffer of a linked weight, named as bound (an AllocateConst defines its data)."""
@@ -191,12 +240,17 @@ class _MainBuilder:
                                  DeclBuffer(buffer, body))  # fmt: skip
         return body
 
-    def _pointer(self, slot_id: int) -> PrimExpr:
-        """A parameter's or weight's data, or the address of the slot's (64-byte aligned)
-        offset in the byte arena (the callee's parameter types the memory)."""
+    def _pointer(self, slot_id: int, loaded: dict[int, Var]) -> PrimExpr:
+        """A parameter's or linked weight's data, a weight's pointer (a variable `loaded` from
+        the table), or the address of the slot's (64-byte aligned) offset in the byte arena
+        (the callee's parameter types the memory)."""
         buffer = self.buffers.get(slot_id)
         if buffer is not None:
             return buffer.data
+        weight = self.weights.get(slot_id)
+        if weight is not None:
+            element = PointerType(DataType.of(weight.dtype))
+            return loaded.setdefault(slot_id, Var(weight.name, handle, element))
         slot = self.slots[slot_id]
         assert slot.kind == "intermediate", slot
         return address_of(self.arena[slot.offset])

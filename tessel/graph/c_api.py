@@ -91,14 +91,10 @@ def api_model(aot: AotModule, plan: MemoryPlan, outputs: Sequence[ApiTensor]) ->
     for k, slot in enumerate(plan.outputs):
         sources.append(_source(plan, slot, first, aot.linked))
         first.setdefault(slot, k)
-    main_args = []
-    for p in aot.params:
-        if p.kind == "output":
-            main_args.append(f"outputs[{first[p.slot]}]")
-        elif p.kind == "weight":
-            main_args.append(f"model->weights[{p.index}]")
-        else:
-            main_args.append(f"(void*)inputs[{p.index}]")
+    main_args = [f"(void*)inputs[{p.index}]" for p in aot.of_kind("input")]
+    if aot.weight_table:  # main takes the weights as one table: the handle's, in order
+        main_args.append("model->weights")
+    main_args += [f"outputs[{first[p.slot]}]" for p in aot.of_kind("output")]
     unsupported = ""
     if any(kind == "linked" for kind, _ in sources):
         unsupported = "a result of the model is a weight linked into model.so"
@@ -199,7 +195,7 @@ _ENTRY_POINTS = r"""
 typedef struct tessel_model tessel_model;
 struct tessel_model {
   unsigned char* storage;                     /* the weights, each 64-byte aligned */
-  void* weights[TESSEL_API_NUM_WEIGHTS + 1];  /* where each one starts */
+  void* weights[TESSEL_API_NUM_WEIGHTS + 1];  /* where each one starts: main's weight table */
 };
 
 TESSEL_EXPORT const char* tessel_model_last_error(void) { return tessel_error_message; }

@@ -3,7 +3,7 @@ lowers and plans a graph module, builds it as one C module, and returns a `Compi
 
 Two executors run the same `MemoryPlan`. "aot" (the default, DESIGN.md section 8): one TIR
 `main` (tessel.graph.aot) allocates the arena and calls the kernels, and the model is one C
-entry called with inputs, weights and outputs; with `Target(link_params=True)` the weights are
+entry called with inputs, a table of the weights and outputs; with `Target(link_params=True)` the weights are
 linked into the library (a binary blob, tessel.codegen.c_blob) and the entry takes only inputs
 and outputs. "python" (for debugging: each kernel is a
 separate checked call): a Python loop of kernel calls on views of one NumPy arena.
@@ -289,14 +289,18 @@ class CompiledModel:
         self._constant_results = {i: plan.constants[plan.tensors[i].index] for i in plan.outputs
                                   if plan.tensors[i].kind == "constant"}  # fmt: skip
         if aot is not None:
-            # Private, writeable copies: main's signature marks every pointer it hands a kernel
-            # as written (tessel.tir.analysis.written), so the runtime refuses read-only arrays.
-            # Linked weights (link_params) live in the library: none is passed, none is copied.
+            # Private, writeable, C-contiguous copies: main hands the kernels non-const
+            # pointers. Linked weights (link_params) live in the library: none is copied.
             copies = () if aot.linked else (np.array(c, copy=True) for c in plan.constants)
             self.weights = tuple(copies)
-            # Checked once here: a call checks only its inputs and outputs.
-            positions = [i for i, p in enumerate(aot.params) if p.kind == "weight"]
-            self._main = library["main"].bind(dict(zip(positions, self.weights, strict=True)))
+            # main takes the weights as one table of their addresses (tessel.graph.aot), bound
+            # once here while `weights` keeps the arrays alive: a call checks only its inputs
+            # and outputs, and passes them and the table, however many weights there are.
+            self._weight_table = np.array([w.ctypes.data for w in self.weights], np.uintp)
+            bound = {}
+            if aot.weight_table:
+                bound[aot.entry_names().index(aot.weight_table)] = self._weight_table
+            self._main = library["main"].bind(bound)
             self._output_slots = tuple(p.slot for p in aot.of_kind("output"))
             # The usual model returns each of its fresh outputs once, in main's order: a call
             # then allocates them, calls main and returns them, with no slot bookkeeping.

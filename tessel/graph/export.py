@@ -2,8 +2,8 @@
 
 The directory holds `model.so` (the library: kernels, the entry `main` and the model's C API,
 tessel.graph.c_api), `model.h` (the C API declared, then the raw entry `main` and a table of
-its arguments), `params.safetensors` (the weights by name) and `params.bin` (the same weights,
-raw and concatenated in argument order; offsets in the header's table). A C program calls
+the tensors it takes), `params.safetensors` (the weights by name) and `params.bin` (the same
+weights, raw and concatenated in table order; offsets in the header's table). A C program calls
 `tessel_model_create("params.safetensors")`, then `tessel_model_run(model, inputs, outputs)`
 with arrays of pointers indexed as the model's inputs and outputs (`tessel_model_input_index`
 finds one by name). A model compiled with `Target(link_params=True)` carries its weights in
@@ -23,7 +23,7 @@ import numpy as np
 from safetensors.numpy import save_file
 
 from tessel.codegen.c_types import c_type
-from tessel.graph.aot import AotParam
+from tessel.graph.aot import AotModule, AotParam
 from tessel.graph.c_api import TENSOR_INFO_TYPE
 from tessel.support.dtype import DataType
 from tessel.support.errors import UserError
@@ -51,14 +51,14 @@ def export_model(model: CompiledModel, directory: str | Path) -> Path:
         _write_params(model, out)
     names = _argument_names(model)
     (out / HEADER).write_text(
-        header_text(model.aot.params, signature.c_symbol, model.plan.peak_bytes, names)
+        header_text(model.aot, signature.c_symbol, model.plan.peak_bytes, names)
     )
     return out
 
 
 def _argument_names(model: CompiledModel) -> list[str]:
-    """The names of main's arguments for the header's table: an output is named after the
-    first of the model's results it is (ONNX's output name)."""
+    """The names of the tensors main takes, for the header's table: an output is named after
+    the first of the model's results it is (ONNX's output name)."""
     assert model.aot is not None
     first = {}
     for spec, slot in zip(model.outputs, model.plan.outputs, strict=True):
@@ -67,7 +67,7 @@ def _argument_names(model: CompiledModel) -> list[str]:
 
 
 def _write_params(model: CompiledModel, out: Path) -> None:
-    """The weights by name (safetensors) and raw in argument order (params.bin)."""
+    """The weights by name (safetensors) and raw in main's weight-table order (params.bin)."""
     assert model.aot is not None
     weights = model.aot.of_kind("weight")
     arrays = [np.ascontiguousarray(model.weights[p.index]) for p in weights]
@@ -77,14 +77,11 @@ def _write_params(model: CompiledModel, out: Path) -> None:
             raw.write(array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes())
 
 
-def header_text(params: tuple[AotParam, ...], c_symbol: str, arena_bytes: int,
+def header_text(aot: AotModule, c_symbol: str, arena_bytes: int,
                 names: Sequence[str] | None = None) -> str:  # fmt: skip
     """The C header of an exported model whose library entry `main` is `c_symbol`; `names`
-    names the rows of the argument table (default: the parameters' names)."""
-    taken = {c_symbol}
-    identifiers = [unique_name(c_identifier(p.name), taken) for p in params]
-    types = [c_type(DataType.of(p.dtype)) for p in params]
-    entry = [f"{t}* {n}" for t, n in zip(types, identifiers, strict=True)]
+    names the rows of the tensor table (default: the tensors' names)."""
+    params = aot.params
     max_ndim = max([len(p.shape) for p in params] + [1])
     lines = [
         _PREAMBLE.replace("@ARENA@", str(arena_bytes)),
@@ -93,19 +90,22 @@ def header_text(params: tuple[AotParam, ...], c_symbol: str, arena_bytes: int,
         f"#define TESSEL_MODEL_NUM_INPUTS {sum(p.kind == 'input' for p in params)}",
         f"#define TESSEL_MODEL_NUM_WEIGHTS {sum(p.kind == 'weight' for p in params)}",
         f"#define TESSEL_MODEL_NUM_OUTPUTS {sum(p.kind == 'output' for p in params)}",
-        f"#define TESSEL_MODEL_NUM_ARGS {len(params)}",
+        f"#define TESSEL_MODEL_NUM_TENSORS {len(params)}",
+        f"#define TESSEL_MODEL_NUM_ARGS {len(aot.entry_names())}",
         f"#define TESSEL_MODEL_MAX_NDIM {max_ndim}",
         f"#define TESSEL_MODEL_ARENA_BYTES {arena_bytes}",
         "",
         _TABLE_TYPE,
-        "static const tessel_model_tensor_t tessel_model_tensors[TESSEL_MODEL_NUM_ARGS]"
+        "static const tessel_model_tensor_t tessel_model_tensors[TESSEL_MODEL_NUM_TENSORS]"
         " __attribute__((unused)) = {",
         *_table_rows(params, max_ndim, names or [p.name for p in params]),
         "};",
         "",
-        "/* The raw entry `main`, as compiled: the arguments of `tessel_model_tensors`, in order",
-        "   (inputs, weights, outputs: non-const pointers, parameter names sanitised). */",
-        f"int32_t {c_symbol}({', '.join(entry) or 'void'});",
+        "/* The raw entry `main`, as compiled (TESSEL_MODEL_NUM_ARGS arguments): the inputs, the",
+        "   weights as one array of pointers in the order of their rows in `tessel_model_tensors`",
+        "   (none when the model has no weight parameters), then the outputs (non-const pointers,",
+        "   parameter names sanitised). */",
+        f"int32_t {c_symbol}({_entry_parameters(aot, c_symbol)});",
         "",
         "/* The message of the last failed call in this thread (as tessel_model_last_error). */",
         "const char* tessel_get_last_error(void);",
@@ -117,6 +117,15 @@ def header_text(params: tuple[AotParam, ...], c_symbol: str, arena_bytes: int,
         "",
     ]
     return "\n".join(lines)
+
+
+def _entry_parameters(aot: AotModule, c_symbol: str) -> str:
+    """main's C parameters: a typed pointer per input and output, `void**` for the weights."""
+    taken = {c_symbol}
+    types = {p.name: f"{c_type(DataType.of(p.dtype))}*" for p in aot.params}
+    types[aot.weight_table] = "void**"  # the table's name is no tensor's (tessel.graph.aot)
+    entry = [f"{types[n]} {unique_name(c_identifier(n), taken)}" for n in aot.entry_names()]
+    return ", ".join(entry) or "void"
 
 
 def _table_rows(params: tuple[AotParam, ...], max_ndim: int, names: Sequence[str]) -> list[str]:
@@ -156,9 +165,9 @@ _PREAMBLE = """\
    workspace allocator (aligned_alloc, unless the host sets tessel_set_workspace_allocator) and
    frees it on return, so runs from several threads at once, on one handle, are safe.
 
-   Below the API: the raw entry `main` of the library, taking every argument (inputs, weights,
-   outputs) as a pointer, and a table of those arguments (weights at `params_offset` of
-   params.bin).
+   Below the API: the raw entry `main` of the library, taking each input and output as a
+   pointer and the weights as one array of pointers, and a table of those tensors (weights at
+   `params_offset` of params.bin).
 
    Build: cc -O2 program.c -I<dir> <dir>/model.so -Wl,-rpath,<dir>
    (model.so was compiled with -march=native: run it on a machine of the same kind). */
@@ -193,7 +202,7 @@ const tessel_model_tensor_info* tessel_model_weight_info(int index);
 """
 
 _TABLE_TYPE = """\
-/* One argument of the raw entry. */
+/* One tensor the raw entry takes (an input, a weight or an output). */
 typedef struct {
   const char* name;          /* escaped in this file; cut at a NUL byte (see name_length) */
   const char* kind;          /* "input", "weight" or "output" */

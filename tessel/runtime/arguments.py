@@ -185,9 +185,10 @@ def _array(param: ParamSpec, arg: Any, sizes: dict[str, int]) -> np.ndarray:
             f"argument `{param.name}`: expected a {len(param.shape)}-dimensional array, got "
             f"{array.ndim} dimensions (shape {array.shape})"
         )
-    if array.dtype != _numpy_dtype(param.dtype):
+    if array.dtype != array_dtype(param.dtype):
+        addresses = " (addresses, as np.uintp)" if param.dtype == "handle" else ""
         raise ValueError(
-            f"argument `{param.name}`: expected dtype {param.dtype}, got {array.dtype}"
+            f"argument `{param.name}`: expected dtype {param.dtype}{addresses}, got {array.dtype}"
         )
     _check_shape(param, array.shape, sizes)
     flags = array.flags
@@ -206,8 +207,10 @@ def _array(param: ParamSpec, arg: Any, sizes: dict[str, int]) -> np.ndarray:
 
 
 @functools.cache
-def _numpy_dtype(name: str) -> np.dtype:
-    return np.dtype(name)
+def array_dtype(name: str) -> np.dtype:
+    """The NumPy dtype of an array argument of `name`'s elements: a `handle` buffer (a table
+    of pointers, such as a model main's weights) is an array of addresses."""
+    return np.dtype(np.uintp) if name == "handle" else np.dtype(name)
 
 
 def _check_shape(param: ParamSpec, shape: tuple[int, ...], sizes: dict[str, int]) -> None:

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from tessel.runtime.arguments import array_dtype
 from tessel.runtime.artifact_cache import default_cache_dir, write_atomically
 from tessel.runtime.compiler import compiler_identity, find_compiler
 from tessel.runtime.errors import BuildError
@@ -260,7 +261,7 @@ def fast_caller(address: int, signature: FunctionSignature, values: tuple[Any, .
             return None
         if len(param.shape) > 8:
             return None
-        probe = np.empty((0,), dtype=param.dtype)
+        probe = np.empty((0,), dtype=array_dtype(param.dtype))
         fmt = memoryview(probe).format.encode()
         if len(fmt) >= 8:
             return None

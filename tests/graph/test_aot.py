@@ -50,11 +50,15 @@ def test_aot_main_matches_the_evaluator(name):
     for seed in (1, 7):
         inputs = random_inputs(mod, INPUTS[name], seed=seed)
         assert_close(model(*inputs), evaluate(mod, *inputs, params=weights))
-    # one C entry runs the model: its parameters are the inputs, the weights, the outputs
+    # one C entry runs the model: its parameters are the inputs, one table of the weights'
+    # pointers, the outputs
     params = model.library["main"].signature.params
     kinds = [p.kind for p in model.aot.params]
     assert kinds == sorted(kinds, key=["input", "weight", "output"].index)
-    assert [p.name for p in params] == [p.name for p in model.aot.params]
+    assert [p.name for p in params] == list(model.aot.entry_names())
+    table = params[len(model.aot.of_kind("input"))]
+    assert table.name == model.aot.weight_table
+    assert (table.dtype, table.shape) == ("handle", (len(model.aot.of_kind("weight")),))
 
 
 def test_aot_is_the_default_and_agrees_with_the_python_loop(mlp):
@@ -156,8 +160,9 @@ def test_export_writes_library_header_and_weights(mlp, tmp_path):
     raw = np.fromfile(out / "params.bin", "<f4")
     assert raw.size == sum(w.size for w in held.values())
     header = (out / "model.h").read_text()
-    signature = "int32_t v_main(float* x, float* w1_packed,"  # the raw entry `main`
-    assert signature in header
+    assert "int32_t v_main(float* x, void** weights, float* output);" in header  # the raw entry
+    assert "#define TESSEL_MODEL_NUM_ARGS 3" in header
+    assert "#define TESSEL_MODEL_NUM_TENSORS 8" in header
     shape = f"{{{512 // COLUMNS}, 784, {COLUMNS}}}"
     assert f'{{"w1_packed", "weight", "float32", 3, {shape}, 1605632, 0, 9}},' in header
     assert '{"output", "output", "float32", 2, {2, 10, 0}, 80, -1, 6},' in header  # rank 3 max
@@ -169,11 +174,14 @@ C_PROGRAM = r"""
 #include "model.h"
 
 int main(int argc, char** argv) {
-  void* args[TESSEL_MODEL_NUM_ARGS];
+  void* args[TESSEL_MODEL_NUM_TENSORS];
+  void* weights[TESSEL_MODEL_NUM_WEIGHTS + 1];  /* main's weight table, in the tensors' order */
+  int num_weights = 0;
+  (void)weights;  /* unused when the weights are linked (link_params) */
   FILE* params = fopen(argv[1], "rb");
   FILE* inputs = fopen(argv[2], "rb");
   if (params == NULL || inputs == NULL) return 2;
-  for (int i = 0; i < TESSEL_MODEL_NUM_ARGS; ++i) {
+  for (int i = 0; i < TESSEL_MODEL_NUM_TENSORS; ++i) {
     const tessel_model_tensor_t* t = &tessel_model_tensors[i];
     args[i] = aligned_alloc(64, (size_t)(t->nbytes / 64 + 1) * 64);
     FILE* from = NULL;
@@ -184,13 +192,14 @@ int main(int argc, char** argv) {
       from = inputs;
     }
     if (from != NULL && fread(args[i], 1, (size_t)t->nbytes, from) != (size_t)t->nbytes) return 3;
+    if (t->kind[0] == 'w') weights[num_weights++] = args[i];
   }
-  int32_t status = v_main(@ARGS@);  /* the raw entry: every argument */
+  int32_t status = v_main(@ARGS@);  /* the raw entry: inputs, the weight table, outputs */
   if (status != 0) {
     fprintf(stderr, "failed: %s\n", tessel_get_last_error());
     return 1;
   }
-  for (int i = 0; i < TESSEL_MODEL_NUM_ARGS; ++i) {
+  for (int i = 0; i < TESSEL_MODEL_NUM_TENSORS; ++i) {
     const tessel_model_tensor_t* t = &tessel_model_tensors[i];
     if (t->kind[0] != 'o') continue;
     const float* values = (const float*)args[i];
@@ -216,8 +225,10 @@ def test_exported_mlp_runs_from_a_c_program(mlp, tmp_path):
     out = model.export(tmp_path / "mlp")
     (x,) = random_inputs(mod, INPUTS["mlp"], seed=5)
     x.astype("<f4").tofile(tmp_path / "x.bin")
-    count = len(model.aot.params)
-    program = C_PROGRAM.replace("@ARGS@", ", ".join(f"args[{i}]" for i in range(count)))
+    aot = model.aot
+    rows = [f"args[{i}]" for i, p in enumerate(aot.params) if p.kind != "weight"]
+    inputs = len(aot.of_kind("input"))
+    program = C_PROGRAM.replace("@ARGS@", ", ".join([*rows[:inputs], "weights", *rows[inputs:]]))
     (tmp_path / "run.c").write_text(program)
     exe = tmp_path / "run"
     subprocess.run(

@@ -197,7 +197,7 @@ static void hex(const char* name, int64_t length) {
   printf("\n");
 }
 int main(void) {
-  for (int i = 0; i < TESSEL_MODEL_NUM_ARGS; ++i)
+  for (int i = 0; i < TESSEL_MODEL_NUM_TENSORS; ++i)
     hex(tessel_model_tensors[i].name, tessel_model_tensors[i].name_length);
   for (int i = 0; i < tessel_model_num_inputs(); ++i)
     hex(tessel_model_input_info(i)->name, (int64_t)tessel_model_input_info(i)->name_length);

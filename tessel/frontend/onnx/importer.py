@@ -24,7 +24,7 @@ from tessel.frontend.onnx.inference import infer_output_types
 from tessel.frontend.onnx.loading import load_model
 from tessel.frontend.onnx.node import OnnxNode, attribute_values, node_name
 from tessel.frontend.onnx.table import lookup, opset_range
-from tessel.frontend.onnx.values import Value, constant_value, dtype_of_elem_type
+from tessel.frontend.onnx.values import Derived, Value, constant_value, dtype_of_elem_type
 from tessel.graph.expr import OUTPUT_NAMES, Constant, Expr, Function, Tuple, Var
 from tessel.graph.ty import TensorType, TupleType
 from tessel.ir.module import IRModule
@@ -98,6 +98,7 @@ class _GraphImporter:
         self.shapes, self.dtype, self.freeze_params = shapes, dtype, freeze_params
         self.prefix = prefix  # "<path>: " when read from a file: messages name the file
         self.values: dict[str, Value] = {}
+        self.derived = Derived()  # transposed weights and the like, shared by every node
         self.inputs: list[Var] = []
         self.weights: list[Var] = []
         self.params: dict[str, np.ndarray] = {}
@@ -184,6 +185,7 @@ class _GraphImporter:
             attribute_values(proto),
             output_types,
             tuple(bool(out) and out in self.read for out in proto.output),
+            self.derived,
         )
         converter = lookup(proto.op_type, proto.domain, opset)
         assert converter is not None, "check_supported runs before conversion"

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import onnx
 
 from tessel.frontend.onnx.errors import OnnxImportError
-from tessel.frontend.onnx.values import Value
+from tessel.frontend.onnx.values import Derived, Value
 from tessel.graph.expr import Expr
 from tessel.graph.ty import TensorType
 
@@ -39,7 +39,8 @@ def node_name(proto: onnx.NodeProto, index: int) -> str:
 class OnnxNode:
     """A node ready to convert. `inputs` holds None for omitted optional inputs;
     `output_types` are ONNX's static inference of the outputs (None for omitted outputs);
-    `used` says which outputs some node or the graph reads."""
+    `used` says which outputs some node or the graph reads; `derived` holds what the import
+    derived from its values so far (one per import, shared by its nodes)."""
 
     proto: onnx.NodeProto
     name: str
@@ -48,6 +49,7 @@ class OnnxNode:
     attrs: Mapping[str, Any]
     output_types: tuple[TensorType | None, ...]
     used: tuple[bool, ...]
+    derived: Derived = field(default_factory=Derived, compare=False)
 
     @property
     def op_type(self) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +30,24 @@ class Value:
         """The constant's array; only for constant values."""
         assert isinstance(self.expr, Constant), "data of a value not known at import"
         return self.expr.data
+
+
+class Derived:
+    """Expressions an import derives from another (a weight transposed for nn.dense, reshaped,
+    broadcast), built once per (source, transform) and shared by every node that asks: an
+    initializer many MatMuls read (tied embeddings, GPT-2's lm_head tied to wte) stays one
+    weight, not one per use."""
+
+    def __init__(self) -> None:
+        self._built: dict[tuple[Expr, Hashable], Expr] = {}  # holds the source: ids stay unique
+
+    def get(self, source: Expr, transform: Hashable, build: Callable[[], Expr]) -> Expr:
+        """What `build()` makes of `source` by `transform` (a hashable description of it, such
+        as `("reshape", shape)`): built at the first ask, the same expression after."""
+        key = (source, transform)
+        if key not in self._built:
+            self._built[key] = build()
+        return self._built[key]
 
 
 def constant_value(array: np.ndarray) -> Value:

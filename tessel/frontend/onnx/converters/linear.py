@@ -1,7 +1,9 @@
 """Matrix products: Gemm and MatMul, as nn.dense (2-D) or nn.batch_matmul (batched).
 
 Relay's dense multiplies by a transposed weight (`x @ w.T`, w of shape [units, k]); a constant
-right operand is transposed at import so the graph holds the weight in that layout.
+right operand is transposed at import so the graph holds the weight in that layout. What is
+derived from an operand (transposed, reshaped, broadcast, scaled) is built once per import and
+operand (`OnnxNode.derived`): an initializer many MatMuls read stays one weight.
 """
 
 from __future__ import annotations
@@ -19,16 +21,20 @@ from tessel.graph.ty import TensorType
 Result = Expr | np.ndarray
 
 
-def _transposed(value: Value) -> Expr:
-    """The 2-D `value` transposed: folded when constant."""
-    if value.is_constant:
-        return folded(value.expr, value.data.T)
-    return call("transpose", value.expr, axes=(1, 0))
+def _transposed(node: OnnxNode, value: Value) -> Expr:
+    """The 2-D `value` transposed: folded when constant; one expression per import."""
+
+    def build() -> Expr:
+        if value.is_constant:
+            return folded(value.expr, value.data.T)
+        return call("transpose", value.expr, axes=(1, 0))
+
+    return node.derived.get(value.expr, "transpose", build)
 
 
-def _dense(data: Expr, weight_kn: Value) -> Expr:
+def _dense(node: OnnxNode, data: Expr, weight_kn: Value) -> Expr:
     """data @ weight for a [k, n] weight, as nn.dense with the weight in [n, k]."""
-    return call("nn.dense", data, _transposed(weight_kn), units=weight_kn.type.shape[1])
+    return call("nn.dense", data, _transposed(node, weight_kn), units=weight_kn.type.shape[1])
 
 
 def convert_gemm(node: OnnxNode) -> Result:
@@ -43,24 +49,28 @@ def convert_gemm(node: OnnxNode) -> Result:
         if arrays[2] is not None:
             result = result + beta * arrays[2]
         return result.astype(node.out_type().dtype)
-    lhs = _transposed(a) if node.attr("transA", 0) else a.expr
+    lhs = _transposed(node, a) if node.attr("transA", 0) else a.expr
     # nn.dense wants the weight as [n, k]: that is B itself when transB is set.
-    weight = b.expr if node.attr("transB", 0) else _transposed(b)
+    weight = b.expr if node.attr("transB", 0) else _transposed(node, b)
     out = call("nn.dense", lhs, weight, units=node.out_type().shape[1])
     dtype = node.out_type().dtype
     if alpha != 1.0:
         out = call("multiply", out, const(alpha, dtype))
     if node.has_input(2) and beta != 0.0:
-        out = call("add", out, _scaled(node.input(2), beta, dtype))
+        out = call("add", out, _scaled(node, node.input(2), beta, dtype))
     return out
 
 
-def _scaled(value: Value, factor: float, dtype: str) -> Expr:
+def _scaled(node: OnnxNode, value: Value, factor: float, dtype: str) -> Expr:
     if factor == 1.0:
         return value.expr
-    if value.is_constant:
-        return folded(value.expr, value.data * factor, dtype)
-    return call("multiply", value.expr, const(factor, dtype))
+
+    def build() -> Expr:
+        if value.is_constant:
+            return folded(value.expr, value.data * factor, dtype)
+        return call("multiply", value.expr, const(factor, dtype))
+
+    return node.derived.get(value.expr, ("scale", factor, dtype), build)
 
 
 def convert_matmul(node: OnnxNode) -> Result:
@@ -72,10 +82,10 @@ def convert_matmul(node: OnnxNode) -> Result:
     out_shape = node.out_type().shape
     # A 1-D operand is a matrix with one row (left) or one column (right), dropped at the end.
     if a.type.ndim == 1:
-        a = _reshaped(a, (1, *a.type.shape))
+        a = _reshaped(node, a, (1, *a.type.shape))
     if b.type.ndim == 1:
-        b = _reshaped(b, (*b.type.shape, 1))
-    result = _matmul_by_matrix(a, b) if b.type.ndim == 2 else _batch_matmul(a, b)
+        b = _reshaped(node, b, (*b.type.shape, 1))
+    result = _matmul_by_matrix(node, a, b) if b.type.ndim == 2 else _batch_matmul(node, a, b)
     if _product_shape(a, b) != out_shape:
         result = _reshape(result, out_shape)
     return result
@@ -88,11 +98,14 @@ def _reshape(expr: Expr, shape: tuple[int, ...]) -> Expr:
     return call("reshape", expr, newshape=shape)
 
 
-def _reshaped(value: Value, shape: tuple[int, ...]) -> Value:
-    ty = TensorType(shape, value.type.dtype)
-    if value.is_constant:
-        return Value(folded(value.expr, value.data.reshape(shape)), ty)
-    return Value(call("reshape", value.expr, newshape=shape), ty)
+def _reshaped(node: OnnxNode, value: Value, shape: tuple[int, ...]) -> Value:
+    def build() -> Expr:
+        if value.is_constant:
+            return folded(value.expr, value.data.reshape(shape))
+        return call("reshape", value.expr, newshape=shape)
+
+    expr = node.derived.get(value.expr, ("reshape", shape), build)
+    return Value(expr, TensorType(shape, value.type.dtype))
 
 
 def _product_shape(a: Value, b: Value) -> tuple[int, ...]:
@@ -101,38 +114,42 @@ def _product_shape(a: Value, b: Value) -> tuple[int, ...]:
     return (*batch, a.type.shape[-2], b.type.shape[-1])
 
 
-def _matmul_by_matrix(a: Value, b: Value) -> Expr:
+def _matmul_by_matrix(node: OnnxNode, a: Value, b: Value) -> Expr:
     """[..., m, k] @ [k, n]: fold the leading dimensions into the rows of one dense."""
     if a.type.ndim == 2:
-        return _dense(a.expr, b)
+        return _dense(node, a.expr, b)
     rows = math.prod(a.type.shape[:-1])
     flat = call("reshape", a.expr, newshape=(rows, a.type.shape[-1]))
-    out = _dense(flat, b)
+    out = _dense(node, flat, b)
     return call("reshape", out, newshape=(*a.type.shape[:-1], b.type.shape[-1]))
 
 
-def _batch_matmul(a: Value, b: Value) -> Expr:
+def _batch_matmul(node: OnnxNode, a: Value, b: Value) -> Expr:
     """[..., m, k] @ [..., k, n] with broadcast batch dimensions, as one nn.batch_matmul on
     operands reshaped to [batch, m, k] and [batch, k, n]."""
     batch = tuple(np.broadcast_shapes(a.type.shape[:-2], b.type.shape[:-2]))
     size = math.prod(batch)
-    lhs = _to_batch3(a, batch, size)
-    rhs = _to_batch3(b, batch, size)
+    lhs = _to_batch3(node, a, batch, size)
+    rhs = _to_batch3(node, b, batch, size)
     out = call("nn.batch_matmul", lhs, rhs, transpose_a=False, transpose_b=False)
     if len(batch) == 1:
         return out
     return call("reshape", out, newshape=(*batch, a.type.shape[-2], b.type.shape[-1]))
 
 
-def _to_batch3(value: Value, batch: tuple[int, ...], size: int) -> Expr:
+def _to_batch3(node: OnnxNode, value: Value, batch: tuple[int, ...], size: int) -> Expr:
     """`value` broadcast to `batch` leading dimensions and reshaped to [size, rows, cols]."""
     matrix = value.type.shape[-2:]
     full = (*batch, *matrix)
-    if value.is_constant:
+    if not value.is_constant:
+        expr = value.expr
+        if value.type.shape != full:
+            expr = call("broadcast_to", expr, shape=full)
+        if len(full) != 3:
+            expr = call("reshape", expr, newshape=(size, *matrix))
+        return expr
+
+    def build() -> Expr:
         return folded(value.expr, np.broadcast_to(value.data, full).reshape(size, *matrix))
-    expr = value.expr
-    if value.type.shape != full:
-        expr = call("broadcast_to", expr, shape=full)
-    if len(full) != 3:
-        expr = call("reshape", expr, newshape=(size, *matrix))
-    return expr
+
+    return node.derived.get(value.expr, ("batch3", full), build)
