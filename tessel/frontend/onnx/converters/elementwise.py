@@ -119,6 +119,9 @@ def convert_variadic(node: OnnxNode) -> Result:
 def convert_mod(node: OnnxNode) -> Result:
     """Mod: `fmod=1` is C's remainder (the dividend's sign), else Python's (the divisor's)."""
     fmod = node.attr("fmod", 0)
+    if not fmod and np.dtype(node.out_type().dtype).kind == "f":
+        raise node.error("fmod=0 (the divisor's sign) is defined for integers only; the "
+                         "operands are floating point", hint="set fmod=1 for floats")  # fmt: skip
     if node.all_constant():
         a, b = node.arrays()
         return np.fmod(a, b) if fmod else np.mod(a, b)

@@ -132,11 +132,23 @@ def convert_split(node: OnnxNode) -> list[Result]:
 
 
 def convert_tile(node: OnnxNode) -> Result:
-    """Tile: tile(reps=); the repeats must be known at import."""
+    """Tile, the repeats known at import: x [d0, d1, ...] reshaped to [1, d0, 1, d1, ...],
+    broadcast to [r0, d0, r1, d1, ...] and reshaped to [r0 * d0, r1 * d1, ...] (row-major order
+    puts each repeat's copy of an axis before the next, as numpy.tile does)."""
     reps = tuple(int(r) for r in node.static(1, "repeats"))
+    shape = tuple(node.shape(0))
+    if len(reps) != len(shape) or any(r < 0 for r in reps):
+        raise node.error(f"repeats {list(reps)} must be {len(shape)} non-negative counts, one "
+                         f"per axis of the input's shape {list(shape)}")  # fmt: skip
     if node.input(0).is_constant:
         return np.tile(node.input(0).data, reps)
-    return call("tile", node.expr(0), reps=reps)
+    if all(r == 1 for r in reps):
+        return node.expr(0)
+    interleaved = tuple(d for pair in zip(reps, shape, strict=True) for d in pair)
+    ones = tuple(d for extent in shape for d in (1, extent))
+    spread = call("reshape", node.expr(0), newshape=ones)
+    copies = call("broadcast_to", spread, shape=interleaved)
+    return call("reshape", copies, newshape=tuple(r * d for r, d in zip(reps, shape, strict=True)))
 
 
 _PAD_MODES = {"constant": "constant", "edge": "edge", "reflect": "reflect"}
