@@ -36,6 +36,7 @@ from tessel.ir.expr import (
     Sub,
     Var,
 )
+from tessel.ir.functor import pending_post_order
 from tessel.ir.node import child_items, with_changes
 from tessel.ir.structural import same_expr
 from tessel.support.dtype import DataType
@@ -49,27 +50,13 @@ if TYPE_CHECKING:
 WARM_DEPTH = 64
 
 
-def _operands_first(
-    root: PrimExpr, memo: dict[int, tuple[PrimExpr, PrimExpr]]
-) -> list[PrimExpr]:
-    """The expressions under `root` not in `memo`, operands before their users; iterative."""
-    order: list[PrimExpr] = []
-    seen: set[int] = set()
-    stack: list[tuple[PrimExpr, bool]] = [(root, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
-            continue
-        cached = memo.get(id(node))
-        if id(node) in seen or (cached is not None and cached[0] is node):
-            continue
-        seen.add(id(node))
-        stack.append((node, True))
-        for _, value in reversed(child_items(node)):
-            values = value if isinstance(value, tuple) else (value,)
-            stack.extend((c, False) for c in reversed(values) if isinstance(c, PrimExpr))
-    return order
+def _expr_children(node: PrimExpr) -> list[PrimExpr]:
+    """The expressions directly under `node`, in field order."""
+    children: list[PrimExpr] = []
+    for _, value in child_items(node):
+        values = value if isinstance(value, tuple) else (value,)
+        children.extend(c for c in values if isinstance(c, PrimExpr))
+    return children
 
 
 class StepLimitExceeded(InternalError):
@@ -109,10 +96,15 @@ class Rewriter:
         chain of hundreds of operators) costs bounded stack (issue 25). Only reached deep
         down, so shallow expressions are simplified exactly as before."""
         saved, self.depth = self.depth, 0
-        for node in _operands_first(root, self.memo):
+        for node in pending_post_order(root, _expr_children, self._simplified):
             if node is not root:
                 self.visit(node)
         self.depth = saved
+
+    def _simplified(self, expr: PrimExpr) -> bool:
+        """Whether the memo holds `expr`'s result."""
+        cached = self.memo.get(id(expr))
+        return cached is not None and cached[0] is expr
 
     def fired(self, name: str, before: PrimExpr, after: PrimExpr) -> None:
         """Count a step and record it in the analyzer's trace."""

@@ -54,4 +54,4 @@ def walked_operands(node: PrimExpr) -> tuple[PrimExpr, ...]:
 def print_order(root: PrimExpr, printed: Container[PrimExpr]) -> Iterator[PrimExpr]:
     """The nodes under `root` not yet `printed`, each after its walked operands (left to
     right), `root` last. `printed` is read as the caller fills it in."""
-    return pending_post_order(root, walked_operands, printed)
+    return pending_post_order(root, walked_operands, printed.__contains__)

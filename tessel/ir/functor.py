@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from typing import Any, ClassVar, TypeVar
 
@@ -211,16 +211,16 @@ def post_order(root: Node) -> Iterator[Node]:
 
 
 def pending_post_order(
-    root: N, operands: Callable[[N], Sequence[N]], done: Container[N]
+    root: N, operands: Callable[[N], Sequence[N]], is_done: Callable[[N], bool]
 ) -> Iterator[N]:
-    """The nodes under `root` reached through `operands` that are not `done`, each after its
-    operands (left to right) and `root` last; iterative. `done` is read as the caller fills it
-    in, so a shared subexpression comes once: bottom-up printers and rewriters of expressions
-    whose depth must not become Python's recursion."""
+    """The nodes under `root` reached through `operands` that are not done, each after its
+    operands (left to right) and `root` last; iterative. `is_done` is asked as the caller
+    records each node's result, so a shared subexpression comes once: bottom-up printers and
+    rewriters of expressions whose depth must not become Python's recursion."""
     stack: list[tuple[N, bool]] = [(root, False)]
     while stack:
         node, expanded = stack.pop()
-        if node in done:
+        if is_done(node):
             continue
         if expanded:
             yield node

@@ -62,7 +62,7 @@ class ExprVectorizer:
             return done
         self._open += 1
         try:
-            for sub in pending_post_order(node, _lanewise_operands, self._done):
+            for sub in pending_post_order(node, _lanewise_operands, self._done.__contains__):
                 self._done[sub] = self._visit_node(sub)
             return self._done[node]
         finally:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tessel.ir import expr as E
+from tessel.ir.functor import pending_post_order
 from tessel.ir.node import Node, field_names
 from tessel.ir.target import TargetValue
 from tessel.script.printer.context import Context
@@ -100,10 +101,10 @@ class ExprPrinter:
             return self._doc_of(expr) if done is None else done
         # At the top: print every operand first, bottom-up and left to right, so a handler
         # finds its operands printed and a deep expression costs no stack (issue 25).
-        self._done = {}
+        self._done = done = {}
         try:
-            for node in _operands_first(expr):
-                self._done[id(node)] = self._doc_of(node)
+            for node in pending_post_order(expr, _operands, lambda n: id(n) in done):
+                done[id(node)] = self._doc_of(node)
             return self._done[id(expr)]
         finally:
             self._done = None
@@ -201,28 +202,11 @@ class ExprPrinter:
         return ", ".join(self.text(i) for i in indices)
 
 
-def _operands_first(root: Any) -> list[Any]:
-    """`root` and the expressions under it (not inside buffers), each once, operands before
-    the expressions using them, in the order the handlers print them; iterative."""
-    order: list[Any] = []
-    seen: set[int] = set()
-    stack: list[tuple[Any, bool]] = [(root, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
-            continue
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        stack.append((node, True))
-        if isinstance(node, E.PrimExpr):
-            stack.extend((child, False) for child in reversed(_operands(node)))
-    return order
-
-
-def _operands(node: Node) -> list[Node]:
+def _operands(node: Any) -> list[Node]:
+    """The expressions a handler prints under `node` (none under a buffer or another root)."""
     operands: list[Node] = []
+    if not isinstance(node, E.PrimExpr):
+        return operands
     for name in field_names(type(node)):
         value = getattr(node, name)
         values = value if isinstance(value, tuple) else (value,)
