@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tessel.frontend.onnx.opsets import FIRST_OPSET, LAST_OPSET
 from tessel.support.errors import UserError
 
 
@@ -32,6 +33,17 @@ class DynamicInputError(OnnxImportError):
         """The same error with the hint given as the `tessel` command's `--shape` flag."""
         return DynamicInputError(self.message, self.input_name, self.suggestion,
                                  command_line=True)  # fmt: skip
+
+
+class ValueNeededError(OnnxImportError):
+    """A node needs, at import, the value of a tensor computed from graph inputs (Reshape's shape,
+    a reduction's axes, Pad's pads); `inputs` names the graph inputs it depends on. A caller that
+    knows their values (onnx.backend's run: tessel.frontend.onnx.backend) can bind them and import
+    again; until dynamic shapes exist, a compiled model cannot take them at run time."""
+
+    def __init__(self, message: str, inputs: tuple[str, ...], *, rule: str, hint: str) -> None:
+        super().__init__(message, rule=rule, hint=hint)
+        self.inputs = inputs
 
 
 @dataclass(frozen=True)
@@ -66,7 +78,8 @@ class UnsupportedOperatorError(OnnxImportError):
             f"the ONNX model uses {count} operator{'s' if count != 1 else ''} "
             f"Tessel cannot import:\n{lines}",
             rule="onnx.unsupported-operator",
-            hint="re-export the model with an opset in 11-21 or without these operators; "
+            hint=f"re-export the model with an opset in {FIRST_OPSET}-{LAST_OPSET} or without these "
+            "operators; "
             "`tessel.frontend.onnx.supported_operators()` lists what is covered",
         )
         self.unsupported = unsupported

@@ -9,9 +9,10 @@ from typing import Any
 import numpy as np
 import onnx
 
-from tessel.frontend.onnx.errors import OnnxImportError
+from tessel.frontend.onnx.errors import OnnxImportError, ValueNeededError
 from tessel.frontend.onnx.values import Derived, Value
-from tessel.graph.expr import Expr
+from tessel.graph.expr import Expr, Var
+from tessel.graph.traversal import post_order_exprs
 from tessel.graph.ty import TensorType
 
 
@@ -28,6 +29,12 @@ def attribute_values(proto: onnx.NodeProto) -> dict[str, Any]:
             value = [v.decode() for v in value]
         attrs[attr.name] = value
     return attrs
+
+
+def graph_inputs_of(expr: Expr) -> tuple[str, ...]:
+    """The names of the graph inputs (the Vars) `expr` is computed from, in order of first use."""
+    names = dict.fromkeys(e.name_hint for e in post_order_exprs(expr) if isinstance(e, Var))
+    return tuple(names)
 
 
 def node_name(proto: onnx.NodeProto, index: int) -> str:
@@ -89,11 +96,14 @@ class OnnxNode:
         """The array of input `index`, which must be known at import (`what` names it)."""
         value = self.input(index)
         if not value.is_constant:
-            raise self.error(
-                f"its {what} (input {index}) must be computable at import, but it depends on "
-                "graph inputs",
+            inputs = graph_inputs_of(value.expr)
+            raise ValueNeededError(
+                f"{self.op_type} node `{self.name}`: its {what} (input {index}) must be "
+                f"computable at import, but it depends on graph inputs {list(inputs)}",
+                inputs,
+                rule=f"onnx.{self.op_type}",
                 hint="Tessel compiles static graphs; give shapes so that the shape computation "
-                "folds (from_onnx(model, shape={...}))",
+                "folds (from_onnx(model, shape={...})), or make the value an initializer",
             )
         return value.data
 
@@ -113,6 +123,19 @@ class OnnxNode:
         """The static type of output `index`; an error if ONNX cannot infer it statically."""
         ty = self.output_types[index]
         if ty is None:
+            # The shape follows from integer inputs computed at run time (Expand's shape, ...).
+            dynamic = [v for v in self.inputs if v is not None and not v.is_constant
+                       and v.type.dtype.startswith(("int", "uint"))]  # fmt: skip
+            inputs = tuple(dict.fromkeys(n for v in dynamic for n in graph_inputs_of(v.expr)))
+            if inputs:
+                raise ValueNeededError(
+                    f"{self.op_type} node `{self.name}`: output {index} has no static shape: it "
+                    f"depends on the values of graph inputs {list(inputs)}",
+                    inputs,
+                    rule=f"onnx.{self.op_type}",
+                    hint="Tessel compiles static graphs; make the values initializers or give "
+                    "shapes so that the shape computation folds",
+                )
             raise self.error(
                 f"output {index} has no static shape",
                 hint="Tessel compiles static graphs: the shape must follow from the input shapes "

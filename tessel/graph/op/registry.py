@@ -9,10 +9,12 @@ from tessel.graph.op import (
     elemwise,
     image,
     indexing,
+    math,
     nn,
     nn_nchwc,
     norm,
     pooling,
+    quantize,
     reduce,
     scatter,
     transform,
@@ -21,7 +23,8 @@ from tessel.graph.op.op_def import OpDef
 from tessel.support.errors import UserError
 
 _FAMILIES = (
-    elemwise, broadcast, nn, nn_nchwc, pooling, norm, reduce, transform, indexing, scatter, image,
+    elemwise, math, broadcast, nn, nn_nchwc, pooling, norm, reduce, transform, indexing, scatter,
+    image, quantize,
 )
 
 

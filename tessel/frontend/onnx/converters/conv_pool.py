@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from tessel.frontend.onnx.node import OnnxNode
+from tessel.frontend.onnx.opsets import Entry, every_opset
 from tessel.frontend.onnx.relay import call
 from tessel.frontend.onnx.values import Value
 from tessel.graph.expr import Expr
@@ -168,3 +169,13 @@ def convert_global_average_pool(node: OnnxNode) -> Expr:
 def convert_global_max_pool(node: OnnxNode) -> Expr:
     """GlobalMaxPool: nn.global_max_pool2d (other ranks: max over the spatial axes)."""
     return _global_pool(node, "nn.global_max_pool2d", "max")
+
+
+TABLE: dict[str, tuple[Entry, ...]] = {
+    # convolution and pooling
+    "Conv": every_opset(convert_conv),
+    "MaxPool": every_opset(convert_max_pool),
+    "AveragePool": every_opset(convert_average_pool),  # dilations from 19
+    "GlobalAveragePool": every_opset(convert_global_average_pool),
+    "GlobalMaxPool": every_opset(convert_global_max_pool),
+}

@@ -9,6 +9,7 @@ from collections.abc import Callable
 import numpy as np
 
 from tessel.frontend.onnx.node import OnnxNode
+from tessel.frontend.onnx.opsets import Entry, every_opset
 from tessel.frontend.onnx.relay import call, const
 from tessel.graph.expr import Expr
 
@@ -243,3 +244,23 @@ def convert_dropout(node: OnnxNode) -> list[Result | None]:
     if not node.output_used(1):
         return [data, None]
     return [data, np.ones(node.out_type(1).shape, dtype=bool)]
+
+
+TABLE: dict[str, tuple[Entry, ...]] = {
+    # elementwise
+    **{op: every_opset(convert_unary) for op in UNARY},
+    **{op: every_opset(convert_binary) for op in BINARY},
+    **{op: every_opset(convert_variadic) for op in VARIADIC},
+    "Mod": every_opset(convert_mod),
+    "Reciprocal": every_opset(convert_reciprocal),
+    "Clip": every_opset(convert_clip, first=11),  # min/max are inputs from 11
+    "LeakyRelu": every_opset(convert_leaky_relu),
+    "HardSigmoid": every_opset(convert_hard_sigmoid),
+    "HardSwish": every_opset(convert_hard_swish, first=14),
+    "Gelu": every_opset(convert_gelu, first=20),
+    "IsInf": every_opset(convert_is_inf),  # opset 20 adds only dtypes
+    "Where": every_opset(convert_where),
+    "Cast": every_opset(convert_cast),
+    "Identity": every_opset(convert_identity),
+    "Dropout": every_opset(convert_dropout),  # ratio/training_mode inputs from 12
+}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from tessel.frontend.onnx.node import OnnxNode
+from tessel.frontend.onnx.opsets import Entry, every_opset
 from tessel.frontend.onnx.relay import call, const, fold
 from tessel.frontend.onnx.values import Value
 from tessel.graph.expr import Expr
@@ -186,3 +187,14 @@ def convert_slice(node: OnnxNode) -> Value | np.ndarray:
         axes=tuple(p[0] for p in params),
     )
     return Value(sliced, TensorType(tuple(out_shape), node.input(0).type.dtype))
+
+
+TABLE: dict[str, tuple[Entry, ...]] = {
+    # indexing
+    "Gather": every_opset(convert_gather),
+    "Slice": every_opset(convert_slice, first=10),  # starts/ends are inputs from 10
+    "GatherElements": every_opset(convert_gather_elements),
+    "GatherND": every_opset(convert_gather_nd),  # batch_dims from 12
+    "ScatterElements": every_opset(convert_scatter_elements),  # reduction from 16 (max/min 18)
+    "ScatterND": every_opset(convert_scatter_nd),  # reduction from 16 (max/min 18)
+}

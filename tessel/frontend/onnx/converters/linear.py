@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from tessel.frontend.onnx.node import OnnxNode
+from tessel.frontend.onnx.opsets import Entry, every_opset
 from tessel.frontend.onnx.relay import call, const, folded
 from tessel.frontend.onnx.values import Value
 from tessel.graph.expr import Call, Expr
@@ -153,3 +154,10 @@ def _to_batch3(node: OnnxNode, value: Value, batch: tuple[int, ...], size: int) 
         return folded(value.expr, np.broadcast_to(value.data, full).reshape(size, *matrix))
 
     return node.derived.get(value.expr, ("batch3", full), build)
+
+
+TABLE: dict[str, tuple[Entry, ...]] = {
+    # matrix products
+    "Gemm": every_opset(convert_gemm),
+    "MatMul": every_opset(convert_matmul),
+}

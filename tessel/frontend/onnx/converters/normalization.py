@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from tessel.frontend.onnx.node import OnnxNode
+from tessel.frontend.onnx.opsets import FIRST_OPSET, LAST_OPSET, Entry, every_opset
 from tessel.frontend.onnx.relay import call, const, item
 from tessel.graph.expr import Expr
 
@@ -78,3 +79,18 @@ def convert_softmax(node: OnnxNode) -> Expr:
 def convert_log_softmax(node: OnnxNode) -> Expr:
     """LogSoftmax: nn.log_softmax, with Softmax's opset rules."""
     return _softmax(node, "nn.log_softmax")
+
+
+TABLE: dict[str, tuple[Entry, ...]] = {
+    # normalisation
+    "BatchNormalization": every_opset(convert_batch_norm),
+    "LayerNormalization": every_opset(convert_layer_norm, first=17),
+    "Softmax": (
+        (FIRST_OPSET, 12, convert_softmax),  # flattens at `axis` (default 1)
+        (13, LAST_OPSET, convert_softmax),  # one axis (default -1)
+    ),
+    "LogSoftmax": (
+        (FIRST_OPSET, 12, convert_log_softmax),
+        (13, LAST_OPSET, convert_log_softmax),
+    ),
+}

@@ -13,6 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from tessel.frontend.onnx.node import OnnxNode
+from tessel.frontend.onnx.opsets import Entry, every_opset
 from tessel.frontend.onnx.relay import call, fold
 from tessel.graph.expr import Expr
 
@@ -111,3 +112,15 @@ def convert_cumsum(node: OnnxNode) -> Result:
     else:
         total = call("cumsum", data, axis=axis, exclusive=exclusive)
     return _flip(total, axis, shape[axis]) if reverse else total
+
+
+TABLE: dict[str, tuple[Entry, ...]] = {
+    # reductions: axes are an attribute before 13 (ReduceSum) / 18 (others), then an input
+    **{op: every_opset(convert_reduce) for op in REDUCTIONS},
+    "ReduceL1": every_opset(convert_reduce_norm),
+    "ReduceL2": every_opset(convert_reduce_norm),
+    "ReduceSumSquare": every_opset(convert_reduce_norm),
+    "ArgMax": every_opset(convert_arg_reduce),
+    "ArgMin": every_opset(convert_arg_reduce),
+    "CumSum": every_opset(convert_cumsum),
+}

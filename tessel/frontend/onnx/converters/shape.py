@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from tessel.frontend.onnx.node import OnnxNode
+from tessel.frontend.onnx.opsets import Entry, every_opset
 
 
 def convert_constant(node: OnnxNode) -> np.ndarray:
@@ -55,3 +56,13 @@ def convert_range(node: OnnxNode) -> np.ndarray:
     )
     count = max(math.ceil((limit.item() - start.item()) / delta.item()), 0)
     return (start + delta * np.arange(count)).astype(start.dtype)
+
+
+TABLE: dict[str, tuple[Entry, ...]] = {
+    # values known at import
+    "Constant": every_opset(convert_constant),
+    "Shape": every_opset(convert_shape),  # start/end attributes from 15
+    "Size": every_opset(convert_size),
+    "ConstantOfShape": every_opset(convert_constant_of_shape),
+    "Range": every_opset(convert_range),
+}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from tessel.frontend.onnx.node import OnnxNode
+from tessel.frontend.onnx.opsets import Entry, every_opset
 from tessel.frontend.onnx.relay import call, const, fold, item, tuple_of
 from tessel.graph.expr import Expr
 
@@ -195,3 +196,19 @@ def convert_trilu(node: OnnxNode) -> Result:
     if node.has_input(1) and node.input(1).type.shape != ():
         k = call("reshape", k, newshape=())
     return call("trilu", node.expr(0), k, upper=upper)
+
+
+TABLE: dict[str, tuple[Entry, ...]] = {
+    # layout
+    "Reshape": every_opset(convert_reshape),  # allowzero from 14
+    "Flatten": every_opset(convert_flatten),
+    "Squeeze": every_opset(convert_squeeze),  # axes input from 13
+    "Unsqueeze": every_opset(convert_unsqueeze),  # axes input from 13
+    "Expand": every_opset(convert_expand),
+    "Transpose": every_opset(convert_transpose),
+    "Concat": every_opset(convert_concat),
+    "Split": every_opset(convert_split),  # split input from 13, num_outputs from 18
+    "Tile": every_opset(convert_tile),
+    "Pad": every_opset(convert_pad, first=11),  # pads as inputs from 11, axes input from 18
+    "Trilu": every_opset(convert_trilu, first=14),
+}
