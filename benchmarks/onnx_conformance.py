@@ -105,7 +105,8 @@ def _run_one(backend: str, test) -> tuple[str, str]:
     run = _run_tessel if backend == "tessel" else _run_onnxruntime
     try:
         for inputs, ref_outputs in test.data_sets:
-            inputs = [_normalize_tensor(x) for x in inputs]
+            # A 0-d input comes as a NumPy scalar, which onnxruntime's Python API refuses.
+            inputs = [_as_array(_normalize_tensor(x)) for x in inputs]
             ref_outputs = [_normalize_tensor(x) for x in ref_outputs]
             outputs = run(test.model, inputs)
             try:
@@ -118,6 +119,12 @@ def _run_one(backend: str, test) -> tuple[str, str]:
     except Exception as err:  # noqa: BLE001 - every failure is an outcome to report
         return _classify_error(backend, err), _first_line(err)
     return "pass", ""
+
+
+def _as_array(value):
+    import numpy as np
+
+    return np.asarray(value) if isinstance(value, np.generic) else value
 
 
 def _first_line(err: BaseException) -> str:

@@ -256,6 +256,22 @@ TESSEL_FLOAT_HELPERS(float, f32, f)
 TESSEL_FLOAT_HELPERS(double, f64, )
 """
 
+# ONNX's BitCast (topi.reinterpret): the bits of a float read as the integer of its width, and
+# back. memcpy is how C reinterprets without breaking strict aliasing; compilers make it a move.
+_BITCAST_HELPERS = r"""
+#define TESSEL_BITCAST(FROM, TO, NAME) \
+  static inline TO tessel_bitcast_##NAME(FROM v) { TO r; memcpy(&r, &v, sizeof r); return r; }
+TESSEL_BITCAST(float, int32_t, float32_int32)
+TESSEL_BITCAST(float, uint32_t, float32_uint32)
+TESSEL_BITCAST(int32_t, float, int32_float32)
+TESSEL_BITCAST(uint32_t, float, uint32_float32)
+TESSEL_BITCAST(double, int64_t, float64_int64)
+TESSEL_BITCAST(double, uint64_t, float64_uint64)
+TESSEL_BITCAST(int64_t, double, int64_float64)
+TESSEL_BITCAST(uint64_t, double, uint64_float64)
+#undef TESSEL_BITCAST
+"""
+
 # A mask's lanes are bytes holding 0 or 1 (whether all are on: c_expr.all_lanes_test).
 _VECTOR_HELPERS = r"""
 /* A contiguous load or store of the enabled lanes of 4-byte elements (8 or 16 lanes): one
@@ -326,4 +342,10 @@ static inline void tessel_masked_store4x8(void* dst, const void* src, const void
 #endif
 """
 
-PRELUDE = (_HEADER.replace("@ALIGNMENT@", str(ALIGNMENT)) + _INT_HELPERS + _FLOAT_HELPERS + _VECTOR_HELPERS).lstrip()
+PRELUDE = (
+    _HEADER.replace("@ALIGNMENT@", str(ALIGNMENT))
+    + _INT_HELPERS
+    + _FLOAT_HELPERS
+    + _BITCAST_HELPERS
+    + _VECTOR_HELPERS
+).lstrip()

@@ -16,14 +16,15 @@ from tessel.support.dtype import DataType
 _C_TYPES = {
     "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
     "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
-    "float32": "float", "float64": "double", "bool": "bool", "handle": "void*",
+    "float16": "_Float16", "float32": "float", "float64": "double", "bool": "bool",
+    "handle": "void*",
 }  # fmt: skip
 
 # Short suffixes for the helper functions of the prelude (tessel_floordiv_i32, ...).
 _SUFFIXES = {
     "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
     "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
-    "float32": "f32", "float64": "f64", "bool": "b",
+    "float16": "f16", "float32": "f32", "float64": "f64", "bool": "b",
 }  # fmt: skip
 
 
@@ -40,8 +41,9 @@ _VECTOR_NAME = re.compile(r"\btessel_((?:u?int|float)(?:8|16|32|64)|bool)x(\d+)\
 
 
 def c_type(dtype: DataType) -> str:
-    """The C type of a dtype: a vector of a power-of-two number of lanes is a vector type;
-    16-bit float types are not supported."""
+    """The C type of a dtype: a vector of a power-of-two number of lanes is a vector type.
+    float16 is GCC's `_Float16` (storage and conversion; the graph level computes in float32);
+    bfloat16 is not supported."""
     if dtype.is_vector:
         element = c_type(dtype.element)  # rejects unsupported element types
         if dtype.lanes & (dtype.lanes - 1) or element == "void*":
@@ -84,6 +86,8 @@ def float_literal(value: float, dtype: DataType) -> str:
     if math.isinf(value):
         return f"(({ctype})INFINITY)" if value > 0 else f"(-({ctype})INFINITY)"
     text = value.hex()  # exact; a float32 constant is rounded once, as NumPy rounds it
+    if dtype.bits == 16:  # no float16 literal suffix: a double constant converted once
+        return f"((_Float16){text})"
     text = f"{text}f" if dtype.bits == 32 else text
     return f"({text})" if value < 0 else text
 

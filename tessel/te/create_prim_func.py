@@ -139,8 +139,12 @@ class _LoadsToBuffers(Mutator):
 
 
 def _loop_nest(op: ComputeOp, buffers: _Buffers, name: str) -> Stmt:
-    """`for` loops over the axes, then the reduction axes, around the compute's block."""
-    axes = list(op.axis) + list(op.reduce_axis)
+    """`for` loops over the axes, then the reduction axes, around the compute's block. A
+    reduction over an empty domain (a reduction axis of extent 0: a MatMul with an empty inner
+    dimension) is its initial value: the block stores that, with no reduction loops, since
+    an init inside loops that never run would leave the output unwritten."""
+    empty = _empty_reduction(op)
+    axes = list(op.axis) + ([] if empty else list(op.reduce_axis))
     loop_vars = [Var(iv.var.name, iv.var.dtype) for iv in axes]
     block_vars = [Var(f"v_{iv.var.name}", iv.var.dtype) for iv in axes]
     iter_vars = tuple(
@@ -153,6 +157,8 @@ def _loop_nest(op: ComputeOp, buffers: _Buffers, name: str) -> Stmt:
     outputs = [buffers.of(t) for t in op.outputs]
     indices = tuple(block_vars[: len(op.axis)])
     init, body = _block_body(op, outputs, indices, convert)
+    if empty:
+        init, body = None, init
     block = Block(iter_vars, (), (), name, body, init)
     reads, writes = infer_access_regions(block)
     block = Block(iter_vars, reads, writes, name, body, init, annotations=op.attrs)
@@ -164,6 +170,12 @@ def _loop_nest(op: ComputeOp, buffers: _Buffers, name: str) -> Stmt:
     for loop_var, iv in reversed(list(zip(loop_vars, axes, strict=True))):
         nest = For(loop_var, builders.const(0, loop_var.dtype), iv.dom.extent, ForKind.SERIAL, nest)
     return nest
+
+
+def _empty_reduction(op: ComputeOp) -> bool:
+    return isinstance(op.body[0], Reduce) and any(
+        builders.is_const_int(iv.dom.extent, 0) for iv in op.reduce_axis
+    )
 
 
 def _block_body(

@@ -15,6 +15,7 @@ from tessel.ir.structural import structural_equal
 from tessel.support.dtype import DataType
 from tessel.support.errors import IRTypeError
 from tessel.te.tensor import Tensor, TensorIterVar
+from tessel.tir import builtin
 from tessel.topi.utils import op_error
 
 BROADCAST = "broadcast"  # TVM's tag.BROADCAST: elementwise after broadcasting the operands
@@ -233,7 +234,16 @@ def _division(
 
 
 def _float_floor_mod(a: PrimExpr, b: PrimExpr) -> PrimExpr:
-    return builders.sub(a, builders.mul(te.floor(builders.div(a, b)), b))
+    """NumPy's (Python's) float %, exactly: fmod (exact in floating point) moved into rhs's sign
+    by adding rhs once; a zero result takes rhs's sign. a - floor(a / b) * b would round."""
+    remainder = te.fmod(a, b)
+    zero = builders.const(0, a.dtype)
+    other_sign = builders.ne(builders.lt(remainder, zero), builders.lt(b, zero))
+    moved = builders.select(
+        builders.logical_and(builders.ne(remainder, zero), other_sign), remainder + b, remainder
+    )
+    signed_zero = builtin.math_binary("copysign", zero, b)
+    return builders.select(builders.eq(remainder, zero), signed_zero, moved)
 
 
 add = _binary("add", builders.add, _not_bool, "lhs + rhs with broadcasting.")

@@ -3,6 +3,7 @@ one element of the input for each element of the output."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -11,8 +12,8 @@ from tessel.ir import builders
 from tessel.ir.expr import FloatImm, IntImm, PrimExpr
 from tessel.support.dtype import DataType
 from tessel.support.errors import IRTypeError, UserError
-from tessel.tir import builtin
 from tessel.te.tensor import Tensor
+from tessel.tir import builtin
 from tessel.topi.utils import expect_tensor, op_error
 
 ELEMWISE = "elemwise"  # TVM's tag.ELEMWISE: one output element from the same input element
@@ -124,7 +125,7 @@ def negative(x: Tensor) -> Tensor:
 
 
 def sign(x: Tensor) -> Tensor:
-    """-1, 0 or 1 by the sign of each element, in the input's dtype (0 for NaN)."""
+    """-1, 0 or 1 by the sign of each element, in the input's dtype (NaN for NaN, as NumPy)."""
     x = expect_tensor("sign", "x", x)
 
     def scalar(v: PrimExpr) -> PrimExpr:
@@ -132,7 +133,10 @@ def sign(x: Tensor) -> Tensor:
         positive = builders.select(builders.gt(v, zero), one, zero)
         if DataType.of(x.dtype).is_uint:
             return positive
-        return builders.select(builders.lt(v, zero), builders.const(-1, v.dtype), positive)
+        signed = builders.select(builders.lt(v, zero), builders.const(-1, v.dtype), positive)
+        if DataType.of(x.dtype).is_float:  # NaN is neither: it stays NaN, as in NumPy
+            return builders.select(builtin.float_test("isnan", v), v, signed)
+        return signed
 
     return elementwise("sign", x, scalar)
 
@@ -189,3 +193,76 @@ def _cast_scalar(v: PrimExpr, dtype: str) -> PrimExpr:
     if DataType.of(dtype).is_bool and not v.dtype.is_bool:
         return builders.ne(v, builders.const(0, v.dtype))  # C's and NumPy's conversion to bool
     return builders.cast(v, dtype)
+
+
+sin = _float_unary("sin", te.sin)
+cos = _float_unary("cos", te.cos)
+tan = _float_unary("tan", te.tan)
+asin = _float_unary("asin", te.asin)
+acos = _float_unary("acos", te.acos)
+atan = _float_unary("atan", te.atan)
+sinh = _float_unary("sinh", te.sinh)
+cosh = _float_unary("cosh", te.cosh)
+
+# Beyond 2**28, x*x + 1 == x*x in double and the inverse hyperbolic functions are log(2|x|).
+_HUGE = 2.0**28
+_LN2 = 0.6931471805599453
+
+
+def _f(value: float, like: PrimExpr) -> PrimExpr:
+    """The constant `value` in the float dtype of `like`."""
+    return builders.const(value, like.dtype)
+
+
+def _asinh(v: PrimExpr) -> PrimExpr:
+    # glibc's formulation: log1p keeps small arguments exact, the sign is restored at the end
+    # (asinh is odd, and log of x + sqrt(x*x + 1) would cancel for negative x).
+    a = te.abs(v)
+    square = a * a
+    near = te.log1p(a + square / (_f(1, v) + te.sqrt(square + _f(1, v))))
+    far = te.log(a) + _f(_LN2, v)
+    magnitude = builders.select(builders.gt(a, _f(_HUGE, v)), far, near)
+    return builtin.math_binary("copysign", magnitude, v)
+
+
+def _acosh(v: PrimExpr) -> PrimExpr:
+    # log1p near 1, where x + sqrt(x*x - 1) loses the digits of x - 1; NaN below 1.
+    t = v - _f(1, v)
+    near = te.log1p(t + te.sqrt(t * t + _f(2, v) * t))
+    middle = te.log(_f(2, v) * v - _f(1, v) / (v + te.sqrt(v * v - _f(1, v))))
+    far = te.log(v) + _f(_LN2, v)
+    value = builders.select(
+        builders.gt(v, _f(_HUGE, v)), far, builders.select(builders.gt(v, _f(2, v)), middle, near)
+    )
+    return builders.select(builders.lt(v, _f(1, v)), _f(math.nan, v), value)
+
+
+def _atanh(v: PrimExpr) -> PrimExpr:
+    # 0.5 * log((1 + a) / (1 - a)) through log1p (exact for small a), odd in the sign.
+    a = te.abs(v)
+    magnitude = _f(0.5, v) * te.log1p(_f(2, v) * a / (_f(1, v) - a))
+    return builtin.math_binary("copysign", magnitude, v)
+
+
+asinh = _float_unary("asinh", _asinh)
+acosh = _float_unary("acosh", _acosh)
+atanh = _float_unary("atanh", _atanh)
+
+
+def round_half_to_even(x: Tensor) -> Tensor:
+    """Round to the nearest integer, halfway cases to even (NumPy's np.round, ONNX's Round: C's
+    nearbyint in the default rounding mode); integers are returned unchanged."""
+    x = expect_tensor("round_half_to_even", "x", x)
+    scalar = te.nearbyint if DataType.of(x.dtype).is_float else (lambda v: v)
+    return elementwise("round_half_to_even", x, scalar)
+
+
+def softplus(x: Tensor) -> Tensor:
+    """log(1 + exp(x)) of a float tensor, as max(x, 0) + log1p(exp(-|x|)): exp never overflows
+    and small results keep their digits."""
+
+    def scalar(v: PrimExpr) -> PrimExpr:
+        positive = builders.max_value(v, _f(0, v))
+        return positive + te.log1p(te.exp(builders.neg(te.abs(v))))
+
+    return elementwise("softplus", _float_tensor("softplus", x), scalar)

@@ -1,23 +1,31 @@
-"""Reductions over axes (TVM's topi.sum, max, min, prod, all, any, argmax, argmin) and Relay's
-mean and variance, as te computes.
+"""Reductions over axes (TVM's topi.sum, max, min, prod, all, any, argmax, argmin), Relay's
+mean and variance, and the running product cumprod, as te computes.
 
 Every reduction takes `axis` as None (all axes), an int or a list of ints (negative axes count
 from the end), and `keepdims` (keep each reduced axis with extent 1). Reducing over no axes
-(`axis=[]`, or a rank-0 tensor) copies the data, as NumPy does.
+(`axis=[]`, or a rank-0 tensor) copies the data, as NumPy does; reducing over an empty axis
+writes the reduction's identity (argmax and argmin refuse it: there is no index to give).
 """
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from tessel import te
 from tessel.ir import builders
-from tessel.ir.expr import PrimExpr
+from tessel.ir.expr import IntImm, PrimExpr
 from tessel.support.dtype import DataType
 from tessel.te.reduction import highest, lowest
 from tessel.te.tensor import Tensor
-from tessel.topi.utils import expect_tensor, normalize_axes, op_error
+from tessel.topi.utils import (
+    expect_tensor,
+    normalize_axes,
+    normalize_axis,
+    op_error,
+    shape_str,
+)
 
 COMM_REDUCE = "comm_reduce"
 COMM_REDUCE_IDX = "comm_reduce_idx"
@@ -60,6 +68,17 @@ def _copy(data: Tensor, name: str) -> Tensor:
     return te.compute(data.shape, lambda *i: data[i], name=name, tag=COMM_REDUCE)
 
 
+def _has_empty_axis(data: Tensor, axes: tuple[int, ...]) -> bool:
+    """True if some reduced axis has extent 0: the reduction has no element to combine."""
+    return builtins.any(isinstance(data.shape[d], IntImm) and data.shape[d].value == 0
+                        for d in axes)  # fmt: skip
+
+
+def _fill(shape: Sequence[PrimExpr], value: PrimExpr, name: str, tag: str) -> Tensor:
+    """A tensor of `shape` holding `value` everywhere."""
+    return te.compute(shape, lambda *i: value, name=name, tag=tag)
+
+
 def reduced_index(index: Sequence[Any], axes: Sequence[int]) -> tuple[Any, ...]:
     """The element of a keepdims reduction over `axes` that belongs to data element `index`
     (for operators built from reductions, such as softmax and layer_norm)."""
@@ -79,6 +98,12 @@ def _comm_reduce(
     name = name or f"T_{op}"
     if not axes:
         return _copy(data, name)
+    if _has_empty_axis(data, axes):
+        # A reduction over no element is its identity (sum 0, max -inf, ...). Computed as a
+        # reduction, its loop over the empty axis would never run and never write the
+        # identity, which is written on the loop's first iteration.
+        identity = builders.cast(reducer.fidentity(data.dtype), data.dtype)
+        return _fill(_output_shape(data, axes, keepdims), identity, name, COMM_REDUCE)
     ks = _reduce_axes(data, axes)
 
     def fcompute(*index: Any) -> PrimExpr:
@@ -177,6 +202,9 @@ def _arg_reduce(op: str, data: Any, axis: Any, keepdims: bool, select_last_index
         return te.compute(
             out_shape, lambda *i: builders.const(0, "int32"), name=f"T_{op}", tag=COMM_REDUCE_IDX
         )
+    if _has_empty_axis(data, axes):
+        raise op_error(op, "data", f"has no element to take the {op} of: a reduced axis of "
+                       f"shape {shape_str(data.shape)} is empty")  # fmt: skip
     reducer = _ARG_REDUCERS[(op, bool(select_last_index))]
     ks = _reduce_axes(data, axes)
 
@@ -246,3 +274,26 @@ def variance(
     total = _comm_reduce("variance", deviations, axes, keepdims, te.sum, name="T_variance_sum")
     count = _count(data, axes) - (1 if unbiased else 0)
     return _divide("variance", total, count)
+
+
+# ----------------------------------------------------------------------------------------------
+# cumprod: the running product (cumsum's scan, in tessel.topi.scan, with te.prod)
+
+
+def cumprod(data: Tensor, axis: int, exclusive: bool = False) -> Tensor:
+    """The running product of `data` along `axis`; `exclusive` leaves each element out of its
+    own product (the first is 1). Each output element reduces the prefix it covers, as cumsum."""
+    data = expect_tensor("cumprod", "data", data)
+    axis = normalize_axis("cumprod", axis, data.ndim)
+    extent = data.shape[axis]
+    if not isinstance(extent, IntImm):
+        raise op_error("cumprod", "data", f"axis {axis} must have a constant extent")
+    if extent.value == 0:
+        return _fill(data.shape, builders.const(1, data.dtype), "T_cumprod", "cumprod")
+
+    def prefix(*i: PrimExpr) -> PrimExpr:
+        k = te.reduce_axis((0, extent), name="k")
+        covered = k.var < i[axis] if exclusive else k.var <= i[axis]
+        return te.prod(data[i[:axis] + (k.var,) + i[axis + 1 :]], axis=k, where=covered)
+
+    return te.compute(data.shape, prefix, name="T_cumprod")

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from onnx_testing import calls, check_against_onnxruntime, single_op_model, the_call
 
-from tessel.frontend.onnx import OnnxImportError, from_onnx
+from tessel.frontend.onnx import from_onnx
 
 RNG = np.random.default_rng(7)
 
@@ -137,12 +137,6 @@ def test_global_pools():
     assert calls(
         check_against_onnxruntime(single_op_model("GlobalMaxPool", {"x": (2, 3, 5, 4)}))
     ) == ["nn.global_max_pool2d"]
-
-
-def test_max_pool_indices_are_refused():
-    model = single_op_model("MaxPool", {"x": (1, 1, 4, 4)}, output_count=2, kernel_shape=[2, 2])
-    with pytest.raises(OnnxImportError, match="Indices"):
-        from_onnx(model)
 
 
 @pytest.mark.parametrize(("trans_a", "trans_b"), [(0, 0), (0, 1), (1, 0), (1, 1)])

@@ -14,6 +14,7 @@ from onnx_testing import (
     make_model,
     run_onnxruntime,
     tensor,
+    the_call,
 )
 
 from tessel.frontend.onnx import from_onnx
@@ -154,3 +155,11 @@ def test_slice_bounds_select_what_onnxruntime_selects(dim, start, end, step):
     expected = run_onnxruntime(model, {"x": x})[0]
     # Read back the way strided_slice (and NumPy) read them: negative bounds count from the end.
     np.testing.assert_array_equal(x[begin:stop:stride], expected)
+
+
+def test_slice_attributes_before_opset_10():
+    """Opsets 7-9 give starts, ends and axes as attributes (no steps)."""
+    node = helper.make_node("Slice", ["x"], ["y"], starts=[1, -3], ends=[100, -1], axes=[0, -1])
+    model = make_model([node], [tensor("x", (4, 5))], [tensor("y", (3, 2))], opset=9)
+    mod = check_against_onnxruntime(model)
+    assert the_call(mod, "strided_slice").attrs["begin"] == (1, 2)

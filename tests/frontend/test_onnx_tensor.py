@@ -153,12 +153,62 @@ def test_pad_value_and_axes_input():
     assert pad.args[1].data == np.float32(1.5)
 
 
-def test_pad_wrap_is_refused():
+@pytest.mark.parametrize(
+    ("mode", "pads"),
+    [("wrap", [1, 5, 2, 0]), ("reflect", [0, 3, -1, 2]), ("edge", [-1, 2, 0, -2]),
+     ("constant", [2, -1, -1, 3])],
+)  # fmt: skip
+def test_pad_wide_wrap_and_negative(mode, pads):
+    """Widths past the axis (wrap, reflect) and negative widths (crops) in every mode."""
     model = single_op_model(
-        "Pad", {"x": (3, 4)}, opset=19, initializers={"p": np.array([1, 1, 1, 1])}, mode="wrap"
+        "Pad", {"x": (3, 4)}, opset=19, initializers={"p": np.array(pads)}, mode=mode
     )
-    with pytest.raises(OnnxImportError, match="mode 'wrap'"):
+    check_against_onnxruntime(model, compiled=mode == "wrap")
+
+
+def test_pad_attributes_before_opset_11():
+    model = single_op_model("Pad", {"x": (2, 3)}, opset=10, pads=[0, 1, 1, 2], value=2.5)
+    pad = the_call(check_against_onnxruntime(model), "nn.pad")
+    assert pad.attrs["pad_width"] == ((0, 1), (1, 2))
+    assert pad.args[1].data == np.float32(2.5)
+
+
+def test_pad_of_an_empty_axis_in_edge_mode_is_refused():
+    model = single_op_model(
+        "Pad", {"x": (0, 2)}, opset=19, initializers={"p": np.array([1, 0, 0, 0])}, mode="edge"
+    )
+    with pytest.raises(OnnxImportError, match="extent 0"):
         from_onnx(model)
+
+
+def test_reshape_allowzero_makes_a_zero_size_dimension():
+    """Regression: with allowzero=1 a 0 in the shape is an extent of 0, not "copy this one"."""
+    model = single_op_model("Reshape", {"x": (0, 3, 4)}, opset=14, allowzero=1,
+                            initializers={"s": np.array([3, 4, 0])})  # fmt: skip
+    mod = check_against_onnxruntime(model, compiled=True)
+    assert dict(the_call(mod, "reshape").attrs) == {"newshape": (3, 4, 0), "allowzero": True}
+
+
+def test_unsqueeze_and_tile_of_an_empty_tensor():
+    """Reshapes to explicit shapes holding 0 keep the 0 (no Relay "copy" code)."""
+    nodes = [
+        helper.make_node("Unsqueeze", ["x", "axes"], ["u"]),
+        helper.make_node("Tile", ["u", "r"], ["y"]),
+    ]
+    model = make_model(nodes, [tensor("x", (2, 0))], [tensor("y", (2, 2, 0, 1))],
+                       {"axes": np.array([0, 3]), "r": np.array([2, 1, 3, 1])})  # fmt: skip
+    check_against_onnxruntime(model)
+
+
+def test_eye_like_is_known_at_import():
+    model = single_op_model("EyeLike", {"x": (3, 4)}, k=1, dtype=INT64)
+    mod = check_against_onnxruntime(model)
+    assert calls(mod) == []
+
+
+def test_det_of_2x2_and_3x3_matrices():
+    for shape in [(2, 2, 2), (3, 3)]:
+        check_against_onnxruntime(single_op_model("Det", {"x": shape}), rtol=1e-4)
 
 
 def test_gather_embedding_with_graph_indices():

@@ -97,6 +97,22 @@ def _batch_norm_values(rng, types):
     return values
 
 
+def _quantize_values(rng, types):
+    """Data spread over several quantisation steps (ties included), positive scales, zero points
+    anywhere in the output dtype."""
+    data, scale, zero = types
+    if data.dtype == "int32":
+        values = rng.integers(-2000, 2000, data.shape).astype("int32")
+    else:
+        values = (np.round(rng.uniform(-300, 300, data.shape) * 2) / 2).astype(data.dtype)
+    info = np.iinfo(zero.dtype)
+    return [
+        values,
+        rng.uniform(0.05, 2.0, scale.shape).astype(scale.dtype),
+        rng.integers(info.min, info.max + 1, zero.shape).astype(zero.dtype),
+    ]
+
+
 def _special_values(rng, types):
     """Floats with NaN and both infinities among them."""
     value = random_value(types[0], rng).reshape(-1)
@@ -684,6 +700,39 @@ def _cases() -> list[Case]:
             ((I(5, 2),), {"axis": 0, "exclusive": True, "dtype": "int64"}),
             ((T(3, 4),), {"axis": 2}, "axis"),
         ),
+        # convolutions of other ranks, transposed convolutions, grid sampling
+        Case("nn.conv3d", (T(1, 4, 4, 5, 3), T(2, 2, 2, 3, 2)),
+             {"strides": (1, 2, 1), "padding": (1, 0, 1, 0, 1, 0), "dilation": (1, 1, 2),
+              "groups": 2},
+             T(1, 2, 4, 2, 2), ((T(2, 2, 3, 3, 3), T(3, 2, 1, 2, 2)), {}),
+             ((T(1, 4, 4, 5, 3), T(2, 2, 2, 3, 2)), {"groups": 3}, "groups"), tolerance=1e-4),
+        Case("nn.conv1d_transpose", (T(2, 3, 5), T(3, 2, 3)),
+             {"strides": (2,), "padding": (1, 0), "output_padding": (1,), "dilation": (2,)},
+             T(2, 2, 13), ((T(1, 4, 3), T(4, 1, 2)), {"groups": 2}),
+             ((T(2, 3, 5), T(2, 2, 3)), {}, "weight"), tolerance=1e-4),
+        Case("nn.conv2d_transpose", (T(1, 4, 3, 3), T(4, 1, 2, 3)),
+             {"strides": (3, 2), "padding": (0, 1, 1, 0), "dilation": (1, 2), "groups": 2,
+              "output_padding": (0, 1)},
+             T(1, 2, 7, 9), ((T(2, 2, 4, 3), T(2, 3, 3, 3)), {"strides": (2, 2)}),
+             ((T(1, 4, 3, 3), T(4, 1, 2, 3)), {"padding": (5, 5, 5, 5)}, "padding"),
+             tolerance=1e-4),
+        Case("nn.conv3d_transpose", (T(1, 2, 2, 3, 2), T(2, 2, 2, 2, 2)),
+             {"strides": (2, 1, 2), "padding": (0, 1, 0, 0, 0, 1), "output_padding": (1, 0, 0)},
+             T(1, 2, 5, 3, 3), ((T(1, 1, 2, 2, 2), T(1, 3, 1, 2, 1)), {}),
+             ((T(1, 2, 2, 3, 2), T(2, 2, 2, 2)), {}, "weight"), tolerance=1e-4),
+        Case("image.grid_sample", (T(1, 2, 3, 4), T(1, 2, 3, 2)),
+             {"mode": "linear", "padding_mode": "reflection"}, T(1, 2, 2, 3),
+             ((T(2, 1, 4, 3), T(2, 3, 2, 2)),
+              {"mode": "cubic", "padding_mode": "border", "align_corners": True}),
+             ((T(1, 2, 3, 4), T(1, 2, 3, 3)), {}, "grid"), tolerance=1e-4),
+        Case(
+            "cumprod",
+            (T(3, 4),),
+            {"axis": 1},
+            T(3, 4),
+            ((I(5, 2),), {"axis": 0, "exclusive": True}),
+            ((T(3, 4),), {"axis": 2}, "axis"),
+        ),
         Case(
             "trilu",
             (T(3, 4), TensorType((), "int64")),
@@ -703,6 +752,25 @@ def _cases() -> list[Case]:
                 _special_values,
             )
             for op in ("isnan", "isinf", "isfinite")
+        ),
+        # quantisation
+        Case(
+            "qnn.quantize",
+            (T(2, 3), T(), TensorType((), "int8")),
+            {"out_dtype": "int8"},
+            TensorType((2, 3), "int8"),
+            ((T(2, 3, 4), T(3, 1), TensorType((3, 1), "uint16")), {"out_dtype": "uint16"}),
+            ((T(2, 3), T(), TensorType((), "uint8")), {"out_dtype": "int8"}, "zero_point"),
+            _quantize_values,
+        ),
+        Case(
+            "qnn.requantize",
+            (I(2, 3), T(3), TensorType((), "uint8")),
+            {"out_dtype": "uint8"},
+            TensorType((2, 3), "uint8"),
+            ((I(1, 4, 2), T(4, 1), TensorType((), "int16")), {"out_dtype": "int16"}),
+            ((T(2, 3), T(), TensorType((), "int8")), {"out_dtype": "int8"}, "data"),
+            _quantize_values,
         ),
         # image
         Case(
@@ -749,4 +817,15 @@ def _cases() -> list[Case]:
     return c
 
 
-CASES = _cases()
+def _family_cases() -> list[Case]:
+    """Cases kept in files of their own (they import Case from here, so they load last)."""
+    from graph_op_cases_math import math_cases
+    from graph_op_cases_topk import topk_cases
+
+    cases = math_cases() + topk_cases()
+    for case in cases:
+        case.id = case.id or case.op
+    return cases
+
+
+CASES = _cases() + _family_cases()

@@ -18,6 +18,7 @@ import numpy as np
 import onnx
 from onnx.backend.base import Backend, BackendRep, namedtupledict
 
+from tessel.frontend.onnx.converters.sequence import sequence_elem_type
 from tessel.frontend.onnx.errors import OnnxImportError, ValueNeededError
 from tessel.frontend.onnx.importer import from_onnx
 from tessel.graph.executor import CompiledModel
@@ -41,7 +42,12 @@ class TesselBackendRep(BackendRep):
         self.output_names = tuple(o.name for o in model.graph.output)
         # Graph inputs whose values the import needs: bound at `run`, one library per value.
         self.value_inputs: tuple[str, ...] = ()
+        # Sequence inputs: a library per list of their tensors' shapes (graphs are static).
+        self.sequence_inputs = tuple(i.name for i in model.graph.input
+                                     if sequence_elem_type(i.type) is not None)  # fmt: skip
         self._libraries: OrderedDict[_Key, CompiledModel] = OrderedDict()
+        if self.sequence_inputs:
+            return
         try:
             self._libraries[()] = self._compile({})
         except ValueNeededError as err:
@@ -53,8 +59,11 @@ class TesselBackendRep(BackendRep):
         values = self._by_name(inputs)
         library = self._library(values)
         names = [n for n in self.input_names if n not in self.value_inputs]
-        result = library(*(values[n] for n in names))
+        args = [a for n in names for a in (values[n] if n in self.sequence_inputs else [values[n]])]
+        result = library(*args)
         outputs = result if isinstance(result, tuple) else (result,)
+        # A sequence output is a list of arrays, as onnxruntime gives it.
+        outputs = [list(o) if isinstance(o, tuple) else o for o in outputs]
         return namedtupledict("Outputs", self.output_names)(*outputs)
 
     def _by_name(self, inputs: Any) -> dict[str, np.ndarray]:
@@ -72,19 +81,21 @@ class TesselBackendRep(BackendRep):
         missing = [n for n in self.input_names if n not in given]
         if missing:
             raise ValueError(f"no value given for inputs {missing}")
-        return {n: np.asarray(given[n]) for n in self.input_names}
+        return {n: [np.asarray(a) for a in given[n]] if n in self.sequence_inputs
+                else np.asarray(given[n]) for n in self.input_names}  # fmt: skip
 
     def _library(self, values: dict[str, np.ndarray]) -> CompiledModel:
         while True:
             key = tuple(
                 (n, str(values[n].dtype), values[n].shape, values[n].tobytes())
                 for n in self.value_inputs
-            )
+            ) + self._shapes_key(values)
             if key in self._libraries:
                 self._libraries.move_to_end(key)
                 return self._libraries[key]
             try:
-                library = self._compile({n: values[n] for n in self.value_inputs})
+                shapes = self._static_shapes(values)
+                library = self._compile({n: values[n] for n in self.value_inputs}, shapes)
             except ValueNeededError as err:
                 self._need(err)  # another input's value is needed: bind it too
                 continue
@@ -93,13 +104,29 @@ class TesselBackendRep(BackendRep):
                 self._libraries.popitem(last=False)
             return library
 
+    def _shapes_key(self, values: dict[str, Any]) -> _Key:
+        """With sequence inputs, every input's shapes (a library per shapes), else nothing."""
+        shapes = self._static_shapes(values) or {}
+        return tuple((n, "", tuple(map(tuple, s)) if n in self.sequence_inputs else tuple(s), b"")
+                     for n, s in shapes.items())  # fmt: skip
+
+    def _shape_of(self, value: Any) -> Any:
+        return tuple(a.shape for a in value) if isinstance(value, list) else value.shape
+
+    def _static_shapes(self, values: dict[str, Any]) -> dict[str, Any] | None:
+        """With sequence inputs, every input's shape as given (the model compiles per shapes)."""
+        if not self.sequence_inputs:
+            return None
+        return {n: (list(self._shape_of(values[n])) if n in self.sequence_inputs
+                    else values[n].shape) for n in self.input_names if n not in self.value_inputs}
+
     def _need(self, err: ValueNeededError) -> None:
         new = [n for n in err.inputs if n in self.input_names and n not in self.value_inputs]
         if not new:
             raise err
         self.value_inputs += tuple(new)
 
-    def _compile(self, bound: dict[str, np.ndarray]) -> CompiledModel:
+    def _compile(self, bound: dict[str, np.ndarray], shapes: dict | None = None) -> CompiledModel:
         model = self.model
         if bound:
             model = onnx.ModelProto()
@@ -108,7 +135,7 @@ class TesselBackendRep(BackendRep):
             # reads it as a constant; onnx's IR version 3 form).
             for name, array in bound.items():
                 model.graph.initializer.append(onnx.numpy_helper.from_array(array, name))
-        mod, params = from_onnx(model)
+        mod, params = from_onnx(model, shape=shapes)
         return compile_graph(mod, params, target=self.target)
 
 

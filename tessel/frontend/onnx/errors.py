@@ -78,8 +78,7 @@ class UnsupportedOperatorError(OnnxImportError):
             f"the ONNX model uses {count} operator{'s' if count != 1 else ''} "
             f"Tessel cannot import:\n{lines}",
             rule="onnx.unsupported-operator",
-            hint=f"re-export the model with an opset in {FIRST_OPSET}-{LAST_OPSET} or without these "
-            "operators; "
-            "`tessel.frontend.onnx.supported_operators()` lists what is covered",
+            hint=f"re-export the model with an opset in {FIRST_OPSET}-{LAST_OPSET} or without "
+            "these operators; `tessel.frontend.onnx.supported_operators()` lists what is covered",
         )
         self.unsupported = unsupported

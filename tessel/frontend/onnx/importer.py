@@ -14,12 +14,18 @@ from typing import Any
 import numpy as np
 import onnx
 
+from tessel.frontend.onnx.converters.sequence import (
+    SequenceValue,
+    sequence_elem_type,
+    touches_sequences,
+)
 from tessel.frontend.onnx.errors import (
     DynamicInputError,
     OnnxImportError,
     UnsupportedOperatorError,
     UnsupportedUse,
 )
+from tessel.frontend.onnx.half import computes_on_half, convert_in_float32
 from tessel.frontend.onnx.inference import infer_output_types
 from tessel.frontend.onnx.loading import load_model
 from tessel.frontend.onnx.node import OnnxNode, attribute_values, node_name
@@ -111,7 +117,9 @@ class _GraphImporter:
         for index, proto in enumerate(self.graph.node):
             self._convert(index, proto)
         outputs = [self._value(out.name, "the graph's outputs") for out in self.graph.output]
-        if len(outputs) == 1:
+        for proto, value in zip(self.graph.output, outputs, strict=True):
+            _check_output_dtype(proto, value)
+        if len(outputs) == 1 and not isinstance(outputs[0], SequenceValue):
             body, ret_type = outputs[0].expr, outputs[0].type
         else:
             body = Tuple(tuple(v.expr for v in outputs))
@@ -158,10 +166,29 @@ class _GraphImporter:
             if proto.name in self.values:  # an initializer listed as an input (IR version < 4)
                 continue
             given = self.shapes.get(proto.name)
+            if sequence_elem_type(proto.type) is not None:
+                self.values[proto.name] = self._sequence_input(proto, given)
+                continue
             ty = _input_type(proto, given, self._input_dtype(proto), self.prefix)
             var = Var(proto.name, ty)
             self.inputs.append(var)
             self.values[proto.name] = Value(var, ty)
+
+    def _sequence_input(self, proto: onnx.ValueInfoProto, given: Any) -> SequenceValue:
+        """A sequence graph input: one parameter per tensor (`<name>_<k>`), of the shapes given
+        for it (a list of shapes: Tessel's graphs are static, so the length is fixed too)."""
+        elem = sequence_elem_type(proto.type)
+        dtype = dtype_of_elem_type(elem, f"graph input `{proto.name}`")
+        if given is None:
+            raise DynamicInputError(
+                f"{self.prefix}graph input `{proto.name}` is a sequence; give the shape of each "
+                "of its tensors", proto.name, None)
+        items = []
+        for k, dims in enumerate(given):
+            var = Var(f"{proto.name}_{k}", TensorType(tuple(int(d) for d in dims), dtype))
+            self.inputs.append(var)
+            items.append(Value(var, var.type_annotation))
+        return SequenceValue.of(items, dtype)
 
     def _input_dtype(self, proto: onnx.ValueInfoProto) -> str:
         if isinstance(self.dtype, Mapping) and proto.name in self.dtype:
@@ -176,7 +203,12 @@ class _GraphImporter:
         reader = f"{proto.op_type} node `{name}`"
         inputs = tuple(self._value(i, reader) if i else None for i in proto.input)
         opset = self.opsets[proto.domain if proto.domain != "ai.onnx" else ""]
-        output_types = infer_output_types(proto, name, inputs, self.model.opset_import, opset)
+        on_sequences = touches_sequences(proto, inputs)
+        if on_sequences:
+            # ONNX's per-node inference takes tensors; the converter gives sequence types
+            output_types: tuple = (None,) * len(proto.output)
+        else:
+            output_types = infer_output_types(proto, name, inputs, self.model.opset_import, opset)
         node = OnnxNode(
             proto,
             name,
@@ -186,16 +218,34 @@ class _GraphImporter:
             output_types,
             tuple(bool(out) and out in self.read for out in proto.output),
             self.derived,
+            scope=self,
         )
         converter = lookup(proto.op_type, proto.domain, opset)
         assert converter is not None, "check_supported runs before conversion"
-        results = converter(node)
-        if not isinstance(results, list | tuple):
-            results = [results]
-        for position, out in enumerate(proto.output):
-            value = _output_value(node, position, results) if out else None
+        if not on_sequences and computes_on_half(node):
+            values = convert_in_float32(node, converter, _output_value)
+        else:
+            results = converter(node)
+            if not isinstance(results, list | tuple):
+                results = [results]
+            values = [_output_value(node, position, results) if out else None
+                      for position, out in enumerate(proto.output)]  # fmt: skip
+        for out, value in zip(proto.output, values, strict=True):
             if value is not None:
                 self.values[out] = value
+
+
+def _check_output_dtype(proto: onnx.ValueInfoProto, value: Value) -> None:
+    """The element type the model declares for a graph output is the one imported: a converter
+    that gives another is Tessel's bug, reported rather than returned as a wrong result."""
+    elem_type = proto.type.tensor_type.elem_type if proto.type.HasField("tensor_type") else 0
+    if not elem_type or isinstance(value, SequenceValue):
+        return
+    declared = dtype_of_elem_type(elem_type, f"graph output `{proto.name}`")
+    if declared != value.type.dtype:
+        raise InternalError(
+            f"graph output `{proto.name}` is declared {declared} but imports as {value.type.dtype}"
+        )
 
 
 def _output_value(

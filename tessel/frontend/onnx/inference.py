@@ -20,6 +20,7 @@ _DATA_LIMIT = 4096
 # Ops whose converters compute their own output types: onnx 1.23's Slice inference crashes the
 # process (a segmentation fault) on steps near INT64_MAX, so it never sees Slice's data.
 _NO_DATA_OPS = frozenset({"Slice"})
+_SUBGRAPH_OPS = frozenset({"If", "Loop", "Scan"})
 
 
 def infer_output_types(
@@ -44,7 +45,8 @@ def infer_output_types(
         inferred = onnx.shape_inference.infer_node_outputs(
             schema, proto, types, data, opset_imports=list(opset_imports)
         )
-    except (onnx.shape_inference.InferenceError, onnx.defs.SchemaError, RuntimeError) as err:
+    except (onnx.shape_inference.InferenceError, onnx.defs.SchemaError,
+            onnx.checker.ValidationError, RuntimeError) as err:  # fmt: skip
         raise OnnxImportError(
             f"{proto.op_type} node `{name}`: ONNX shape inference rejects it: {err}",
             rule="onnx.invalid-node",
@@ -58,7 +60,10 @@ def _static_type(
     if output == "":
         return None
     type_proto = inferred.get(output)
-    if type_proto is None or not type_proto.HasField("tensor_type"):
+    known = type_proto is not None and type_proto.HasField("tensor_type")
+    if not known and proto.op_type in _SUBGRAPH_OPS:
+        return None  # ONNX may not infer through a subgraph; the converter imports it and knows
+    if not known:
         raise OnnxImportError(
             f"{proto.op_type} node `{name}`: the type of output `{output}` cannot be inferred",
             rule="onnx.dynamic-shape",

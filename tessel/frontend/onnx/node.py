@@ -11,6 +11,7 @@ import onnx
 
 from tessel.frontend.onnx.errors import OnnxImportError, ValueNeededError
 from tessel.frontend.onnx.values import Derived, Value
+from tessel.graph.evaluate import evaluate
 from tessel.graph.expr import Expr, Var
 from tessel.graph.traversal import post_order_exprs
 from tessel.graph.ty import TensorType
@@ -47,7 +48,8 @@ class OnnxNode:
     """A node ready to convert. `inputs` holds None for omitted optional inputs;
     `output_types` are ONNX's static inference of the outputs (None for omitted outputs);
     `used` says which outputs some node or the graph reads; `derived` holds what the import
-    derived from its values so far (one per import, shared by its nodes)."""
+    derived from its values so far (one per import, shared by its nodes); `scope` is the import
+    itself."""
 
     proto: onnx.NodeProto
     name: str
@@ -57,6 +59,9 @@ class OnnxNode:
     output_types: tuple[TensorType | None, ...]
     used: tuple[bool, ...]
     derived: Derived = field(default_factory=Derived, compare=False)
+    # The import converting the node (the importer, or a subgraph's Body): its values are the
+    # outer scope of the node's subgraphs (If, Loop, Scan).
+    scope: Any = field(default=None, compare=False)
 
     @property
     def op_type(self) -> str:
@@ -97,6 +102,8 @@ class OnnxNode:
         value = self.input(index)
         if not value.is_constant:
             inputs = graph_inputs_of(value.expr)
+            if not inputs:  # computed from constants only (a converter that did not fold)
+                return np.asarray(evaluate(value.expr)).astype(value.type.dtype, copy=False)
             raise ValueNeededError(
                 f"{self.op_type} node `{self.name}`: its {what} (input {index}) must be "
                 f"computable at import, but it depends on graph inputs {list(inputs)}",

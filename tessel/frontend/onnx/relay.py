@@ -8,15 +8,22 @@ from typing import Any
 import numpy as np
 
 from tessel.graph.expr import Call, Constant, Expr, Tuple, TupleGetItem
-from tessel.graph.op import get_op
+from tessel.graph.op import get_op, list_ops
 from tessel.ir.expr import Op
+from tessel.support.errors import InternalError
 
 _OPS: dict[str, Op] = {}  # one Op object per operator name, so a graph shares them
+_REGISTERED = frozenset(list_ops())
 
 
 def op(name: str) -> Op:
-    """The operator called `name` (Relay's name: `nn.conv2d`, `add`, ...)."""
+    """The operator called `name` (Relay's name: `nn.conv2d`, `add`, ...), which must be
+    registered: a converter that emits an operator compile does not know is Tessel's bug, found
+    here, at import, instead of as "unknown operator" at compile."""
     if name not in _OPS:
+        if name not in _REGISTERED:
+            raise InternalError(f"an ONNX converter emits graph operator `{name}`, which is not "
+                                "registered (tessel.graph.op)")  # fmt: skip
         _OPS[name] = Op(name)
     return _OPS[name]
 

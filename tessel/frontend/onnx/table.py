@@ -1,39 +1,33 @@
 """The one table of the importer: ONNX op type -> converter, per range of the model's opset.
 
-Each converter module declares the operators it converts and the opsets of each (its `TABLE`,
-tessel.frontend.onnx.opsets); this module joins them. The model's opset for the op's domain
-picks the entry.
+Each module of tessel.frontend.onnx.converters declares the operators it converts and the opsets
+of each (its `TABLE`, tessel.frontend.onnx.opsets); this module joins every such TABLE. The
+model's opset for the op's domain picks the entry.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Sequence
+from types import ModuleType
 
 import onnx
 
-from tessel.frontend.onnx.converters import (
-    attention,
-    control_flow,
-    conv_pool,
-    elementwise,
-    image,
-    indexing,
-    linear,
-    losses,
-    math,
-    normalization,
-    quantize,
-    reduce,
-    shape,
-    tensor,
-)
+from tessel.frontend.onnx import converters
 from tessel.frontend.onnx.opsets import FIRST_OPSET, LAST_OPSET, Converter, Entry
 
 __all__ = ["CONVERTERS", "FIRST_OPSET", "LAST_OPSET", "lookup", "opset_range",
            "supported_operators"]  # fmt: skip
 
-_MODULES = (shape, elementwise, math, linear, conv_pool, image, normalization, losses, reduce,
-            tensor, indexing, quantize, attention, control_flow)  # fmt: skip
+def _converter_modules() -> tuple[ModuleType, ...]:
+    """The modules of the converters package that declare a TABLE (the others are helpers)."""
+    names = sorted(m.name for m in pkgutil.iter_modules(converters.__path__))
+    modules = (importlib.import_module(f"{converters.__name__}.{name}") for name in names)
+    return tuple(m for m in modules if hasattr(m, "TABLE"))
+
+
+_MODULES = _converter_modules()
 
 
 def _introduced(op_type: str) -> int:

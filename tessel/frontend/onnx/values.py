@@ -11,6 +11,8 @@ import onnx
 from tessel.frontend.onnx.errors import OnnxImportError
 from tessel.graph.expr import Constant, Expr
 from tessel.graph.ty import TensorType
+from tessel.support.dtype import DataType
+from tessel.support.errors import UserError
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,7 @@ def dtype_of_elem_type(elem_type: int, what: str) -> str:
         raise OnnxImportError(
             f"{what} has ONNX element type {elem_type}, which Tessel cannot hold", rule="onnx.dtype"
         ) from err
-    if np_dtype.kind not in "biuf" or np_dtype.itemsize > 8 or np_dtype.names is not None:
+    if not _holds(np_dtype):
         name = onnx.TensorProto.DataType.Name(elem_type)
         raise OnnxImportError(
             f"{what} has element type {name}, which Tessel does not support",
@@ -72,6 +74,17 @@ def dtype_of_elem_type(elem_type: int, what: str) -> str:
             hint="cast it to float32 or an integer type",
         )
     return str(np_dtype)
+
+
+def _holds(np_dtype: np.dtype) -> bool:
+    """True if Tessel has a dtype for `np_dtype` (NumPy calls ml_dtypes' float8 a float too)."""
+    if np_dtype.kind not in "biuf" or np_dtype.itemsize > 8 or np_dtype.names is not None:
+        return False
+    try:
+        DataType.of(str(np_dtype))
+    except UserError:
+        return False
+    return True
 
 
 def elem_type_of_dtype(dtype: str) -> int:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from tessel.graph.op.op_def import Args
-from tessel.graph.ty import TensorType
+from tessel.graph.op.op_def import Args, Attrs
+from tessel.graph.ty import TensorType, Type
 from tessel.support.dtype import DataType
 
 
@@ -88,3 +89,24 @@ def np_dtype(dtype: str) -> np.dtype:
 def as_dtype(value: np.ndarray, dtype: str) -> np.ndarray:
     """`value` as an array of `dtype`."""
     return np.asarray(value).astype(np_dtype(dtype), copy=False)
+
+
+def in_dtype(fn: Callable[[np.ndarray], Any]) -> Callable[..., np.ndarray]:
+    """A unary reference that applies `fn` (NumPy warnings off: NaN and inf are results) and
+    returns the result in the input's dtype."""
+
+    def reference(x: np.ndarray, *, attrs: Attrs) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(x)).astype(x.dtype, copy=False)
+
+    return reference
+
+
+def float_unary_rel(args: Args, attrs: Attrs) -> Type:
+    """The relation of a unary operator on floating-point tensors."""
+    return expect_float(args, "data")
+
+
+def numeric_unary_rel(args: Args, attrs: Attrs) -> Type:
+    """The relation of a unary operator on numeric (not bool) tensors."""
+    return expect_not_bool(args, "data")

@@ -5,12 +5,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
 from tessel import te, topi
-from tessel.graph.op.common import as_dtype, expect_float, expect_not_bool, same_as
+from tessel.graph.op.common import (
+    as_dtype,
+    expect_float,
+    expect_not_bool,
+    float_unary_rel,
+    in_dtype,
+    numeric_unary_rel,
+    same_as,
+)
 from tessel.graph.op.op_def import Args, Attr, Attrs, OpDef, OpPattern
 from tessel.graph.ty import Type
 from tessel.ir import builders
@@ -18,21 +25,7 @@ from tessel.ir import builders
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
 
-def _in_dtype(fn: Callable[[np.ndarray], Any]) -> Callable[..., np.ndarray]:
-    """A reference that applies `fn` and returns the result in the input's dtype."""
 
-    def reference(x: np.ndarray, *, attrs: Attrs) -> np.ndarray:
-        return np.asarray(fn(x)).astype(x.dtype, copy=False)
-
-    return reference
-
-
-def _float_rel(args: Args, attrs: Attrs) -> Type:
-    return expect_float(args, "data")
-
-
-def _numeric_rel(args: Args, attrs: Attrs) -> Type:
-    return expect_not_bool(args, "data")
 
 
 def _unary(name: str, relation, topi_fn, reference, doc: str) -> OpDef:
@@ -42,7 +35,7 @@ def _unary(name: str, relation, topi_fn, reference, doc: str) -> OpDef:
         attrs=(),
         relation=relation,
         lower=lambda x, *, attrs: topi_fn(x),
-        reference=_in_dtype(reference),
+        reference=in_dtype(reference),
         pattern=OpPattern.ELEMWISE,
         doc=doc,
     )
@@ -148,9 +141,9 @@ _FLOAT_TESTS = [
 
 
 OPERATORS = (
-    *(_unary(n, _float_rel, f, r, d) for n, f, r, d in _FLOAT_UNARY),
+    *(_unary(n, float_unary_rel, f, r, d) for n, f, r, d in _FLOAT_UNARY),
     *(_float_test(n, f, r, d) for n, f, r, d in _FLOAT_TESTS),
-    *(_unary(n, _numeric_rel, f, r, d) for n, f, r, d in _NUMERIC_UNARY),
+    *(_unary(n, numeric_unary_rel, f, r, d) for n, f, r, d in _NUMERIC_UNARY),
     OpDef(
         "nn.leaky_relu",
         ("data",),

@@ -1,11 +1,12 @@
 """image.resize2d: resizing the H and W axes (nearest, linear, cubic), with the coordinate
-transformations TOPI implements."""
+transformations TOPI implements; image.grid_sample comes from grid.py."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from tessel import topi
+from tessel.graph.op import grid
 from tessel.graph.op.common import as_dtype, same_as
 from tessel.graph.op.op_def import Args, Attr, Attrs, OpDef, OpPattern
 from tessel.graph.ty import Type
@@ -188,6 +189,7 @@ OPERATORS = (
         OpPattern.INJECTIVE,
         "`data` resized to `size` along H and W.",
     ),
+    *grid.OPERATORS,
 )
 
 __all__ = ["OPERATORS"]

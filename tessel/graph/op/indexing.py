@@ -1,4 +1,5 @@
-"""Operators that read at positions held in a tensor: take, gather, gather_nd, one_hot."""
+"""Operators that read at positions held in a tensor: take, gather, gather_nd, one_hot; and topk,
+which selects by value."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ import numpy as np
 from tessel import topi
 from tessel.graph.op.common import as_dtype, same_as
 from tessel.graph.op.op_def import Args, Attr, Attrs, OpDef, OpPattern
-from tessel.graph.ty import TensorType, Type
+from tessel.graph.ty import TensorType, TupleType, Type
 from tessel.support.dtype import DataType
+from tessel.topi.sort import topk
 
 _TAKE_MODES = ("clip", "wrap", "fast")
 
@@ -131,6 +133,32 @@ def _one_hot_ref(indices, on_value, off_value, *, attrs: Attrs) -> np.ndarray:
     return as_dtype(np.moveaxis(out, -1, attrs.axis % (indices.ndim + 1)), dtype)
 
 
+def _topk_rel(args: Args, attrs: Attrs) -> Type:
+    data = args.tensor("data")
+    axis = args.axis("axis", attrs.axis, data.ndim)
+    if not 0 <= attrs.k <= data.shape[axis]:
+        raise args.error("k", f"{attrs.k} must lie in [0, {data.shape[axis]}] (axis {axis})")
+    if DataType.of(data.dtype).is_bool:
+        raise args.error("data", "cannot order bools")
+    shape = (*data.shape[:axis], attrs.k, *data.shape[axis + 1 :])
+    return TupleType((same_as(data, shape), TensorType(shape, attrs.dtype)))
+
+
+def _order_keys(data: np.ndarray, largest: bool) -> np.ndarray:
+    """Keys whose ascending stable order is the order of topk: each element's rank among the
+    distinct values, negated for `largest` (which NumPy cannot do to unsigned values)."""
+    _, dense = np.unique(data, return_inverse=True)
+    dense = dense.reshape(data.shape).astype(np.int64)
+    return -dense if largest else dense
+
+
+def _topk_ref(data: np.ndarray, *, attrs: Attrs) -> tuple[np.ndarray, np.ndarray]:
+    axis = attrs.axis % data.ndim
+    order = np.argsort(_order_keys(data, attrs.largest), axis=axis, kind="stable")
+    order = np.take(order, np.arange(attrs.k), axis=axis)
+    return np.take_along_axis(data, order, axis=axis), order.astype(attrs.dtype)
+
+
 OPERATORS = (
     OpDef(
         "take",
@@ -177,6 +205,22 @@ OPERATORS = (
         _one_hot_ref,
         OpPattern.INJECTIVE,
         "A new axis of extent `depth` holding on_value at each index, off_value elsewhere.",
+    ),
+    OpDef(
+        "topk",
+        ("data",),
+        (
+            Attr("k", "int"),
+            Attr("axis", "int", -1),
+            Attr("largest", "bool", True),
+            Attr("dtype", "dtype", "int64"),
+        ),  # fmt: skip
+        _topk_rel,
+        lambda x, *, attrs: topk(x, attrs.k, attrs.axis, attrs.largest, attrs.dtype),
+        _topk_ref,
+        OpPattern.OPAQUE,
+        "(values, indices) of the k largest (smallest) elements along `axis`, in order; the "
+        "lower index first among equal ones.",
     ),
 )
 

@@ -1,5 +1,5 @@
 """Products and convolutions: nn.conv2d, nn.dense, nn.matmul, nn.batch_matmul, nn.bias_add,
-nn.batch_flatten."""
+nn.batch_flatten; nn.conv3d and the transposed convolutions come from conv_nd.py."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from tessel import te, topi
+from tessel.graph.op import conv_nd
 from tessel.graph.op.common import as_dtype, same_as
 from tessel.graph.op.op_def import Args, Attr, Attrs, OpDef, OpPattern
 from tessel.graph.op.window import conv_extent, four, pair, reference_windows, sides, two
@@ -345,6 +346,7 @@ OPERATORS = (
         OpPattern.INJECTIVE,
         "(N, d1, d2, ...) as (N, d1 * d2 * ...).",
     ),
+    *conv_nd.OPERATORS,
 )
 
 __all__ = ["OPERATORS"]

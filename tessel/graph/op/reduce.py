@@ -1,9 +1,11 @@
 """Reductions: sum, mean, max, min, prod, argmax, argmin, variance (Relay's, with a mean argument),
-and the running sum cumsum."""
+and the running sum cumsum and product cumprod. A reduction over an empty axis is its identity
+(sum 0, prod 1, max -inf or the dtype's lowest, min +inf, mean NaN)."""
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -12,6 +14,7 @@ from tessel import topi
 from tessel.graph.op.common import expect_float, reduce_axes, same_as
 from tessel.graph.op.op_def import Args, Attr, Attrs, OpDef, OpPattern
 from tessel.graph.ty import TensorType, Type
+from tessel.topi import reduction as topi_reduction
 
 
 def _axes_of(attrs: Attrs, ndim: int) -> tuple[int, ...]:
@@ -49,11 +52,27 @@ def _reduce_lower(topi_fn: Callable) -> Callable:
     return lower
 
 
+def _extreme(dtype: np.dtype, largest: bool) -> object:
+    """The largest (or smallest) value of `dtype`: the identity of min (or max)."""
+    if dtype == np.bool_:
+        return largest
+    if np.issubdtype(dtype, np.floating):
+        return np.inf if largest else -np.inf
+    info = np.iinfo(dtype)
+    return info.max if largest else info.min
+
+
 def _reduce_ref(np_fn: Callable) -> Callable:
     def reference(data: np.ndarray, *, attrs: Attrs) -> np.ndarray:
         axes = _axes_of(attrs, data.ndim)
         wide = data.astype(np.float64) if np.issubdtype(data.dtype, np.floating) else data
-        return np.asarray(np_fn(wide, axis=axes, keepdims=attrs.keepdims)).astype(data.dtype)
+        extra = {}
+        if np_fn in (np.max, np.min):  # over an empty axis: the identity, as TOPI writes it
+            extra["initial"] = _extreme(wide.dtype, largest=np_fn is np.min)
+        with warnings.catch_warnings(), np.errstate(invalid="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)  # the mean of an empty axis is NaN
+            result = np_fn(wide, axis=axes, keepdims=attrs.keepdims, **extra)
+        return np.asarray(result).astype(data.dtype)
 
     return reference
 
@@ -163,6 +182,25 @@ def _cumsum_ref(data: np.ndarray, *, attrs: Attrs) -> np.ndarray:
     return total.astype(dtype)
 
 
+def _cumprod_rel(args: Args, attrs: Attrs) -> Type:
+    data = args.tensor("data")
+    args.axis("axis", attrs.axis, data.ndim)
+    if data.dtype == "bool":
+        raise args.error("data", "cannot be bool", hint="multiply in an integer dtype")
+    return data
+
+
+def _cumprod_ref(data: np.ndarray, *, attrs: Attrs) -> np.ndarray:
+    """The running product; exclusive: of the data shifted one place along the axis, a 1 first
+    (not a division, which a zero would break)."""
+    if attrs.exclusive and data.shape[attrs.axis] > 0:
+        ones = np.ones_like(np.take(data, [0], axis=attrs.axis))
+        rest = np.take(data, np.arange(data.shape[attrs.axis] - 1), axis=attrs.axis)
+        data = np.concatenate([ones, rest], axis=attrs.axis)
+    with np.errstate(over="ignore"):
+        return np.cumprod(data, axis=attrs.axis, dtype=data.dtype)
+
+
 OPERATORS = (
     _reduce("sum", topi.sum, np.sum, False, "The sum over `axis`."),
     _reduce("mean", topi.mean, np.mean, True, "The mean over `axis`."),
@@ -180,6 +218,16 @@ OPERATORS = (
         _cumsum_ref,
         OpPattern.OPAQUE,
         "The running sum along `axis` (`exclusive`: each element left out of its own sum).",
+    ),
+    OpDef(
+        "cumprod",
+        ("data",),
+        (Attr("axis", "int"), Attr("exclusive", "bool", False)),
+        _cumprod_rel,
+        lambda x, *, attrs: topi_reduction.cumprod(x, attrs.axis, attrs.exclusive),
+        _cumprod_ref,
+        OpPattern.OPAQUE,
+        "The running product along `axis` (`exclusive`: each element left out of its own).",
     ),
     OpDef(
         "variance",

@@ -9,8 +9,9 @@ from collections.abc import Callable
 import numpy as np
 
 from tessel.frontend.onnx.node import OnnxNode
-from tessel.frontend.onnx.opsets import Entry, every_opset
+from tessel.frontend.onnx.opsets import FIRST_OPSET, LAST_OPSET, Entry, every_opset
 from tessel.frontend.onnx.relay import call, const
+from tessel.frontend.onnx.relay import fold as fold_op
 from tessel.graph.expr import Expr
 
 Result = Expr | np.ndarray
@@ -41,20 +42,18 @@ UNARY: dict[str, tuple[str, Callable[[np.ndarray], np.ndarray]]] = {
 }
 
 
-def _trunc_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """ONNX Div: true division for floats, division rounding toward zero for integers."""
-    if np.issubdtype(a.dtype, np.floating):
-        return a / b
-    quotient = np.abs(a) // np.abs(b)
-    return (quotient * np.sign(a) * np.sign(b)).astype(a.dtype)
+def _divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """ONNX Div folded by the graph's `divide`: true division for floats, division truncated
+    toward zero for integers (|a| // |b| would overflow at the minimum of a signed dtype)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return fold_op("divide", a, b)
 
 
 BINARY: dict[str, tuple[str, Callable[[np.ndarray, np.ndarray], np.ndarray]]] = {
     "Add": ("add", np.add),
     "Sub": ("subtract", np.subtract),
     "Mul": ("multiply", np.multiply),
-    "Div": ("divide", _trunc_divide),
-    "Pow": ("power", _typed(np.power)),
+    "Div": ("divide", _divide),
     "Equal": ("equal", np.equal),
     "Less": ("less", np.less),
     "LessOrEqual": ("less_equal", np.less_equal),
@@ -82,21 +81,34 @@ def convert_unary(node: OnnxNode) -> Result:
 
 
 def convert_binary(node: OnnxNode) -> Result:
-    """Broadcasting binary operators (see `BINARY`). Pow's exponent takes the base's dtype."""
+    """Broadcasting binary operators (see `BINARY`)."""
     relay_name, fold = BINARY[node.op_type]
     if node.all_constant():
+        return np.asarray(fold(*node.arrays()))
+    return call(relay_name, node.expr(0), node.expr(1))
+
+
+def convert_pow(node: OnnxNode) -> Result:
+    """Pow: a float base raises to the exponent cast to its dtype; an integer base is computed as
+    onnxruntime does (C's pow in double, converted back to the base's dtype: exact wherever the
+    result fits 53 bits, and 2 ** -1 truncates to 0)."""
+    base_dtype = node.input(0).type.dtype
+    if base_dtype == "bool" or node.input(1).type.dtype == "bool":
+        raise node.error("Pow takes numbers, not bools")
+    wide = base_dtype if np.dtype(base_dtype).kind == "f" else "float64"
+    if node.all_constant():
         a, b = node.arrays()
-        if node.op_type == "Pow":
-            b = b.astype(a.dtype)
-        return np.asarray(fold(a, b))
-    rhs = node.expr(1)
-    if node.op_type == "Pow" and node.input(1).type.dtype != node.input(0).type.dtype:
-        rhs = _cast_to(node, 1, node.input(0).type.dtype)
-    return call(relay_name, node.expr(0), rhs)
+        with np.errstate(all="ignore"):
+            return np.power(a.astype(wide), b.astype(wide)).astype(base_dtype)
+    result = call("power", _cast_to(node, 0, wide), _cast_to(node, 1, wide))
+    return result if wide == base_dtype else call("cast", result, dtype=base_dtype)
 
 
 def _cast_to(node: OnnxNode, index: int, dtype: str) -> Expr:
+    """Input `index` as `dtype` (itself when it has that dtype)."""
     value = node.input(index)
+    if value.type.dtype == dtype:
+        return value.expr
     if value.is_constant:
         return const(value.data, dtype)
     return call("cast", value.expr, dtype=dtype)
@@ -117,16 +129,31 @@ def convert_variadic(node: OnnxNode) -> Result:
     return result
 
 
-def convert_mod(node: OnnxNode) -> Result:
-    """Mod: `fmod=1` is C's remainder (the dividend's sign), else Python's (the divisor's)."""
+def _mod(node: OnnxNode) -> Result:
+    """`fmod=1`: C's remainder (the dividend's sign, mod); else Python's (the divisor's sign,
+    floor_mod, with opset 28's special cases for floats: see topi's floor_mod)."""
     fmod = node.attr("fmod", 0)
-    if not fmod and np.dtype(node.out_type().dtype).kind == "f":
-        raise node.error("fmod=0 (the divisor's sign) is defined for integers only; the "
-                         "operands are floating point", hint="set fmod=1 for floats")  # fmt: skip
+    if fmod not in (0, 1):
+        raise node.error(f"fmod must be 0 or 1, got {fmod}")
+    name = "mod" if fmod else "floor_mod"
     if node.all_constant():
-        a, b = node.arrays()
-        return np.fmod(a, b) if fmod else np.mod(a, b)
-    return call("mod" if fmod else "floor_mod", node.expr(0), node.expr(1))
+        with np.errstate(all="ignore"):  # x % 0 is NaN for floats, the spec's result
+            return fold_op(name, *node.arrays())
+    return call(name, node.expr(0), node.expr(1))
+
+
+def convert_mod(node: OnnxNode) -> Result:
+    """Mod before opset 28: fmod=0 is defined for integers only."""
+    if not node.attr("fmod", 0) and np.dtype(node.out_type().dtype).kind == "f":
+        raise node.error(f"fmod=0 (the divisor's sign) is defined for integers only before "
+                         f"opset 28 (the model's is {node.opset}); the operands are floating "
+                         "point", hint="set fmod=1 for floats")  # fmt: skip
+    return _mod(node)
+
+
+def convert_mod_28(node: OnnxNode) -> Result:
+    """Mod from opset 28: fmod=0 on floats too (floor modulo with the spec's special cases)."""
+    return _mod(node)
 
 
 def _limits(dtype: str) -> tuple[float, float]:
@@ -233,13 +260,17 @@ def convert_cast(node: OnnxNode) -> Result:
 
 def convert_identity(node: OnnxNode) -> Result:
     """Identity: the input itself."""
-    return node.input(0).data if node.all_constant() else node.expr(0)
+    return node.input(0).data if node.all_constant() else node.input(0)  # a sequence too
 
 
 def convert_dropout(node: OnnxNode) -> list[Result | None]:
-    """Dropout at inference: the input itself, and an all-true mask when the mask is used."""
+    """Dropout at inference, or in training with ratio 0 (nothing dropped): the input itself,
+    and an all-true mask when the mask is used."""
     if node.has_input(2) and node.static(2, "training_mode").item():
-        raise node.error("training_mode=True is not supported; Tessel imports for inference")
+        ratio = float(node.static_or(1, "ratio", np.array(0.5)).item())
+        if ratio != 0:
+            raise node.error(f"training_mode=True with ratio {ratio} is not supported: it drops "
+                             "random elements; Tessel imports for inference")  # fmt: skip
     data = node.input(0).data if node.all_constant() else node.expr(0)
     if not node.output_used(1):
         return [data, None]
@@ -248,10 +279,12 @@ def convert_dropout(node: OnnxNode) -> list[Result | None]:
 
 TABLE: dict[str, tuple[Entry, ...]] = {
     # elementwise
-    **{op: every_opset(convert_unary) for op in UNARY},
+    **{op: every_opset(convert_unary) for op in UNARY if op != "Not"},
+    "Not": every_opset(convert_unary, first=1),  # one version since opset 1
     **{op: every_opset(convert_binary) for op in BINARY},
     **{op: every_opset(convert_variadic) for op in VARIADIC},
-    "Mod": every_opset(convert_mod),
+    "Pow": every_opset(convert_pow),
+    "Mod": ((FIRST_OPSET, 27, convert_mod), (28, LAST_OPSET, convert_mod_28)),
     "Reciprocal": every_opset(convert_reciprocal),
     "Clip": every_opset(convert_clip, first=11),  # min/max are inputs from 11
     "LeakyRelu": every_opset(convert_leaky_relu),

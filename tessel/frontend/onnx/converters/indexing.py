@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from tessel.frontend.onnx.node import OnnxNode
-from tessel.frontend.onnx.opsets import Entry, every_opset
+from tessel.frontend.onnx.opsets import FIRST_OPSET, LAST_OPSET, Entry, every_opset
 from tessel.frontend.onnx.relay import call, const, fold
 from tessel.frontend.onnx.values import Value
+from tessel.graph.evaluate import evaluate
 from tessel.graph.expr import Expr
 from tessel.graph.ty import TensorType
 
@@ -142,13 +143,27 @@ def slice_bounds(start: int, end: int, step: int, dim: int) -> tuple[int, int, i
     return start, end, step
 
 
-def _slice_params(node: OnnxNode) -> list[tuple[int, int, int, int]]:
-    """(axis, begin, end, stride) for every axis the node slices, in axis order."""
-    shape = node.shape(0)
+def _slice_inputs(node: OnnxNode) -> tuple[list[int], list[int], list[int], list[int]]:
+    """Starts, ends, axes and steps from the inputs (opset 10+)."""
     starts = node.static(1, "starts").tolist()
     ends = node.static(2, "ends").tolist()
     axes = node.static_or(3, "axes", np.arange(len(starts))).tolist()
     steps = node.static_or(4, "steps", np.ones(len(starts), np.int64)).tolist()
+    return starts, ends, axes, steps
+
+
+def _slice_attributes(node: OnnxNode) -> tuple[list[int], list[int], list[int], list[int]]:
+    """Starts, ends and axes from the attributes (before opset 10: no steps)."""
+    starts, ends = list(node.attr("starts", [])), list(node.attr("ends", []))
+    axes = list(node.attr("axes", range(len(starts))))
+    return starts, ends, axes, [1] * len(starts)
+
+
+def _slice_params(
+    node: OnnxNode, starts: list[int], ends: list[int], axes: list[int], steps: list[int]
+) -> list[tuple[int, int, int, int]]:
+    """(axis, begin, end, stride) for every axis the node slices, in axis order."""
+    shape = node.shape(0)
     if not len(starts) == len(ends) == len(axes) == len(steps):
         raise node.error("starts, ends, axes and steps differ in length")
     normalized = [node.axis(int(a), len(shape)) for a in axes]
@@ -165,7 +180,16 @@ def _slice_params(node: OnnxNode) -> list[tuple[int, int, int, int]]:
 def convert_slice(node: OnnxNode) -> Value | np.ndarray:
     """Slice (opset 10+: starts, ends, axes, steps are inputs): strided_slice over the sliced axes,
     with negative steps and out-of-range bounds resolved at import."""
-    params = _slice_params(node)
+    return _slice(node, _slice_params(node, *_slice_inputs(node)))
+
+
+def convert_slice_attributes(node: OnnxNode) -> Value | np.ndarray:
+    """Slice before opset 10: starts, ends and axes are attributes, every step 1."""
+    return _slice(node, _slice_params(node, *_slice_attributes(node)))
+
+
+def _slice(node: OnnxNode, params: list[tuple[int, int, int, int]]) -> Value | np.ndarray:
+    """The input sliced by (axis, begin, end, stride) `params`."""
     shape = node.shape(0)
     if node.input(0).is_constant:
         index = [slice(None)] * len(shape)
@@ -189,12 +213,98 @@ def convert_slice(node: OnnxNode) -> Value | np.ndarray:
     return Value(sliced, TensorType(tuple(out_shape), node.input(0).type.dtype))
 
 
+def _along(array_or_expr: Expr, axis: int, ndim: int) -> Expr:
+    """A 1-D expression reshaped to lie along `axis` of a rank-`ndim` tensor (1 elsewhere)."""
+    shape = [1] * ndim
+    shape[axis] = -1
+    return call("reshape", array_or_expr, newshape=tuple(shape))
+
+
+def convert_reverse_sequence(node: OnnxNode) -> Result:
+    """ReverseSequence: along the time axis, the first sequence_lens[b] elements of each batch
+    entry b reversed and the rest kept: a gather from positions where(t < len, len - 1 - t, t)."""
+    shape = node.shape(0)
+    time_axis, batch_axis = int(node.attr("time_axis", 0)), int(node.attr("batch_axis", 1))
+    if {time_axis, batch_axis} != {0, 1}:
+        raise node.error(f"time_axis {time_axis} and batch_axis {batch_axis} must be 0 and 1")
+    lens = call("cast", node.expr(1), dtype="int64")
+    steps = _along(const(np.arange(shape[time_axis], dtype=np.int64)), time_axis, len(shape))
+    lens = _along(lens, batch_axis, len(shape))
+    reversed_step = call("subtract", call("subtract", lens, const(1, "int64")), steps)
+    positions = call("where", call("less", steps, lens), reversed_step, steps)
+    positions = call("broadcast_to", positions, shape=shape)
+    if node.all_constant():
+        return fold("gather", node.input(0).data, _fold_expr(positions), axis=time_axis)
+    return call("gather", node.expr(0), positions, axis=time_axis)
+
+
+def _fold_expr(expr: Expr) -> np.ndarray:
+    """The value of an expression built from constants only (the graph's reference evaluator)."""
+    return np.asarray(evaluate(expr))
+
+
+def convert_tensor_scatter(node: OnnxNode) -> Result:
+    """TensorScatter (opset 24): the update written into the cache along `axis` from position
+    write_indices[b] of each batch entry b (modulo the axis in "circular" mode): a
+    scatter_elements whose indices are write_indices[b] + s at step s of the update."""
+    shape, update_shape = node.shape(0), node.shape(1)
+    ndim, mode = len(shape), node.attr("mode", "linear")
+    axis = node.axis(int(node.attr("axis", -2)), ndim)
+    if axis == 0 or mode not in ("linear", "circular"):
+        raise node.error(f"axis {axis} and mode {mode!r} are not supported: the axis must not be "
+                         "the batch axis 0, the mode linear or circular")  # fmt: skip
+    start = (call("cast", node.expr(2), dtype="int64") if node.has_input(2)
+             else const(np.zeros(shape[0], np.int64)))  # fmt: skip
+    steps = _along(const(np.arange(update_shape[axis], dtype=np.int64)), axis, ndim)
+    positions = call("add", _along(start, 0, ndim), steps)
+    if mode == "circular":
+        positions = call("floor_mod", positions, const(shape[axis], "int64"))
+    positions = call("broadcast_to", positions, shape=update_shape)
+    if node.all_constant():
+        data, update = node.input(0).data, node.input(1).data
+        return fold("scatter_elements", data, _fold_expr(positions), update, axis=axis)
+    return call("scatter_elements", node.expr(0), positions, node.expr(1), axis=axis)
+
+
+def _one_hot_positions(node: OnnxNode, depth: int) -> Expr:
+    """OneHot's indices as int64 positions: negative ones from the end (-depth..-1), and a
+    non-integral float index at `depth`, which no position matches (ONNX compares values)."""
+    indices = node.input(0)
+    positions = call("cast", indices.expr, dtype="int64")
+    if indices.type.dtype.startswith("float"):
+        whole = call("equal", indices.expr, call("floor", indices.expr))
+        positions = call("where", whole, positions, const(depth, "int64"))
+    negative = call("less", positions, const(0, "int64"))
+    return call("where", negative, call("add", positions, const(depth, "int64")), positions)
+
+
+def convert_one_hot(node: OnnxNode) -> Result:
+    """OneHot: one_hot with the (off, on) values pair; indices outside [-depth, depth) give an
+    all-off row."""
+    depth = node.static(1, "depth").reshape(-1)
+    if depth.size != 1 or depth[0] < 1:
+        raise node.error(f"depth must be one positive value, got {depth.tolist()}")
+    depth = int(depth[0])
+    values = node.input(2)
+    if int(np.prod(values.type.shape)) != 2:
+        raise node.error(f"values must hold (off, on), got shape {list(values.type.shape)}")
+    flat = call("reshape", values.expr, newshape=(2,))
+    off, on = (call("take", flat, const(np.int64(i)), axis=0) for i in (0, 1))
+    axis = node.axis(int(node.attr("axis", -1)), len(node.shape(0)) + 1)
+    expr = call("one_hot", _one_hot_positions(node, depth), on, off, depth=depth, axis=axis)
+    return _fold_expr(expr) if node.all_constant() else expr
+
+
 TABLE: dict[str, tuple[Entry, ...]] = {
     # indexing
     "Gather": every_opset(convert_gather),
-    "Slice": every_opset(convert_slice, first=10),  # starts/ends are inputs from 10
+    "Slice": ((FIRST_OPSET, 9, convert_slice_attributes), (10, LAST_OPSET, convert_slice)),
     "GatherElements": every_opset(convert_gather_elements),
     "GatherND": every_opset(convert_gather_nd),  # batch_dims from 12
+    "Scatter": every_opset(convert_scatter_elements, last=10),  # ScatterElements' old name
     "ScatterElements": every_opset(convert_scatter_elements),  # reduction from 16 (max/min 18)
     "ScatterND": every_opset(convert_scatter_nd),  # reduction from 16 (max/min 18)
+    "OneHot": every_opset(convert_one_hot),
+    "ReverseSequence": every_opset(convert_reverse_sequence),
+    "TensorScatter": every_opset(convert_tensor_scatter),
 }

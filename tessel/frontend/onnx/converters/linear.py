@@ -42,24 +42,36 @@ def convert_gemm(node: OnnxNode) -> Result:
     """Gemm: alpha * A' @ B' + beta * C, A' and B' optionally transposed."""
     alpha, beta = float(node.attr("alpha", 1.0)), float(node.attr("beta", 1.0))
     a, b = node.input(0), node.input(1)
-    if node.all_constant():
-        arrays = node.arrays()
-        lhs = arrays[0].T if node.attr("transA", 0) else arrays[0]
-        rhs = arrays[1].T if node.attr("transB", 0) else arrays[1]
-        result = alpha * (lhs @ rhs)
-        if arrays[2] is not None:
-            result = result + beta * arrays[2]
-        return result.astype(node.out_type().dtype)
-    lhs = _transposed(node, a) if node.attr("transA", 0) else a.expr
-    # nn.dense wants the weight as [n, k]: that is B itself when transB is set.
-    weight = b.expr if node.attr("transB", 0) else _transposed(node, b)
-    out = call("nn.dense", lhs, weight, units=node.out_type().shape[1])
     dtype = node.out_type().dtype
-    if alpha != 1.0:
-        out = call("multiply", out, const(alpha, dtype))
+    if np.dtype(dtype).kind in "iu" and not (alpha.is_integer() and beta.is_integer()):
+        raise node.error(f"alpha={alpha} and beta={beta} must be whole numbers for {dtype} "
+                         "operands")  # fmt: skip
+    if node.all_constant():
+        return _folded_gemm(node, alpha, beta)
+    reduced = a.type.shape[0] if node.attr("transA", 0) else a.type.shape[1]
+    if reduced == 0:  # an empty sum: the product is zero (kernels would read no element)
+        out = const(np.zeros(node.out_type().shape, dtype))
+    else:
+        lhs = _transposed(node, a) if node.attr("transA", 0) else a.expr
+        # nn.dense wants the weight as [n, k]: that is B itself when transB is set.
+        weight = b.expr if node.attr("transB", 0) else _transposed(node, b)
+        out = call("nn.dense", lhs, weight, units=node.out_type().shape[1])
+        if alpha != 1.0:
+            out = call("multiply", out, const(alpha, dtype))
     if node.has_input(2) and beta != 0.0:
         out = call("add", out, _scaled(node, node.input(2), beta, dtype))
     return out
+
+
+def _folded_gemm(node: OnnxNode, alpha: float, beta: float) -> np.ndarray:
+    """Gemm of inputs known at import, C optional."""
+    arrays = node.arrays()
+    lhs = arrays[0].T if node.attr("transA", 0) else arrays[0]
+    rhs = arrays[1].T if node.attr("transB", 0) else arrays[1]
+    result = alpha * (lhs @ rhs)
+    if node.has_input(2):
+        result = result + beta * arrays[2]
+    return np.asarray(result).astype(node.out_type().dtype)
 
 
 def _scaled(node: OnnxNode, value: Value, factor: float, dtype: str) -> Expr:
@@ -81,6 +93,8 @@ def convert_matmul(node: OnnxNode) -> Result:
     if node.all_constant():
         return np.matmul(a.data, b.data)
     out_shape = node.out_type().shape
+    if a.type.shape[-1] == 0:  # an empty sum: the product is zero (kernels would read nothing)
+        return np.zeros(out_shape, node.out_type().dtype)
     # A 1-D operand is a matrix with one row (left) or one column (right), dropped at the end.
     if a.type.ndim == 1:
         a = _reshaped(node, a, (1, *a.type.shape))
@@ -96,14 +110,14 @@ def _reshape(expr: Expr, shape: tuple[int, ...]) -> Expr:
     """`expr` reshaped to `shape`; a reshape of a reshape becomes one reshape."""
     if isinstance(expr, Call) and expr.op.name == "reshape":
         expr = expr.args[0]
-    return call("reshape", expr, newshape=shape)
+    return call("reshape", expr, newshape=shape, allowzero=True)
 
 
 def _reshaped(node: OnnxNode, value: Value, shape: tuple[int, ...]) -> Value:
     def build() -> Expr:
         if value.is_constant:
             return folded(value.expr, value.data.reshape(shape))
-        return call("reshape", value.expr, newshape=shape)
+        return call("reshape", value.expr, newshape=shape, allowzero=True)
 
     expr = node.derived.get(value.expr, ("reshape", shape), build)
     return Value(expr, TensorType(shape, value.type.dtype))
@@ -120,9 +134,9 @@ def _matmul_by_matrix(node: OnnxNode, a: Value, b: Value) -> Expr:
     if a.type.ndim == 2:
         return _dense(node, a.expr, b)
     rows = math.prod(a.type.shape[:-1])
-    flat = call("reshape", a.expr, newshape=(rows, a.type.shape[-1]))
+    flat = call("reshape", a.expr, newshape=(rows, a.type.shape[-1]), allowzero=True)
     out = _dense(node, flat, b)
-    return call("reshape", out, newshape=(*a.type.shape[:-1], b.type.shape[-1]))
+    return call("reshape", out, newshape=(*a.type.shape[:-1], b.type.shape[-1]), allowzero=True)
 
 
 def _batch_matmul(node: OnnxNode, a: Value, b: Value) -> Expr:
@@ -135,7 +149,9 @@ def _batch_matmul(node: OnnxNode, a: Value, b: Value) -> Expr:
     out = call("nn.batch_matmul", lhs, rhs, transpose_a=False, transpose_b=False)
     if len(batch) == 1:
         return out
-    return call("reshape", out, newshape=(*batch, a.type.shape[-2], b.type.shape[-1]))
+    return call(
+        "reshape", out, newshape=(*batch, a.type.shape[-2], b.type.shape[-1]), allowzero=True
+    )
 
 
 def _to_batch3(node: OnnxNode, value: Value, batch: tuple[int, ...], size: int) -> Expr:
@@ -147,7 +163,7 @@ def _to_batch3(node: OnnxNode, value: Value, batch: tuple[int, ...], size: int) 
         if value.type.shape != full:
             expr = call("broadcast_to", expr, shape=full)
         if len(full) != 3:
-            expr = call("reshape", expr, newshape=(size, *matrix))
+            expr = call("reshape", expr, newshape=(size, *matrix), allowzero=True)
         return expr
 
     def build() -> Expr:

@@ -1,5 +1,6 @@
-"""Values known at import: Constant, Shape, Size, ConstantOfShape, Range. Each yields an array,
-so the shape computations of exported models fold to constants before any graph is built."""
+"""Values known at import: Constant, Shape, Size, ConstantOfShape, Range, EyeLike. Each yields an
+array, so the shape computations of exported models fold to constants before any graph is
+built."""
 
 from __future__ import annotations
 
@@ -58,6 +59,16 @@ def convert_range(node: OnnxNode) -> np.ndarray:
     return (start + delta * np.arange(count)).astype(start.dtype)
 
 
+def convert_eye_like(node: OnnxNode) -> np.ndarray:
+    """EyeLike: ones on diagonal k of a 2-D tensor of the input's shape, zeros elsewhere; only
+    the input's shape matters, so it is known at import."""
+    shape = node.shape(0)
+    if len(shape) != 2:
+        raise node.error(f"the input must be 2-D, got shape {list(shape)}")
+    dtype = node.out_type().dtype
+    return np.eye(shape[0], shape[1], k=int(node.attr("k", 0)), dtype=dtype)
+
+
 TABLE: dict[str, tuple[Entry, ...]] = {
     # values known at import
     "Constant": every_opset(convert_constant),
@@ -65,4 +76,5 @@ TABLE: dict[str, tuple[Entry, ...]] = {
     "Size": every_opset(convert_size),
     "ConstantOfShape": every_opset(convert_constant_of_shape),
     "Range": every_opset(convert_range),
+    "EyeLike": every_opset(convert_eye_like),
 }

@@ -10,21 +10,30 @@ from __future__ import annotations
 import numpy as np
 
 from tessel.frontend.onnx.node import OnnxNode
-from tessel.frontend.onnx.opsets import Entry, every_opset
+from tessel.frontend.onnx.opsets import FIRST_OPSET, LAST_OPSET, Entry, every_opset
 from tessel.frontend.onnx.relay import call, const, fold, item, tuple_of
 from tessel.graph.expr import Expr
 
 Result = Expr | np.ndarray
 
 
+def reshape_to(expr: Expr, shape: tuple[int, ...]) -> Expr:
+    """`expr` reshaped to the explicit `shape`: a 0 in it is a zero-size extent, never Relay's
+    "copy the input extent" code, so such a reshape says allowzero."""
+    if 0 in shape:
+        return call("reshape", expr, newshape=shape, allowzero=True)
+    return call("reshape", expr, newshape=shape)
+
+
 def _reshape_to_output(node: OnnxNode) -> Result:
-    """The first input reshaped to the output's inferred shape."""
+    """The first input reshaped to the output's inferred shape (explicit: ONNX's inference has
+    resolved the target's 0 and -1 by the node's allowzero)."""
     shape = node.out_type().shape
     if node.input(0).is_constant:
         return node.input(0).data.reshape(shape)
     if node.shape(0) == shape:
         return node.expr(0)
-    return call("reshape", node.expr(0), newshape=shape)
+    return reshape_to(node.expr(0), shape)
 
 
 def convert_reshape(node: OnnxNode) -> Result:
@@ -41,7 +50,7 @@ def convert_flatten(node: OnnxNode) -> Result:
 def _axes_list(node: OnnxNode, first_input_opset: int) -> list[int] | None:
     """Axes from the attribute (older opsets) or from input 1; None when not given at all."""
     if node.opset >= first_input_opset:
-        return node.static(1, "axes").tolist() if node.has_input(1) else None
+        return node.static(1, "axes").reshape(-1).tolist() if node.has_input(1) else None
     axes = node.attr("axes")
     return None if axes is None else list(axes)
 
@@ -147,43 +156,135 @@ def convert_tile(node: OnnxNode) -> Result:
         return node.expr(0)
     interleaved = tuple(d for pair in zip(reps, shape, strict=True) for d in pair)
     ones = tuple(d for extent in shape for d in (1, extent))
-    spread = call("reshape", node.expr(0), newshape=ones)
+    spread = reshape_to(node.expr(0), ones)
     copies = call("broadcast_to", spread, shape=interleaved)
-    return call("reshape", copies, newshape=tuple(r * d for r, d in zip(reps, shape, strict=True)))
+    return reshape_to(copies, tuple(r * d for r, d in zip(reps, shape, strict=True)))
 
 
-_PAD_MODES = {"constant": "constant", "edge": "edge", "reflect": "reflect"}
+_PAD_MODES = ("constant", "edge", "reflect", "wrap")
+
+
+def _pad_widths(node: OnnxNode, pads: list[int], axes: list[int]) -> list[tuple[int, int]]:
+    """(before, after) per axis of the input from ONNX's pads (all starts, then all ends) over
+    `axes`; negative widths crop."""
+    ndim = len(node.shape(0))
+    if len(pads) != 2 * len(axes):
+        raise node.error(f"pads {pads} do not give a start and an end for each of {len(axes)} axes")
+    width = [(0, 0)] * ndim
+    for i, axis in enumerate(axes):
+        width[axis] = (pads[i], pads[i + len(axes)])
+    return width
+
+
+def _padded_positions(extent: int, before: int, after: int, mode: str) -> np.ndarray:
+    """Which input position each output position along one axis reads (edge, reflect, wrap):
+    NumPy's padding of the positions themselves, then the crop of negative widths."""
+    positions = np.arange(extent)
+    positions = np.pad(positions, (max(before, 0), max(after, 0)), mode=mode)
+    return positions[max(-before, 0) : len(positions) - max(-after, 0)]
+
+
+def _crop(expr: Expr, width: list[tuple[int, int]], padded: tuple[int, ...]) -> Expr:
+    """`expr` (of shape `padded`) without the cells that negative widths remove."""
+    axes = [d for d, (b, a) in enumerate(width) if b < 0 or a < 0]
+    if not axes:
+        return expr
+    begin = tuple(max(-width[d][0], 0) for d in axes)
+    end = tuple(padded[d] - max(-width[d][1], 0) for d in axes)
+    return call(
+        "strided_slice", expr, begin=begin, end=end, strides=(1,) * len(axes), axes=tuple(axes)
+    )
+
+
+def _pad_constant(node: OnnxNode, width: list[tuple[int, int]], value: np.ndarray) -> Expr:
+    """Constant padding: nn.pad by the positive widths, then the crop of the negative ones."""
+    grow = tuple((max(b, 0), max(a, 0)) for b, a in width)
+    expr = node.expr(0)
+    if any(b or a for b, a in grow):
+        pad_value = const(np.asarray(value).reshape(()), node.input(0).type.dtype)
+        expr = call("nn.pad", expr, pad_value, pad_width=grow, pad_mode="constant")
+    padded = tuple(n + b + a for n, (b, a) in zip(node.shape(0), grow, strict=True))
+    return _crop(expr, width, padded)
+
+
+def _pad_by_positions(node: OnnxNode, width: list[tuple[int, int]], mode: str) -> Expr:
+    """Edge, reflect or wrap padding as a `take` of the positions each output reads, per axis:
+    exact for any width (wider than the axis, negative) where nn.pad's reflect is not."""
+    expr = node.expr(0)
+    for axis, (before, after) in enumerate(width):
+        if before == after == 0:
+            continue
+        positions = _padded_positions(node.shape(0)[axis], before, after, mode)
+        expr = call("take", expr, const(positions.astype(np.int64)), axis=axis, mode="fast")
+    return expr
+
+
+def _pad(node: OnnxNode, mode: str, pads: list[int], axes: list[int], value: np.ndarray) -> Result:
+    """The data padded (or cropped, by negative pads) in `mode`."""
+    if mode not in _PAD_MODES:
+        raise node.error(f"mode {mode!r} is not supported", hint=f"use one of {list(_PAD_MODES)}")
+    width = _pad_widths(node, pads, axes)
+    if mode == "constant":
+        if node.input(0).is_constant:
+            return _pad_array(node, width, mode, value)
+        return _pad_constant(node, width, value)
+    _check_repeatable(node, width, mode)
+    if node.input(0).is_constant:
+        return _pad_array(node, width, mode, value)
+    if _fits_nn_pad(node.shape(0), width, mode):
+        pad_value = const(np.zeros((), node.input(0).type.dtype))
+        return call("nn.pad", node.expr(0), pad_value, pad_width=tuple(width), pad_mode=mode)
+    return _pad_by_positions(node, width, mode)
+
+
+def _check_repeatable(node: OnnxNode, width: list[tuple[int, int]], mode: str) -> None:
+    """Edge, reflect and wrap padding repeat the data: an axis of extent 0 cannot grow."""
+    for axis, (extent, (before, after)) in enumerate(zip(node.shape(0), width, strict=True)):
+        if extent == 0 and max(before, after) > 0:
+            raise node.error(f"{mode} padding of axis {axis}, of extent 0, has nothing to repeat")
+
+
+def _fits_nn_pad(shape: tuple[int, ...], width: list[tuple[int, int]], mode: str) -> bool:
+    """True if nn.pad pads like ONNX: no crops, no wrap, reflections narrower than the axis."""
+    if mode == "wrap" or any(b < 0 or a < 0 for b, a in width):
+        return False
+    return mode == "edge" or all(max(w) < n for w, n in zip(width, shape, strict=True))
+
+
+def _pad_array(
+    node: OnnxNode, width: list[tuple[int, int]], mode: str, value: np.ndarray
+) -> np.ndarray:
+    """The padding of a constant input, folded."""
+    data = node.input(0).data
+    if mode == "constant":
+        grow = [(max(b, 0), max(a, 0)) for b, a in width]
+        padded = np.pad(data, grow, mode="constant", constant_values=np.asarray(value).item())
+        crop = tuple(
+            slice(max(-b, 0), padded.shape[d] - max(-a, 0)) for d, (b, a) in enumerate(width)
+        )
+        return padded[crop].astype(data.dtype)
+    for axis, (before, after) in enumerate(width):
+        positions = _padded_positions(data.shape[axis], before, after, mode)
+        data = np.take(data, positions, axis=axis)
+    return data
 
 
 def convert_pad(node: OnnxNode) -> Result:
-    """Pad (opset 11+: pads, constant value and, from 18, axes are inputs): nn.pad."""
-    mode = node.attr("mode", "constant")
-    if mode not in _PAD_MODES:
-        raise node.error(f"mode {mode!r} is not supported", hint="use constant, edge or reflect")
+    """Pad (opset 11+: pads, constant value and, from 18, axes are inputs)."""
     ndim = len(node.shape(0))
     pads = [int(p) for p in node.static(1, "pads")]
     axes = list(range(ndim))
     if node.opset >= 18 and node.has_input(3):
         axes = [node.axis(int(a), ndim) for a in node.static(3, "axes")]
-    if len(pads) != 2 * len(axes):
-        raise node.error(f"pads {pads} do not give a start and an end for each of {len(axes)} axes")
-    width = [[0, 0] for _ in range(ndim)]
-    for i, axis in enumerate(axes):
-        width[axis] = [pads[i], pads[i + len(axes)]]
-    if any(p < 0 for p in pads):
-        raise node.error(f"negative pads {pads} (cropping) are not supported")
     value = node.static_or(2, "constant value", np.zeros((), node.input(0).type.dtype))
-    if node.input(0).is_constant:
-        kwargs = {"constant_values": value.item()} if mode == "constant" else {}
-        return np.pad(node.input(0).data, width, mode=mode, **kwargs)
-    pad_value = const(np.asarray(value).reshape(()), node.input(0).type.dtype)
-    return call(
-        "nn.pad",
-        node.expr(0),
-        pad_value,
-        pad_width=tuple(tuple(w) for w in width),
-        pad_mode=_PAD_MODES[mode],
-    )
+    return _pad(node, node.attr("mode", "constant"), pads, axes, value)
+
+
+def convert_pad_attributes(node: OnnxNode) -> Result:
+    """Pad before opset 11: pads and the (float) constant value are attributes."""
+    pads = [int(p) for p in node.attr("pads", node.attr("paddings", []))]
+    value = np.asarray(node.attr("value", 0.0)).astype(node.input(0).type.dtype)
+    return _pad(node, node.attr("mode", "constant"), pads, list(range(len(node.shape(0)))), value)
 
 
 def convert_trilu(node: OnnxNode) -> Result:
@@ -209,6 +310,6 @@ TABLE: dict[str, tuple[Entry, ...]] = {
     "Concat": every_opset(convert_concat),
     "Split": every_opset(convert_split),  # split input from 13, num_outputs from 18
     "Tile": every_opset(convert_tile),
-    "Pad": every_opset(convert_pad, first=11),  # pads as inputs from 11, axes input from 18
+    "Pad": ((FIRST_OPSET, 10, convert_pad_attributes), (11, LAST_OPSET, convert_pad)),
     "Trilu": every_opset(convert_trilu, first=14),
 }

@@ -1,0 +1,92 @@
+"""float16 tensors: stored as float16, computed in float32.
+
+The C backend holds float16 (`_Float16`) in memory and converts it, but C's math library has no
+float16 functions and a float16 accumulator loses precision (onnxruntime's CPU kernels compute
+most float16 operators in float32 too). So a node that computes on float16 runs its converter on
+float32 copies of its float16 inputs and casts its float16 outputs back: the model's tensors keep
+their float16 type and size, and each such node costs two conversions. Nodes that only move or
+reinterpret data (`STORAGE_OPS`) run on float16 directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from tessel.frontend.onnx.node import OnnxNode
+from tessel.frontend.onnx.relay import call
+from tessel.frontend.onnx.values import Value, constant_value
+from tessel.graph.ty import TensorType
+
+HALF = "float16"
+WIDE = "float32"
+
+# Operators that move, select or convert elements without arithmetic on them.
+STORAGE_OPS = frozenset({
+    "Cast", "CastLike", "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
+    "Concat", "Split", "Slice", "Gather", "GatherElements", "GatherND", "Expand", "Tile",
+    "Shape", "Size", "Constant", "ConstantOfShape", "Dropout", "BitCast",
+})  # fmt: skip
+
+
+# Operators with subgraphs: the nodes of their bodies are converted one by one, each by this rule.
+SUBGRAPH_OPS = frozenset({"If", "Loop", "Scan", "SequenceMap"})
+
+
+def computes_on_half(node: OnnxNode) -> bool:
+    """True if `node` does arithmetic on a float16 input or output."""
+    if node.op_type in STORAGE_OPS or node.op_type in SUBGRAPH_OPS:
+        return False
+    types = [v.type for v in node.inputs if v is not None]
+    types += [t for t in node.output_types if t is not None]
+    return any(t.dtype == HALF for t in types)
+
+
+def _widen_value(value: Value | None) -> Value | None:
+    if value is None or value.type.dtype != HALF:
+        return value
+    if value.is_constant:
+        return constant_value(value.data.astype(WIDE))
+    return Value(call("cast", value.expr, dtype=WIDE), TensorType(value.type.shape, WIDE))
+
+
+def _widen_type(ty: TensorType | None) -> TensorType | None:
+    return TensorType(ty.shape, WIDE) if ty is not None and ty.dtype == HALF else ty
+
+
+def convert_in_float32(
+    node: OnnxNode,
+    converter: Callable[[OnnxNode], Any],
+    output_value: Callable[[OnnxNode, int, Sequence[Any]], Value | None],
+) -> list[Value | None]:
+    """The Values of `node`'s outputs, computed by `converter` in float32 (see the module's doc);
+    `output_value` turns a converter's result into a Value, as the importer does."""
+    wide = replace(
+        node,
+        inputs=tuple(_widen_value(v) for v in node.inputs),
+        output_types=tuple(_widen_type(t) for t in node.output_types),
+    )
+    results = converter(wide)
+    if not isinstance(results, list | tuple):
+        results = [results]
+    # An output whose shape inference could not give (it follows from input values) is float16
+    # when it is float32 now and no input was float32 before: ONNX's type constraints tie it
+    # to the float16 inputs.
+    input_dtypes = {v.type.dtype for v in node.inputs if v is not None}
+    untyped_half = WIDE not in input_dtypes
+    values = []
+    for position, ty in enumerate(node.output_types):
+        value = output_value(wide, position, results) if node.proto.output[position] else None
+        if value is None:
+            values.append(value)
+            continue
+        if ty is None and untyped_half and value.type.dtype == WIDE:
+            ty = TensorType(value.type.shape, HALF)
+        if ty is not None and ty.dtype == HALF:
+            if value.is_constant:
+                value = constant_value(value.data.astype(HALF))
+            else:
+                value = Value(call("cast", value.expr, dtype=HALF), ty)
+        values.append(value)
+    return values
