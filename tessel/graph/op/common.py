@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from tessel.graph.op.op_def import Args, Attrs
+from tessel.graph.op.op_def import Args, Attrs, OpDef, OpPattern
 from tessel.graph.ty import TensorType, Type
 from tessel.support.dtype import DataType
 
@@ -110,3 +110,18 @@ def float_unary_rel(args: Args, attrs: Attrs) -> Type:
 def numeric_unary_rel(args: Args, attrs: Attrs) -> Type:
     """The relation of a unary operator on numeric (not bool) tensors."""
     return expect_not_bool(args, "data")
+
+
+def unary_op(name: str, relation, topi_fn, reference, doc: str) -> OpDef:
+    """An elementwise operator of one tensor: `topi_fn` lowers it, `reference` (a NumPy
+    function) computes it in the input's dtype."""
+    return OpDef(
+        name=name,
+        arguments=("data",),
+        attrs=(),
+        relation=relation,
+        lower=lambda x, *, attrs: topi_fn(x),
+        reference=in_dtype(reference),
+        pattern=OpPattern.ELEMWISE,
+        doc=doc,
+    )

@@ -14,9 +14,9 @@ from tessel.graph.op.common import (
     expect_float,
     expect_not_bool,
     float_unary_rel,
-    in_dtype,
     numeric_unary_rel,
     same_as,
+    unary_op,
 )
 from tessel.graph.op.op_def import Args, Attr, Attrs, OpDef, OpPattern
 from tessel.graph.ty import Type
@@ -26,19 +26,6 @@ _erf = np.vectorize(math.erf, otypes=[np.float64])
 
 
 
-
-
-def _unary(name: str, relation, topi_fn, reference, doc: str) -> OpDef:
-    return OpDef(
-        name=name,
-        arguments=("data",),
-        attrs=(),
-        relation=relation,
-        lower=lambda x, *, attrs: topi_fn(x),
-        reference=in_dtype(reference),
-        pattern=OpPattern.ELEMWISE,
-        doc=doc,
-    )
 
 
 _FLOAT_UNARY = [
@@ -141,9 +128,9 @@ _FLOAT_TESTS = [
 
 
 OPERATORS = (
-    *(_unary(n, float_unary_rel, f, r, d) for n, f, r, d in _FLOAT_UNARY),
+    *(unary_op(n, float_unary_rel, f, r, d) for n, f, r, d in _FLOAT_UNARY),
     *(_float_test(n, f, r, d) for n, f, r, d in _FLOAT_TESTS),
-    *(_unary(n, numeric_unary_rel, f, r, d) for n, f, r, d in _NUMERIC_UNARY),
+    *(unary_op(n, numeric_unary_rel, f, r, d) for n, f, r, d in _NUMERIC_UNARY),
     OpDef(
         "nn.leaky_relu",
         ("data",),

@@ -10,10 +10,10 @@ import numpy as np
 from tessel.graph.op.common import (
     broadcast_shapes,
     float_unary_rel,
-    in_dtype,
     np_dtype,
     numeric_unary_rel,
     same_as,
+    unary_op,
 )
 from tessel.graph.op.op_def import Args, Attr, Attrs, OpDef, OpPattern
 from tessel.graph.ty import TensorType, Type
@@ -50,19 +50,6 @@ _NUMERIC_UNARY = [
     ),
     ("sign", topi_math.sign, np.sign, "-1, 0 or 1 by the sign (NaN stays NaN)."),
 ]
-
-
-def _unary(name: str, relation, topi_fn, reference, doc: str) -> OpDef:
-    return OpDef(
-        name=name,
-        arguments=("data",),
-        attrs=(),
-        relation=relation,
-        lower=lambda x, *, attrs: topi_fn(x),
-        reference=in_dtype(reference),
-        pattern=OpPattern.ELEMWISE,
-        doc=doc,
-    )
 
 
 def _expect_integer(args: Args, name: str) -> TensorType:
@@ -157,8 +144,8 @@ def _reinterpret_rel(args: Args, attrs: Attrs) -> Type:
 
 
 OPERATORS = (
-    *(_unary(n, float_unary_rel, f, r, d) for n, f, r, d in _FLOAT_UNARY),
-    *(_unary(n, numeric_unary_rel, f, r, d) for n, f, r, d in _NUMERIC_UNARY),
+    *(unary_op(n, float_unary_rel, f, r, d) for n, f, r, d in _FLOAT_UNARY),
+    *(unary_op(n, numeric_unary_rel, f, r, d) for n, f, r, d in _NUMERIC_UNARY),
     *(_bitwise(n, f, r, d) for n, f, r, d in _BITWISE),
     OpDef(
         "bitwise_not",

@@ -35,24 +35,30 @@ def _conv1d(node: OnnxNode, window: Window, groups: int) -> Expr:
     return call("reshape", out, newshape=node.out_type().shape)
 
 
-def convert_conv(node: OnnxNode) -> Expr:
-    """Conv (optionally grouped or depthwise, with bias): nn.conv2d (1-D over a unit height),
-    nn.conv3d [+ nn.bias_add]."""
-    rank = spatial_rank(node)
+def _kernel(node: OnnxNode) -> tuple[int, ...]:
+    """The kernel's spatial shape: the weight's, which `kernel_shape` may only repeat."""
     weight_shape = node.shape(1)
     kernel = tuple(node.attr("kernel_shape", weight_shape[2:]))
     if kernel != tuple(weight_shape[2:]):
         raise node.error(f"kernel_shape {list(kernel)} differs from the weight's "
                          f"{list(weight_shape[2:])}")  # fmt: skip
+    return kernel
+
+
+def convert_conv(node: OnnxNode) -> Expr:
+    """Conv (optionally grouped or depthwise, with bias): nn.conv2d (1-D over a unit height),
+    nn.conv3d [+ nn.bias_add]."""
+    rank = spatial_rank(node)
+    kernel = _kernel(node)
     window, groups = window_of(node, kernel), int(node.attr("group", 1))
     if rank == 1:
         out = _conv1d(node, window, groups)
     elif rank == 2:
-        out = _conv2d(node.expr(0), node.expr(1), window, groups, weight_shape[0])
+        out = _conv2d(node.expr(0), node.expr(1), window, groups, node.shape(1)[0])
     else:
         out = call("nn.conv3d", node.expr(0), node.expr(1), strides=window.strides,
                    padding=window.pads, dilation=window.dilations, groups=groups,
-                   channels=weight_shape[0], kernel_size=kernel)  # fmt: skip
+                   channels=node.shape(1)[0], kernel_size=kernel)  # fmt: skip
     if node.has_input(2):
         out = call("nn.bias_add", out, node.expr(2), axis=1)
     return out
@@ -88,11 +94,7 @@ def convert_conv_transpose(node: OnnxNode) -> Expr:
     """ConvTranspose (groups, dilations, output_padding, output_shape, auto_pad):
     nn.conv{1,2,3}d_transpose [+ nn.bias_add]."""
     rank = spatial_rank(node)
-    weight_shape = node.shape(1)
-    kernel = tuple(node.attr("kernel_shape", weight_shape[2:]))
-    if kernel != tuple(weight_shape[2:]):
-        raise node.error(f"kernel_shape {list(kernel)} differs from the weight's "
-                         f"{list(weight_shape[2:])}")  # fmt: skip
+    kernel = _kernel(node)
     strides = tuple(node.attr("strides", [1] * rank))
     dilations = tuple(node.attr("dilations", [1] * rank))
     window = Window(kernel, strides, dilations, (0,) * (2 * rank))
@@ -101,7 +103,7 @@ def convert_conv_transpose(node: OnnxNode) -> Expr:
     groups = int(node.attr("group", 1))
     out = call(f"nn.conv{rank}d_transpose", node.expr(0), node.expr(1), strides=strides,
                padding=pads, dilation=dilations, groups=groups, output_padding=output_padding,
-               channels=weight_shape[1] * groups, kernel_size=kernel)  # fmt: skip
+               channels=node.shape(1)[1] * groups, kernel_size=kernel)  # fmt: skip
     if node.has_input(2):
         out = call("nn.bias_add", out, node.expr(2), axis=1)
     return out
