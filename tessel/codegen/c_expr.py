@@ -20,11 +20,19 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from tessel.codegen import c_bfloat16
 from tessel.codegen.c_access import BufferAccess
 from tessel.codegen.c_names import NameScope
 from tessel.codegen.c_operands import print_order
 from tessel.codegen.c_select import VectorSelect, blendable
-from tessel.codegen.c_types import c_type, float_literal, int_literal, reject_vector, type_suffix
+from tessel.codegen.c_types import (
+    c_type,
+    float_literal,
+    int_literal,
+    reject_bfloat16_arithmetic,
+    reject_vector,
+    type_suffix,
+)
 from tessel.codegen.errors import CodegenError
 from tessel.ir import builders
 from tessel.ir import expr as E
@@ -113,6 +121,8 @@ class ExprPrinter(BufferAccess, VectorSelect):
         return c_string_literal(node.value)
 
     def expr_Cast(self, node: E.Cast) -> str:
+        if node.dtype.is_bfloat16 or node.value.dtype.is_bfloat16:
+            return self._bfloat16_cast(node)
         if node.dtype.is_vector:
             if "float16" in (str(node.dtype.element), str(node.value.dtype.element)):
                 # gcc 12 at -O3 with AVX-512 drops a float -> _Float16 -> float round trip
@@ -123,7 +133,18 @@ class ExprPrinter(BufferAccess, VectorSelect):
             return self.per_lane(node, (node.value,))
         return f"(({c_type(node.dtype)})({self.expr(node.value)}))"
 
+    def _bfloat16_cast(self, node: E.Cast) -> str:
+        """A conversion from or to bfloat16 (c_bfloat16.py), through float32 for other types."""
+        if node.value.dtype == node.dtype:
+            return self.expr(node.value)
+        if c_bfloat16.through_float32(node.value.dtype, node.dtype):
+            wide = E.Cast(DataType("float", 32, node.dtype.lanes), node.value)
+            return self.expr(E.Cast(node.dtype, wide))
+        return c_bfloat16.conversion(node.value.dtype, node.dtype, self.expr(node.value))
+
     def expr_BinaryOp(self, node: E.BinaryOp) -> str:
+        if node.dtype.is_bfloat16:
+            reject_bfloat16_arithmetic(node.dtype)
         if node.dtype.is_vector:
             return self._vector_binary(node)
         a, b = self.expr(node.a), self.expr(node.b)
@@ -138,6 +159,8 @@ class ExprPrinter(BufferAccess, VectorSelect):
         return _wrap_narrow(f"({a} {_INFIX[type(node)]} {b})", node.dtype)
 
     def expr_CmpOp(self, node: E.CmpOp) -> str:
+        if node.a.dtype.is_bfloat16:
+            reject_bfloat16_arithmetic(node.a.dtype)
         text = f"({self.expr(node.a)} {node.symbol} {self.expr(node.b)})"
         if node.dtype.is_vector:  # GCC gives 0/-1 lanes of the operands' width: make a mask
             return f"(-__builtin_convertvector({text}, {c_type(node.dtype)}))"
@@ -171,6 +194,8 @@ class ExprPrinter(BufferAccess, VectorSelect):
         return f"(({c_type(dtype)}){{{', '.join(items)}}})"
 
     def expr_Ramp(self, node: E.Ramp) -> str:
+        if node.dtype.is_bfloat16:
+            reject_bfloat16_arithmetic(node.dtype)
         element, lanes = node.dtype.element, node.lanes
         base = self.expr(node.base)
         if isinstance(node.stride, E.IntImm):
@@ -384,6 +409,10 @@ class ExprPrinter(BufferAccess, VectorSelect):
                 rule="codegen.call-global",
             )
         short = node.op.name.removeprefix("tir.")
+        if short not in c_bfloat16.MOVING_CALLS and any(
+            x.dtype.is_bfloat16 for x in (node, *node.args)
+        ):
+            reject_bfloat16_arithmetic(DataType("bfloat", 16))
         if node.dtype.is_vector and short in (*builtin.MATH_UNARY, *builtin.MATH_BINARY):
             return self.per_lane(node, node.args)
         if short == "if_then_else" and not node.args[0].dtype.is_vector:

@@ -272,6 +272,25 @@ TESSEL_BITCAST(uint64_t, double, uint64_float64)
 #undef TESSEL_BITCAST
 """
 
+# bfloat16 is held as its bits (a uint16_t: gcc 12 has no bfloat16 arithmetic type) and converted
+# through float32, exactly as ml_dtypes (the interpreter's) converts: widening puts the bits in
+# float32's upper half; narrowing rounds to nearest, ties to even, and a NaN becomes the quiet
+# NaN of its sign. The tests are on the bits, not `f != f`, which -ffast-math would fold away.
+_BFLOAT16_HELPERS = r"""
+static inline float tessel_bf16_to_f32(uint16_t h) {
+  uint32_t bits = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+static inline uint16_t tessel_f32_to_bf16(float f) {
+  uint32_t bits;
+  memcpy(&bits, &f, sizeof bits);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return (uint16_t)(((bits >> 16) & 0x8000u) | 0x7fc0u);
+  return (uint16_t)((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+"""
+
 # A mask's lanes are bytes holding 0 or 1 (whether all are on: c_expr.all_lanes_test).
 _VECTOR_HELPERS = r"""
 /* A contiguous load or store of the enabled lanes of 4-byte elements (8 or 16 lanes): one
@@ -347,5 +366,6 @@ PRELUDE = (
     + _INT_HELPERS
     + _FLOAT_HELPERS
     + _BITCAST_HELPERS
+    + _BFLOAT16_HELPERS
     + _VECTOR_HELPERS
 ).lstrip()

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 import re
 
+import numpy as np
+
 from tessel.codegen.errors import CodegenError
 from tessel.support.dtype import DataType
 
@@ -18,6 +20,8 @@ _C_TYPES = {
     "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
     "float16": "_Float16", "float32": "float", "float64": "double", "bool": "bool",
     "handle": "void*",
+    # gcc 12 has no bfloat16 arithmetic type: its bits, converted by prelude helpers (c_expr.py).
+    "bfloat16": "uint16_t",
 }  # fmt: skip
 
 # Short suffixes for the helper functions of the prelude (tessel_floordiv_i32, ...).
@@ -37,13 +41,13 @@ def reject_vector(what: str) -> None:
     )
 
 
-_VECTOR_NAME = re.compile(r"\btessel_((?:u?int|float)(?:8|16|32|64)|bool)x(\d+)\b")
+_VECTOR_NAME = re.compile(r"\btessel_((?:u?int|b?float)(?:8|16|32|64)|bool)x(\d+)\b")
 
 
 def c_type(dtype: DataType) -> str:
     """The C type of a dtype: a vector of a power-of-two number of lanes is a vector type.
     float16 is GCC's `_Float16` (storage and conversion; the graph level computes in float32);
-    bfloat16 is not supported."""
+    bfloat16 is its bits, a `uint16_t` (storage only: c_expr.py converts it through float32)."""
     if dtype.is_vector:
         element = c_type(dtype.element)  # rejects unsupported element types
         if dtype.lanes & (dtype.lanes - 1) or element == "void*":
@@ -60,7 +64,19 @@ def c_type(dtype: DataType) -> str:
 def type_suffix(dtype: DataType) -> str:
     """The suffix naming `dtype`'s variant of a prelude helper."""
     c_type(dtype)  # rejects unsupported types with a clear error
+    if dtype.is_bfloat16:
+        reject_bfloat16_arithmetic(dtype)
     return _SUFFIXES[str(dtype)]
+
+
+def reject_bfloat16_arithmetic(dtype: DataType) -> None:
+    """Raise the error for arithmetic, a comparison or a math call on bfloat16 values."""
+    raise CodegenError(
+        f"arithmetic on {dtype} is not supported by the C backend (C has no bfloat16 type; "
+        "it only loads, stores, selects and converts bfloat16)",
+        rule="codegen.bfloat16",
+        hint="cast the operands to float32, compute, and cast the result back to bfloat16",
+    )
 
 
 def int_literal(value: int, dtype: DataType) -> str:
@@ -79,8 +95,13 @@ def int_literal(value: int, dtype: DataType) -> str:
 
 
 def float_literal(value: float, dtype: DataType) -> str:
-    """A float constant printed exactly (a hex float); inf and nan through math.h macros."""
+    """A float constant printed exactly (a hex float); inf and nan through math.h macros; a
+    bfloat16 constant is its bits, rounded as a cast from float32 rounds."""
     ctype = c_type(dtype)
+    if dtype.is_bfloat16:
+        with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN are values here
+            bits = np.array(value, np.float32).astype(dtype.numpy).view(np.uint16)
+        return f"((uint16_t)0x{int(bits):04x})"
     if math.isnan(value):
         return f"(({ctype})NAN)"
     if math.isinf(value):

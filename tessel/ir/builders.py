@@ -163,8 +163,12 @@ def _common_dtype(x: DataType, y: DataType) -> DataType:
     if ex == ey:
         return ex.with_lanes(lanes)
     if ex.is_float or ey.is_float:
-        bits = max(t.bits for t in (ex, ey) if t.is_float)
-        return DataType("float", bits, lanes)
+        floats = [t for t in (ex, ey) if t.is_float]
+        if len(floats) == 1:
+            return floats[0].with_lanes(lanes)
+        if ex.bits == ey.bits:  # float16 and bfloat16: float32 holds both exactly
+            return DataType("float", 32, lanes)
+        return max(floats, key=lambda t: t.bits).with_lanes(lanes)
     if ex.is_bool or ey.is_bool:
         other = ey if ex.is_bool else ex
         return other.with_lanes(lanes)

@@ -26,6 +26,7 @@ CTYPES: dict[str, type] = {
     "int64": ctypes.c_int64, "uint8": ctypes.c_uint8, "uint16": ctypes.c_uint16,
     "uint32": ctypes.c_uint32, "uint64": ctypes.c_uint64, "float32": ctypes.c_float,
     "float64": ctypes.c_double, "bool": ctypes.c_bool,
+    "bfloat16": ctypes.c_uint16,  # its bits, as the C code holds it (codegen/c_types.py)
 }  # fmt: skip
 
 
@@ -162,8 +163,11 @@ def _scalar(param: ParamSpec, arg: Any) -> Any:
                 f"([{info.min}, {info.max}])"
             )
         return int(arg)
-    if not isinstance(arg, numbers.Real):
+    if not isinstance(arg, numbers.Real | dtype.type):  # ml_dtypes' bfloat16 is no Real
         raise ValueError(f"argument `{param.name}`: expected a {dtype} number, got {arg!r}")
+    if param.dtype == "bfloat16":  # rounded as a float32 -> bfloat16 cast rounds
+        with np.errstate(over="ignore"):
+            return int(np.array(arg, np.float32).astype(dtype).view(np.uint16))
     return float(arg)
 
 

@@ -262,7 +262,10 @@ def fast_caller(address: int, signature: FunctionSignature, values: tuple[Any, .
         if len(param.shape) > 8:
             return None
         probe = np.empty((0,), dtype=array_dtype(param.dtype))
-        fmt = memoryview(probe).format.encode()
+        try:
+            fmt = memoryview(probe).format.encode()
+        except ValueError:  # ml_dtypes' bfloat16 has no buffer-protocol format: the Python path
+            return None
         if len(fmt) >= 8:
             return None
         specs.append((position, tuple(param.shape), probe.itemsize, fmt, param.written))

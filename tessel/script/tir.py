@@ -86,6 +86,7 @@ DTypeFunction, HandleFunction = intents.DTypeFunction, intents.HandleFunction
 int8, int16, int32, int64 = (DTypeFunction(f"int{b}") for b in (8, 16, 32, 64))
 uint8, uint16, uint32, uint64 = (DTypeFunction(f"uint{b}") for b in (8, 16, 32, 64))
 float16, float32, float64 = (DTypeFunction(f"float{b}") for b in (16, 32, 64))
+bfloat16 = DTypeFunction("bfloat16")
 bool = DTypeFunction("bool")  # noqa: A001  (TVMScript spells it T.bool)
 handle = HandleFunction("handle")
 

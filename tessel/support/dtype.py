@@ -1,4 +1,8 @@
-"""Scalar and vector data types, spelled as in TVM ("float32", "int8x4", "bool", "handle")."""
+"""Scalar and vector data types, spelled as in TVM ("float32", "int8x4", "bool", "handle").
+
+bfloat16 (TVM's type code "bfloat") is a float type; NumPy has none, so its NumPy dtype is
+ml_dtypes' (importing ml_dtypes also lets `np.dtype("bfloat16")` name it).
+"""
 
 from __future__ import annotations
 
@@ -6,13 +10,16 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+import ml_dtypes
 import numpy as np
 
 from tessel.support.errors import UserError
 
-_CODES = ("int", "uint", "float", "bool", "handle")
-_PATTERN = re.compile(r"^(int|uint|float|bool|handle)(\d*)(?:x(\d+))?$")
-_VALID_BITS = {"int": (8, 16, 32, 64), "uint": (8, 16, 32, 64), "float": (16, 32, 64)}
+_CODES = ("int", "uint", "float", "bfloat", "bool", "handle")
+_PATTERN = re.compile(r"^(int|uint|float|bfloat|bool|handle)(\d*)(?:x(\d+))?$")
+_VALID_BITS = {
+    "int": (8, 16, 32, 64), "uint": (8, 16, 32, 64), "float": (16, 32, 64), "bfloat": (16,),
+}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +82,13 @@ class DataType:
 
     @property
     def is_float(self) -> bool:
-        return self.code == "float"
+        """IEEE float16/32/64 or bfloat16."""
+        return self.code in ("float", "bfloat")
+
+    @property
+    def is_bfloat16(self) -> bool:
+        """bfloat16 (of any lane count): float32's upper half, with no C arithmetic type."""
+        return self.code == "bfloat"
 
     @property
     def is_bool(self) -> bool:
@@ -99,19 +112,24 @@ class DataType:
         """The NumPy dtype of one lane."""
         if self.is_handle:
             raise UserError("a handle has no NumPy dtype")
+        if self.is_bfloat16:
+            return _BFLOAT16
         return np.dtype("bool" if self.is_bool else f"{self.code}{self.bits}")
 
     def min_value(self) -> int | float:
         """The smallest representable value of one lane."""
         if self.is_float:
-            return float(np.finfo(self.numpy).min)
+            return float(ml_dtypes.finfo(self.numpy).min)  # NumPy's finfo lacks bfloat16
         return int(np.iinfo(self.numpy).min) if not self.is_bool else 0
 
     def max_value(self) -> int | float:
         """The largest representable value of one lane."""
         if self.is_float:
-            return float(np.finfo(self.numpy).max)
+            return float(ml_dtypes.finfo(self.numpy).max)
         return int(np.iinfo(self.numpy).max) if not self.is_bool else 1
+
+
+_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 
 
 @lru_cache(maxsize=256)
@@ -135,5 +153,6 @@ def _parse(text: str) -> DataType:
 int8, int16, int32, int64 = (DataType("int", b) for b in (8, 16, 32, 64))
 uint8, uint16, uint32, uint64 = (DataType("uint", b) for b in (8, 16, 32, 64))
 float16, float32, float64 = (DataType("float", b) for b in (16, 32, 64))
+bfloat16 = DataType("bfloat", 16)
 bool_ = DataType("bool", 1)
 handle = DataType("handle", 64)

@@ -306,6 +306,8 @@ def test_types_print_as_relay_does():
         ("True", "bool", True),
         ("-1.5f", "float32", -1.5),
         ("1f16", "float16", 1.0),
+        ("0.5bf16", "bfloat16", 0.5),
+        ("-infbf16", "bfloat16", -np.inf),
         ("0.5f64", "float64", 0.5),
         ("-42i16", "int16", -42),
         ("-42i", "int32", -42),
@@ -326,11 +328,20 @@ def test_scalar_literals_follow_relay(literal, dtype, value):
 
 def test_float_constants_roundtrip_exactly():
     rng = np.random.default_rng(1)
-    for dtype, exponent in (("float16", 3), ("float32", 30), ("float64", 300)):
+    for dtype, exponent in (("float16", 3), ("float32", 30), ("float64", 300), ("bfloat16", 30)):
         scale = 10.0 ** rng.integers(-exponent, exponent, 50)
         values = (rng.standard_normal(50) * scale).astype(dtype)
         tup = Tuple([Constant(np.asarray(v, dtype=dtype)) for v in values])
         assert structural_equal(parse_expr(astext(tup)), tup), dtype
+
+
+def test_bfloat16_constants_print_few_digits_and_roundtrip_through_the_metadata():
+    tup = Tuple([Constant(np.asarray(0.1, "bfloat16")),
+                 Constant(np.array([[1.5, -np.inf], [np.nan, 3e38]], "bfloat16"))])  # fmt: skip
+    text = astext(tup)
+    assert "0.1bf16" in text  # not ml_dtypes' 0.100098
+    assert '"dtype": "bfloat16"' in text
+    assert structural_equal(parse_expr(text), tup)
 
 
 def test_meta_reference_uses_the_init_meta_table():

@@ -237,6 +237,19 @@ def test_python_float_with_int_expression_promotes_to_float():
     assert total.a.value is i
 
 
+@pytest.mark.parametrize(("other", "result"), [
+    ("float16", "float32"), ("float32", "float32"), ("float64", "float64"), ("int32", "bfloat16"),
+])  # fmt: skip
+def test_bfloat16_combines_into_a_float_that_holds_both(other, result):
+    total = Var("x", "bfloat16") + Var("y", other)
+    assert total.dtype == DataType.of(result)
+
+
+def test_bfloat16_constant_folding_rounds_to_nearest_even_through_float32():
+    assert builders.cast(1 + 2**-8 + 2**-30, "bfloat16").value == 1.0  # float32 drops 2**-30
+    assert builders.cast(1 + 3 * 2**-9, "bfloat16").value == 1 + 2**-7
+
+
 def test_python_int_keeps_the_integer_dtype_of_the_expression():
     n = Var("n", "int64")
     total = n * 3

@@ -1,5 +1,6 @@
 """DataType: parsing TVM's spellings, lanes, NumPy interop, and errors with rule ids."""
 
+import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import given
@@ -24,6 +25,8 @@ SCALARS = [
         ("handle", "handle", 64, 1),
         ("float32x4", "float", 32, 4),
         ("int8x16", "int", 8, 16),
+        ("bfloat16", "bfloat", 16, 1),
+        ("bfloat16x8", "bfloat", 16, 8),
     ],
 )
 def test_parse_gives_code_bits_and_lanes(text, code, bits, lanes):
@@ -31,7 +34,7 @@ def test_parse_gives_code_bits_and_lanes(text, code, bits, lanes):
     assert (dtype.code, dtype.bits, dtype.lanes) == (code, bits, lanes)
 
 
-@given(text=st.sampled_from(SCALARS + ["handle"]), lanes=st.integers(1, 64))
+@given(text=st.sampled_from([*SCALARS, "bfloat16", "handle"]), lanes=st.integers(1, 64))
 def test_printing_round_trips(text, lanes):
     dtype = DataType.of(text).with_lanes(lanes)
     assert DataType.of(str(dtype)) == dtype
@@ -63,6 +66,20 @@ def test_value_range_matches_numpy(text):
     assert dtype.max_value() == info.max
 
 
+def test_bfloat16_is_a_float_whose_numpy_dtype_is_ml_dtypes():
+    dtype = DataType.of("bfloat16")
+    assert dtype.is_float
+    assert dtype.is_bfloat16
+    assert not DataType.of("float16").is_bfloat16
+    assert dtype.numpy == np.dtype(ml_dtypes.bfloat16)
+    assert dtype.itemsize == 2
+    assert DataType.of(dtype.numpy) == dtype
+    assert DataType.of(ml_dtypes.bfloat16) == dtype
+    assert DataType.of(np.dtype("bfloat16")) == dtype  # ml_dtypes names it once imported
+    info = ml_dtypes.finfo(ml_dtypes.bfloat16)
+    assert (dtype.min_value(), dtype.max_value()) == (float(info.min), float(info.max))
+
+
 def test_kind_predicates():
     assert DataType.of("int32").is_int and DataType.of("int32").is_integer
     assert DataType.of("uint8").is_uint and DataType.of("uint8").is_integer
@@ -80,6 +97,7 @@ def test_datatype_passes_through_of_unchanged():
     ("text", "rule"),
     [
         ("float8", "dtype.bits"),
+        ("bfloat32", "dtype.bits"),
         ("int7", "dtype.bits"),
         ("uint1", "dtype.bits"),
         ("int", "dtype.unknown"),

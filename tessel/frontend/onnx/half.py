@@ -1,11 +1,12 @@
-"""float16 tensors: stored as float16, computed in float32.
+"""float16 and bfloat16 tensors: stored as such, computed in float32.
 
-The C backend holds float16 (`_Float16`) in memory and converts it, but C's math library has no
-float16 functions and a float16 accumulator loses precision (onnxruntime's CPU kernels compute
-most float16 operators in float32 too). So a node that computes on float16 runs its converter on
-float32 copies of its float16 inputs and casts its float16 outputs back: the model's tensors keep
-their float16 type and size, and each such node costs two conversions. Nodes that only move or
-reinterpret data (`STORAGE_OPS`) run on float16 directly.
+The C backend holds float16 (`_Float16`) and bfloat16 (its bits) in memory and converts them,
+but C's math library has no float16 functions, C has no bfloat16 arithmetic at all, and a 16-bit
+accumulator loses precision (onnxruntime's CPU kernels compute most float16 operators in float32
+too). So a node that computes on either runs its converter on float32 copies of its 16-bit
+float inputs and casts its 16-bit float outputs back (to bfloat16 rounding to nearest even): the
+model's tensors keep their type and size, and each such node costs two conversions. Nodes that
+only move or reinterpret data (`STORAGE_OPS`) run on float16 and bfloat16 directly.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from tessel.frontend.onnx.node import OnnxNode
 from tessel.frontend.onnx.relay import call
 from tessel.frontend.onnx.values import Value, constant_value
 from tessel.graph.ty import TensorType
+from tessel.support.dtype import DataType
 
-HALF = "float16"
+HALVES = frozenset({"float16", "bfloat16"})  # the 16-bit floats computed in float32
 WIDE = "float32"
 
 # Operators that move, select or convert elements without arithmetic on them.
@@ -35,16 +37,16 @@ SUBGRAPH_OPS = frozenset({"If", "Loop", "Scan", "SequenceMap"})
 
 
 def computes_on_half(node: OnnxNode) -> bool:
-    """True if `node` does arithmetic on a float16 input or output."""
+    """True if `node` does arithmetic on a float16 or bfloat16 input or output."""
     if node.op_type in STORAGE_OPS or node.op_type in SUBGRAPH_OPS:
         return False
     types = [v.type for v in node.inputs if v is not None]
     types += [t for t in node.output_types if t is not None]
-    return any(t.dtype == HALF for t in types)
+    return any(t.dtype in HALVES for t in types)
 
 
 def _widen_value(value: Value | None) -> Value | None:
-    if value is None or value.type.dtype != HALF:
+    if value is None or value.type.dtype not in HALVES:
         return value
     if value.is_constant:
         return constant_value(value.data.astype(WIDE))
@@ -52,7 +54,7 @@ def _widen_value(value: Value | None) -> Value | None:
 
 
 def _widen_type(ty: TensorType | None) -> TensorType | None:
-    return TensorType(ty.shape, WIDE) if ty is not None and ty.dtype == HALF else ty
+    return TensorType(ty.shape, WIDE) if ty is not None and ty.dtype in HALVES else ty
 
 
 def convert_in_float32(
@@ -70,11 +72,12 @@ def convert_in_float32(
     results = converter(wide)
     if not isinstance(results, list | tuple):
         results = [results]
-    # An output whose shape inference could not give (it follows from input values) is float16
-    # when it is float32 now and no input was float32 before: ONNX's type constraints tie it
-    # to the float16 inputs.
-    input_dtypes = {v.type.dtype for v in node.inputs if v is not None}
-    untyped_half = WIDE not in input_dtypes
+    # An output whose type shape inference could not give (it follows from input values) is
+    # the 16-bit type of the inputs when it is float32 now and no input was float32 before:
+    # ONNX's type constraints tie it to them.
+    input_dtypes = [v.type.dtype for v in node.inputs if v is not None]
+    halves = [d for d in input_dtypes if d in HALVES]
+    untyped_half = halves[0] if halves and WIDE not in input_dtypes else None
     values = []
     for position, ty in enumerate(node.output_types):
         value = output_value(wide, position, results) if node.proto.output[position] else None
@@ -82,11 +85,11 @@ def convert_in_float32(
             values.append(value)
             continue
         if ty is None and untyped_half and value.type.dtype == WIDE:
-            ty = TensorType(value.type.shape, HALF)
-        if ty is not None and ty.dtype == HALF:
-            if value.is_constant:
-                value = constant_value(value.data.astype(HALF))
+            ty = TensorType(value.type.shape, untyped_half)
+        if ty is not None and ty.dtype in HALVES:
+            if value.is_constant:  # float32 -> bfloat16 rounds to nearest even, as Cast does
+                value = constant_value(value.data.astype(DataType.of(ty.dtype).numpy))
             else:
-                value = Value(call("cast", value.expr, dtype=HALF), ty)
+                value = Value(call("cast", value.expr, dtype=ty.dtype), ty)
         values.append(value)
     return values

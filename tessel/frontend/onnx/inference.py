@@ -21,6 +21,14 @@ _DATA_LIMIT = 4096
 # process (a segmentation fault) on steps near INT64_MAX, so it never sees Slice's data.
 _NO_DATA_OPS = frozenset({"Slice"})
 _SUBGRAPH_OPS = frozenset({"If", "Loop", "Scan"})
+# Ops whose scalar inputs may come as 1-element vectors: the spec wants scalars and ONNX's
+# inference rejects [1], but exporters (ONNX's own expanded AffineGrid) feed Range [1]-shaped
+# start/limit/delta and onnxruntime accepts them (shape [1] only, not [1, 1]); inference sees
+# them as the scalars they hold, and the converter reads them so.
+_SCALAR_INPUT_OPS = frozenset({"Range"})
+# Attribute defaults of the schema that onnx 1.23's inference does not apply when the attribute
+# is absent: STFT's onesided defaults to 1, but its inference counts frame_length bins then.
+_UNAPPLIED_DEFAULTS: dict[str, dict[str, int]] = {"STFT": {"onesided": 1}}
 
 
 def infer_output_types(
@@ -36,14 +44,18 @@ def infer_output_types(
     for input_name, value in zip(proto.input, inputs, strict=True):
         if value is None:
             continue
-        types[input_name] = tensor_type_proto(value.type)
+        ty = value.type
+        if proto.op_type in _SCALAR_INPUT_OPS and ty.shape == (1,):
+            ty = TensorType((), ty.dtype)
+        types[input_name] = tensor_type_proto(ty)
         small = value.is_constant and value.data.size <= _DATA_LIMIT
         if small and proto.op_type not in _NO_DATA_OPS:
-            data[input_name] = onnx.numpy_helper.from_array(value.data, input_name)
+            array = value.data.reshape(ty.shape)
+            data[input_name] = onnx.numpy_helper.from_array(array, input_name)
     try:
         schema = onnx.defs.get_schema(proto.op_type, opset, proto.domain)
         inferred = onnx.shape_inference.infer_node_outputs(
-            schema, proto, types, data, opset_imports=list(opset_imports)
+            schema, _with_defaults(proto), types, data, opset_imports=list(opset_imports)
         )
     except (onnx.shape_inference.InferenceError, onnx.defs.SchemaError,
             onnx.checker.ValidationError, RuntimeError) as err:  # fmt: skip
@@ -52,6 +64,19 @@ def infer_output_types(
             rule="onnx.invalid-node",
         ) from err
     return tuple(_static_type(proto, name, out, inferred) for out in proto.output)
+
+
+def _with_defaults(proto: onnx.NodeProto) -> onnx.NodeProto:
+    """`proto`, or a copy with the defaults in _UNAPPLIED_DEFAULTS it omits set explicitly."""
+    given = {a.name for a in proto.attribute}
+    missing = {k: v for k, v in _UNAPPLIED_DEFAULTS.get(proto.op_type, {}).items()
+               if k not in given}  # fmt: skip
+    if not missing:
+        return proto
+    copy = onnx.NodeProto()
+    copy.CopyFrom(proto)
+    copy.attribute.extend(onnx.helper.make_attribute(k, v) for k, v in missing.items())
+    return copy
 
 
 def _static_type(
@@ -72,5 +97,7 @@ def _static_type(
     dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim]
     if not tensor.HasField("shape") or None in dims:
         return None
+    if any(d < 0 for d in dims):
+        return None  # inferred from invalid inputs (STFT's frame_step 0): the converter says which
     dtype = dtype_of_elem_type(tensor.elem_type, f"output `{output}` of node `{name}`")
     return TensorType(tuple(int(d) for d in dims), dtype)

@@ -77,7 +77,10 @@ def dtype_of_elem_type(elem_type: int, what: str) -> str:
 
 
 def _holds(np_dtype: np.dtype) -> bool:
-    """True if Tessel has a dtype for `np_dtype` (NumPy calls ml_dtypes' float8 a float too)."""
+    """True if Tessel has a dtype for `np_dtype`: NumPy's numbers and ml_dtypes' bfloat16 (its
+    other types, float8 and int4, have none)."""
+    if np_dtype == DataType.of("bfloat16").numpy:
+        return True
     if np_dtype.kind not in "biuf" or np_dtype.itemsize > 8 or np_dtype.names is not None:
         return False
     try:

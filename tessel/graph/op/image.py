@@ -1,12 +1,13 @@
 """image.resize2d: resizing the H and W axes (nearest, linear, cubic), with the coordinate
-transformations TOPI implements; image.grid_sample comes from grid.py."""
+transformations TOPI implements; image.grid_sample comes from grid.py, image.roi_align from
+roi_align.py."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from tessel import topi
-from tessel.graph.op import grid
+from tessel.graph.op import grid, roi_align
 from tessel.graph.op.common import as_dtype, same_as
 from tessel.graph.op.op_def import Args, Attr, Attrs, OpDef, OpPattern
 from tessel.graph.ty import Type
@@ -190,6 +191,7 @@ OPERATORS = (
         "`data` resized to `size` along H and W.",
     ),
     *grid.OPERATORS,
+    *roi_align.OPERATORS,
 )
 
 __all__ = ["OPERATORS"]

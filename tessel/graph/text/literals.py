@@ -1,8 +1,9 @@
 """Literals of the graph text format, printed and read back exactly.
 
 Scalars follow Relay: `3` is int32 (int64 when it does not fit), `2i64`, `1f` is float32,
-`0.5f16`, `1f64`, `True`. Floats print as the shortest text that reads back to the same value
-of their dtype. Attribute values are Python ints, floats (`1e-05f`), bools, strings, None and
+`0.5f16`, `1f64`, `True`; `0.5bf16` is bfloat16 (a suffix of our own: TVM's text has none).
+Floats print as the shortest text that reads back to the same value of their dtype. Attribute
+values are Python ints, floats (`1e-05f`), bools, strings, None and
 (nested) lists, which come back as tuples.
 """
 
@@ -17,17 +18,17 @@ import numpy as np
 
 from tessel.graph.expr import Constant
 
-_FLOAT_SUFFIX = {"float32": "f", "float16": "f16", "float64": "f64"}
+_FLOAT_SUFFIX = {"float32": "f", "float16": "f16", "float64": "f64", "bfloat16": "bf16"}
 _INT_SUFFIX = {
     "int32": "", "int64": "i64", "int16": "i16", "int8": "i8",
     "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
 }  # fmt: skip
 _SUFFIX_DTYPE = {
-    "f": "float32", "f16": "float16", "f32": "float32", "f64": "float64",
+    "f": "float32", "f16": "float16", "f32": "float32", "f64": "float64", "bf16": "bfloat16",
     "i": "int32", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
     "u": "uint32", "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
 }  # fmt: skip
-_SPLIT = re.compile(r"(-?(?:inf|nan|[0-9.eE+-]+?))((?:[fiu](?:8|16|32|64)?)?)$")
+_SPLIT = re.compile(r"(-?(?:inf|nan|[0-9.eE+-]+?))((?:bf16|[fiu](?:8|16|32|64)?)?)$")
 
 
 class LiteralError(ValueError):
@@ -36,8 +37,24 @@ class LiteralError(ValueError):
 
 def float_text(value: float | np.floating) -> str:
     """The shortest text reading back to `value` in its own precision, without a `.0` tail."""
-    text = str(value) if isinstance(value, np.floating) else repr(float(value))
+    if isinstance(value, np.generic) and not isinstance(value, np.floating):
+        text = _shortest_bfloat16(value)  # ml_dtypes' bfloat16 prints 6 digits, not the fewest
+    else:
+        text = str(value) if isinstance(value, np.floating) else repr(float(value))
     return text[:-2] if text.endswith(".0") else text
+
+
+def _shortest_bfloat16(value: np.generic) -> str:
+    """The fewest significant digits that read back as the bfloat16 `value` (at most 9: the
+    exact float32 value always reads back)."""
+    number = float(value)
+    if not math.isfinite(number):
+        return repr(number)
+    for digits in range(1, 9):
+        text = f"{number:.{digits}g}"
+        if type(value)(float(text)) == value:
+            return text
+    return repr(number)
 
 
 def constant_literal(constant: Constant) -> str | None:
@@ -66,7 +83,7 @@ def split_number(text: str) -> tuple[str, str]:
 def number_constant(text: str) -> Constant:
     """The scalar Constant a number token denotes (Relay's typing of unsuffixed numbers)."""
     digits, suffix = split_number(text)
-    is_float = suffix.startswith("f") or (not suffix and _looks_float(digits))
+    is_float = suffix.startswith(("f", "bf")) or (not suffix and _looks_float(digits))
     if is_float:
         dtype = _SUFFIX_DTYPE.get(suffix, "float32")
         return Constant(np.array(_float_value(digits, dtype), dtype=dtype))
@@ -83,7 +100,7 @@ def number_constant(text: str) -> Constant:
 def number_attr(text: str) -> int | float:
     """An attribute value from a number token: an int, or a float for a float literal."""
     digits, suffix = split_number(text)
-    if suffix.startswith("f") or (not suffix and _looks_float(digits)):
+    if suffix.startswith(("f", "bf")) or (not suffix and _looks_float(digits)):
         return float(digits)
     if _looks_float(digits):
         raise LiteralError(f"the integer literal `{text}` has a fraction or an exponent")

@@ -50,7 +50,8 @@ def _scalar_value(param: Var, value: Any) -> Any:
         if not dtype.min_value() <= int(value) <= dtype.max_value():
             raise _argument_error(param, f"{value} does not fit in {dtype}")
         return int(value)
-    if dtype.is_float and isinstance(value, int | float | np.integer | np.floating):
+    numbers = (int, float, np.integer, np.floating)
+    if dtype.is_float and isinstance(value, (*numbers, dtype.numpy.type)):  # bfloat16's too
         return constant(value, dtype)
     raise _argument_error(param, f"expected a {dtype} scalar, got {value!r}")
 

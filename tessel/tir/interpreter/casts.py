@@ -83,6 +83,18 @@ def vector_cast(src: DataType, dst: DataType) -> Callable[[np.ndarray], np.ndarr
 
 def cast_function(src: DataType, dst: DataType) -> Callable[[Any], Any]:
     """The conversion from `src` to `dst` for the interpreter's value representation."""
+    if _through_float32(src.element, dst.element):
+        # As the C backend converts (c_expr.py): bfloat16 only to and from float32.
+        wide = DataType("float", 32, dst.lanes)
+        first, second = cast_function(src, wide), cast_function(wide, dst)
+        return lambda value: second(first(value))
     if dst.is_vector:
         return vector_cast(src.element, dst.element)
     return scalar_cast(src, dst)
+
+
+def _through_float32(src: DataType, dst: DataType) -> bool:
+    """True for a conversion between bfloat16 and a type other than itself and float32."""
+    if src == dst or not (src.is_bfloat16 or dst.is_bfloat16):
+        return False
+    return DataType("float", 32) not in (src, dst)

@@ -3,8 +3,8 @@
 Representation of a value of each dtype while the interpreter runs:
 - scalar int/uint: a Python int, always inside the dtype's range (results wrap as in C);
 - scalar bool: a Python bool (or numpy.bool_);
-- scalar float: a NumPy scalar of exactly the dtype (np.float16/32/64), so float32 math is done
-  in float32;
+- scalar float: a NumPy scalar of exactly the dtype (np.float16/32/64, ml_dtypes.bfloat16), so
+  float32 math is done in float32;
 - a vector (lanes > 1): a 1-D NumPy array of the element dtype (integer arrays wrap natively).
 """
 

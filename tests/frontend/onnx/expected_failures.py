@@ -15,25 +15,15 @@ FLOAT8 = (
 SUB_BYTE = (
     "int4/uint4, int2/uint2, float4 and float6 tensors: Tessel has no sub-byte types"
 )
-BFLOAT16 = (
-    "bfloat16 tensors: the C backend has no bfloat16 type yet (float16 is stored as _Float16)"
-)
 STRINGS = (
     "string tensors and string operators: Tessel compiles numeric tensors only"
 )
 ONNX_ML = (
     "operators of the ai.onnx.ml domain: the importer converts the ONNX domain only"
 )
-RANGE_OF_ONE_ELEMENT = (
-    "the expanded AffineGrid function feeds Range 1-element tensors where the spec requires "
-    "scalars; ONNX's shape inference rejects them (onnxruntime is lenient)"
-)
 OPTIONAL_INPUT = (
     "an optional-typed graph input (the suite gives it no tensor type or shape); Tessel's "
     "optional values exist only inside the graph"
-)
-INVERSE_ONESIDED_DFT = (
-    "DFT with inverse=1 and onesided=1 (the inverse real FFT) is not implemented"
 )
 RANDOM_DROPOUT = (
     "training-mode Dropout with a nonzero ratio drops random elements; Tessel imports for "
@@ -52,47 +42,11 @@ FLEX_ATTENTION = (
 IMAGE_DECODER = (
     "ImageDecoder decodes encoded image bytes (uint8 files) at run time; not imported"
 )
-ROI_ALIGN = (
-    "RoiAlign is not imported yet (onnxruntime has no kernel at this opset either)"
-)
-STFT = (
-    "STFT is not imported yet (DFT is)"
-)
-SWIGLU = (
-    "SwiGLU (opset 28) is not imported yet"
-)
 BITCAST_BOOL = (
     "BitCast from bool: Tessel's bool is not a byte it may reinterpret"
 )
 
 EXPECTED_FAILURES: dict[str, str] = {
-    "test_attention_3d_causal_bf16": BFLOAT16,
-    "test_attention_3d_causal_bf16_expanded": BFLOAT16,
-    "test_attention_4d_attn_mask_causal_bf16": BFLOAT16,
-    "test_attention_4d_attn_mask_causal_bf16_expanded": BFLOAT16,
-    "test_attention_4d_causal_bf16": BFLOAT16,
-    "test_attention_4d_causal_bf16_expanded": BFLOAT16,
-    "test_attention_4d_causal_padded_kv_bf16": BFLOAT16,
-    "test_attention_4d_causal_padded_kv_bf16_expanded": BFLOAT16,
-    "test_attention_4d_padded_kv_bf16": BFLOAT16,
-    "test_attention_4d_padded_kv_bf16_expanded": BFLOAT16,
-    "test_cast_BFLOAT16_to_FLOAT": BFLOAT16,
-    "test_cast_FLOAT_to_BFLOAT16": BFLOAT16,
-    "test_castlike_BFLOAT16_to_FLOAT": BFLOAT16,
-    "test_castlike_BFLOAT16_to_FLOAT_expanded": BFLOAT16,
-    "test_castlike_FLOAT_to_BFLOAT16": BFLOAT16,
-    "test_castlike_FLOAT_to_BFLOAT16_expanded": BFLOAT16,
-    "test_celu_bfloat16": BFLOAT16,
-    "test_celu_bfloat16_expanded": BFLOAT16,
-    "test_compress_bfloat16": BFLOAT16,
-    "test_einsum_batch_matmul_bfloat16": BFLOAT16,
-    "test_einsum_sum_bfloat16": BFLOAT16,
-    "test_einsum_transpose_bfloat16": BFLOAT16,
-    "test_onehot_with_bfloat16_values": BFLOAT16,
-    "test_range_bfloat16_type_positive_delta": BFLOAT16,
-    "test_range_bfloat16_type_positive_delta_expanded": BFLOAT16,
-    "test_reversesequence_bfloat16": BFLOAT16,
-    "test_unique_bfloat16_sorted_without_axis": BFLOAT16,
     "test_bitcast_bool_to_uint8": BITCAST_BOOL,
     "test_flexattention": FLEX_ATTENTION,
     "test_flexattention_causal_mask": FLEX_ATTENTION,
@@ -196,8 +150,6 @@ EXPECTED_FAILURES: dict[str, str] = {
     "test_image_decoder_decode_pnm_rgb": IMAGE_DECODER,
     "test_image_decoder_decode_tiff_rgb": IMAGE_DECODER,
     "test_image_decoder_decode_webp_rgb": IMAGE_DECODER,
-    "test_dft_irfft": INVERSE_ONESIDED_DFT,
-    "test_dft_irfft_opset19": INVERSE_ONESIDED_DFT,
     "test_ai_onnx_ml_array_feature_extractor": ONNX_ML,
     "test_ai_onnx_ml_binarizer": ONNX_ML,
     "test_ai_onnx_ml_label_encoder_string_int": ONNX_ML,
@@ -220,15 +172,6 @@ EXPECTED_FAILURES: dict[str, str] = {
     "test_training_dropout_default": RANDOM_DROPOUT,
     "test_training_dropout_default_mask": RANDOM_DROPOUT,
     "test_training_dropout_mask": RANDOM_DROPOUT,
-    "test_affine_grid_2d_align_corners_expanded": RANGE_OF_ONE_ELEMENT,
-    "test_affine_grid_2d_expanded": RANGE_OF_ONE_ELEMENT,
-    "test_affine_grid_3d_align_corners_expanded": RANGE_OF_ONE_ELEMENT,
-    "test_affine_grid_3d_expanded": RANGE_OF_ONE_ELEMENT,
-    "test_roialign_aligned_false": ROI_ALIGN,
-    "test_roialign_aligned_true": ROI_ALIGN,
-    "test_roialign_mode_max": ROI_ALIGN,
-    "test_stft": STFT,
-    "test_stft_with_window": STFT,
     "test_equal_string": STRINGS,
     "test_equal_string_broadcast": STRINGS,
     "test_regex_full_match_basic": STRINGS,
@@ -340,9 +283,6 @@ EXPECTED_FAILURES: dict[str, str] = {
     "test_quantizelinear_int4": SUB_BYTE,
     "test_quantizelinear_uint2": SUB_BYTE,
     "test_quantizelinear_uint4": SUB_BYTE,
-    "test_swiglu": SWIGLU,
-    "test_swiglu_alpha": SWIGLU,
-    "test_swiglu_float16": SWIGLU,
     "test_adagrad": TRAINING,
     "test_adagrad_multiple": TRAINING,
     "test_adam": TRAINING,

@@ -35,7 +35,8 @@ from tessel.frontend.onnx.opsets import Entry, every_opset
 from tessel.frontend.onnx.relay import call, const, tuple_of
 from tessel.graph.expr import Expr
 
-# softmax_precision (an ONNX element type) -> dtype; float16/bfloat16 have no C type yet.
+# softmax_precision (an ONNX element type) -> dtype; a softmax in float16/bfloat16 is not
+# computed (their tensors are, in float32: half.py).
 _SOFTMAX_PRECISION = {1: "float32", 11: "float64"}
 _INPUTS = ("Q", "K", "V", "attn_mask", "past_key", "past_value", "nonpad_kv_seqlen")
 
@@ -101,8 +102,8 @@ def _check_attributes(node: OnnxNode) -> None:
         raise node.error(f"qk_matmul_output_mode={mode} is not one of 0, 1, 2, 3")
     precision = node.attr("softmax_precision")
     if precision is not None and int(precision) not in _SOFTMAX_PRECISION:
-        raise node.error(f"softmax_precision={precision} is not supported (float16 and "
-                         "bfloat16 have no C type yet); Tessel computes softmax in float32 "
+        raise node.error(f"softmax_precision={precision} is not supported (a softmax in "
+                         "float16 or bfloat16 arithmetic); Tessel computes softmax in float32 "
                          "or float64")  # fmt: skip
     for name in ("left_window_size", "right_window_size"):
         if int(node.attr(name, -1)) < -1:

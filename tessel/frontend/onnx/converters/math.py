@@ -1,6 +1,6 @@
 """Elementwise math beyond elementwise.py: trigonometric and hyperbolic functions, Round and Sign,
 the activations (Softplus, Softsign, Elu, Selu, Celu, ThresholdedRelu, Mish, Shrink, Swish,
-PRelu), Mean, the bitwise operators and BitShift, CastLike and BitCast.
+SwiGLU, PRelu), Mean, the bitwise operators and BitShift, CastLike and BitCast.
 
 Each converter is written once with `apply`, which folds at import when its operands are arrays
 and builds a call otherwise, so folding has exactly the semantics of the graph. Activations are
@@ -139,11 +139,25 @@ def convert_mish(node: OnnxNode) -> Result:
     return apply("multiply", x, apply("tanh", apply("nn.softplus", x)))
 
 
+def _swish(x: Result, alpha: float, dtype: str) -> Result:
+    """x * sigmoid(alpha * x)."""
+    return apply("multiply", x, apply("sigmoid", apply("multiply", scalar(alpha, dtype), x)))
+
+
 def convert_swish(node: OnnxNode) -> Result:
     """Swish (opset 24): x * sigmoid(alpha * x)."""
-    dtype, x = _float_input(node), data_of(node)
-    scaled = apply("multiply", scalar(node.attr("alpha", 1.0), dtype), x)
-    return apply("multiply", x, apply("sigmoid", scaled))
+    return _swish(data_of(node), node.attr("alpha", 1.0), _float_input(node))
+
+
+def convert_swiglu(node: OnnxNode) -> Result:
+    """SwiGLU (opset 28): Swish(A) * B with Swish's alpha, as its function body (Swish, Mul)."""
+    dtype = _float_input(node)
+    if node.shape(0) != node.shape(1):
+        # The spec applies no broadcasting (its function body's Mul would): refused, not guessed.
+        raise node.error(f"A {list(node.shape(0))} and B {list(node.shape(1))} differ in shape "
+                         "(SwiGLU does not broadcast)")  # fmt: skip
+    return apply("multiply", _swish(data_of(node), node.attr("alpha", 1.0), dtype),
+                 data_of(node, 1))  # fmt: skip
 
 
 def _check_integer_shrink(node: OnnxNode, dtype: str, lambd: float, bias: float) -> None:
@@ -236,6 +250,7 @@ TABLE: dict[str, tuple[Entry, ...]] = {
     "ThresholdedRelu": every_opset(convert_thresholded_relu),
     "Mish": every_opset(convert_mish),
     "Swish": every_opset(convert_swish),
+    "SwiGLU": every_opset(convert_swiglu),
     "Shrink": every_opset(convert_shrink),
     "PRelu": every_opset(convert_prelu),  # unidirectional broadcasting from 7
     "Mean": every_opset(convert_mean),

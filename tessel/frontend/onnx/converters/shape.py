@@ -50,10 +50,19 @@ def convert_constant_of_shape(node: OnnxNode) -> np.ndarray:
     return np.full(shape, value.reshape(()), dtype=value.dtype)
 
 
+def _range_scalar(node: OnnxNode, index: int, what: str) -> np.ndarray:
+    """Range's input `index` as a scalar: the spec wants one, and a [1]-shaped tensor passes as
+    the scalar it holds (onnxruntime's leniency; inference.py lets it through)."""
+    value = node.static(index, what)
+    if value.shape not in ((), (1,)):
+        raise node.error(f"{what} must be a scalar, got shape {list(value.shape)}")
+    return value.reshape(())
+
+
 def convert_range(node: OnnxNode) -> np.ndarray:
     """Range: start + i * delta for i < max(ceil((limit - start) / delta), 0)."""
     start, limit, delta = (
-        node.static(i, name) for i, name in enumerate(("start", "limit", "delta"))
+        _range_scalar(node, i, name) for i, name in enumerate(("start", "limit", "delta"))
     )
     count = max(math.ceil((limit.item() - start.item()) / delta.item()), 0)
     return (start + delta * np.arange(count)).astype(start.dtype)
