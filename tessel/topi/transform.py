@@ -1,5 +1,6 @@
 """Layout transforms (TVM's tvm.topi transform operators): reshape, transpose, squeeze,
-expand_dims, broadcast_to, tile, concatenate, split, strided_slice and trilu, as te computes.
+expand_dims, broadcast_to, tile, repeat, concatenate, stack, split, strided_slice and trilu, as
+te computes.
 
 Every operator needs constant shapes; indices into its inputs are int32 expressions of the
 output's axes."""
@@ -247,6 +248,48 @@ def concatenate(a_tuple: Sequence[Tensor], axis: int = 0) -> Tensor:
 
     out_shape = [*shapes[0][:axis], offsets[-1], *shapes[0][axis + 1 :]]
     return compute(out_shape, read, name="T_concat", tag=INJECTIVE)
+
+
+def stack(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
+    """The tensors (all of one shape and dtype) joined along a new axis `axis`, as numpy.stack."""
+    tensors = [expect_tensor("stack", "tensors", t) for t in tensors]
+    if not tensors:
+        raise op_error("stack", "tensors", "expected at least one tensor")
+    shapes = [get_const_tuple(t.shape) for t in tensors]
+    for k, (tensor, shape) in enumerate(zip(tensors, shapes, strict=True)):
+        if shape != shapes[0] or tensor.dtype != tensors[0].dtype:
+            raise op_error(
+                "stack",
+                "tensors",
+                f"tensor {k} is {list(shape)} {tensor.dtype} but tensor 0 is "
+                f"{list(shapes[0])} {tensors[0].dtype}; stacked tensors must be alike",
+            )
+    axis = normalize_axis("stack", axis, len(shapes[0]) + 1)
+
+    def read(*i: PrimExpr) -> PrimExpr:
+        rest = i[:axis] + i[axis + 1 :]
+        value = tensors[-1][rest]
+        for k in reversed(range(len(tensors) - 1)):  # only the chosen tensor is read
+            value = if_then_else(i[axis] == k, tensors[k][rest], value)
+        return value
+
+    out_shape = [*shapes[0][:axis], len(tensors), *shapes[0][axis:]]
+    return compute(out_shape, read, name="T_stack", tag=INJECTIVE)
+
+
+def repeat(a: Tensor, repeats: int, axis: int) -> Tensor:
+    """Each element of `a` repeated `repeats` times in a row along `axis`, as numpy.repeat."""
+    expect_tensor("repeat", "a", a)
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 0:
+        raise op_error("repeat", "repeats", f"{repeats!r} must be a non-negative integer")
+    axis = normalize_axis("repeat", axis, a.ndim)
+    shape = list(get_const_tuple(a.shape))
+
+    def read(*i: PrimExpr) -> PrimExpr:
+        return a[i[:axis] + (i[axis] // repeats,) + i[axis + 1 :]]
+
+    out_shape = [*shape[:axis], shape[axis] * repeats, *shape[axis + 1 :]]
+    return compute(out_shape, read, name="T_repeat", tag=BROADCAST)
 
 
 def _check_concatenable(tensors: list[Tensor], shapes: list[tuple[int, ...]], axis: int) -> None:

@@ -16,6 +16,7 @@ from tessel.graph.op import (
     pooling,
     quantize,
     reduce,
+    replicate,
     scatter,
     transform,
 )
@@ -24,7 +25,7 @@ from tessel.support.errors import UserError
 
 _FAMILIES = (
     elemwise, math, broadcast, nn, nn_nchwc, pooling, norm, reduce, transform, indexing, scatter,
-    image, quantize,
+    image, quantize, replicate,
 )
 
 

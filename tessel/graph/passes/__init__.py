@@ -1,6 +1,7 @@
 """Graph passes, one per file (DESIGN.md section 8)."""
 
 from tessel.graph.passes.alter_op_layout import AlterOpLayout
+from tessel.graph.passes.combine_parallel_dense import CombineParallelDense
 from tessel.graph.passes.dead_code_elimination import DeadCodeElimination
 from tessel.graph.passes.fold_constant import FoldConstant
 from tessel.graph.passes.fuse_ops import FuseOps
@@ -18,6 +19,7 @@ from tessel.graph.passes.to_graph_normal_form import ToGraphNormalForm
 
 __all__ = [
     "AlterOpLayout",
+    "CombineParallelDense",
     "DeadCodeElimination",
     "FoldConstant",
     "FuseOps",

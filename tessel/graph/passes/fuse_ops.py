@@ -132,11 +132,11 @@ class _Fuser(ExprRewriter):
         return False
 
 
-def fuse(func: Function, fuse_opt_level: int, max_depth: int) -> Function:
+def fuse(func: Function, fuse_opt_level: int, max_depth: int, max_anchors: int = 1) -> Function:
     """`func` with its operator calls grouped into Primitive functions."""
     if is_primitive(func):
         return func
-    graph, groups = partition(func, fuse_opt_level, max_depth)
+    graph, groups = partition(func, fuse_opt_level, max_depth, max_anchors)
     result = _Fuser(graph, groups).rewrite(func)
     assert isinstance(result, Function)
     return result
@@ -153,11 +153,13 @@ class FuseOps(Pass):
 
     fuse_opt_level: int = 2
     max_depth: int = 256
+    max_anchors: int = 1
     name: ClassVar[str] = "fuse_ops"
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         return rewrite_functions(
-            mod, lambda _, func: fuse(func, self.fuse_opt_level, self.max_depth)
+            mod,
+            lambda _, func: fuse(func, self.fuse_opt_level, self.max_depth, self.max_anchors),
         )
 
 

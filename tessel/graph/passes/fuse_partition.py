@@ -184,13 +184,14 @@ class Partition:
     """Union-find groups over the graph's nodes; `find(node)` is the group's root, its last
     (post-dominating) node."""
 
-    def __init__(self, graph: ForwardGraph, max_depth: int) -> None:
+    def __init__(self, graph: ForwardGraph, max_depth: int, max_anchors: int = 1) -> None:
         n = len(graph.nodes)
-        self.graph, self.max_depth = graph, max_depth
+        self.graph, self.max_depth, self.max_anchors = graph, max_depth, max_anchors
         self.tree = PostDominatorTree.build(graph)
         self.group = list(range(n))
         self.pattern = list(graph.pattern)  # a node's own group pattern, as Relay keeps it
         self.anchored = [p == ANCHOR for p in graph.pattern]
+        self.anchors = [int(p == ANCHOR) for p in graph.pattern]  # per group root
         self.size = [1] * n
 
     def find(self, node: int) -> int:
@@ -225,12 +226,22 @@ class Partition:
         if kind == ANCHOR:
             if phase == 0 and path == ELEMWISE:
                 self._fuse_if(node, parent, lambda k, sink: k <= BROADCAST)
+            elif phase == 0 and path == ANCHOR and self._may_chain(node, parent):
+                # multi-anchor: this anchor group feeds the next anchor, which it joins
+                self._fuse_if(node, parent, lambda k, sink: k <= BROADCAST or (sink and k == ANCHOR))
         elif kind <= BROADCAST:
             if path <= INJECTIVE or path == COMM_REDUCE:
                 # side branches may be injective; the sink may also be a reduction or an anchor
                 self._fuse_if(node, parent, lambda k, sink: k <= (ANCHOR if sink else INJECTIVE))
         elif kind in (INJECTIVE, TUPLE) and phase == 1:  # after phase 0, so anchors fuse first
             self._fuse_if(node, parent, lambda k, sink: k <= INJECTIVE)
+
+    def _may_chain(self, node: int, parent: int) -> bool:
+        """Whether `node`'s anchor group may join the anchor `parent` (max_anchors, and the
+        chain decision)."""
+        if self.max_anchors <= 1 or self.graph.pattern[parent] != ANCHOR:
+            return False
+        return self.anchors[self.find(node)] + self.anchors[self.find(parent)] <= self.max_anchors
 
     def _fuse_into_tuple(self, node: int, parent: int) -> None:
         root_pattern = self.pattern[self.find(parent)]
@@ -279,17 +290,20 @@ class Partition:
         if child == parent:
             return
         self.size[parent] += self.size[child]
+        self.anchors[parent] += self.anchors[child]
         self.group[child] = parent
         if self.anchored[child]:  # the anchor's pattern becomes the group's
             self.anchored[parent] = True
             self.pattern[parent] = max(self.pattern[child], self.pattern[parent])
 
 
-def partition(root: Expr, fuse_opt_level: int, max_depth: int) -> tuple[ForwardGraph, Partition]:
+def partition(
+    root: Expr, fuse_opt_level: int, max_depth: int, max_anchors: int = 1
+) -> tuple[ForwardGraph, Partition]:
     """The fusion groups of the dataflow graph under `root` (a function)."""
     graph = ForwardGraph.build(root)
     phases = 3 if fuse_opt_level >= 1 else 0
-    return graph, Partition(graph, max_depth).run(phases)
+    return graph, Partition(graph, max_depth, max_anchors).run(phases)
 
 
 __all__ = ["ForwardGraph", "Partition", "PostDominatorTree", "graph_children", "partition"]

@@ -4,6 +4,7 @@ each step; `pipeline_until` gives a prefix of it (for `tessel show --after`)."""
 from __future__ import annotations
 
 from tessel.graph.passes.alter_op_layout import AlterOpLayout
+from tessel.graph.passes.combine_parallel_dense import CombineParallelDense
 from tessel.graph.passes.dead_code_elimination import DeadCodeElimination
 from tessel.graph.passes.fold_constant import FoldConstant
 from tessel.graph.passes.fuse_ops import FuseOps
@@ -22,6 +23,8 @@ def default_pipeline(target: Target | None = None) -> list[Pass]:
         InferType(),  # every later pass reads checked types
         ToGraphNormalForm(),  # a `main` written with lets is the dataflow graph it binds
         SimplifyExpr(),  # importers leave reshape/transpose chains and no-op casts
+        # Q/K/V projections and gates as one product where measuring says it pays
+        CombineParallelDense(target=target),
         AlterOpLayout(target),  # convolutions in NCHW[x]c: whole vectors of channels, no transposes
         FoldConstant(),  # shape computations and transforms of weights happen once, here
         DeadCodeElimination(),  # what folding left unused

@@ -1,0 +1,277 @@
+"""The cost model CombineParallelDense chooses by: the measured time of each strategy's kernels.
+
+Which strategy wins depends on the shapes and the machine (seed 003: one wide GEMM beat a
+strided-batched one for three small products on a GPU; on a CPU the stack copies of the batch
+strategy cost memory traffic that a wide dense does not). So for each group's signature (the
+operator, data shape, widths, dtypes) the candidates (the products kept separate, one
+concatenated product, one batched product) are compiled with the default schedules and timed,
+interleaved, on random data, at one thread and at all of them. The medians are kept in a small
+on-disk table (the artifact cache, `~/.cache/tessel/combine_parallel_dense/`), so a signature
+is measured once per machine and target. A combined strategy is chosen only when its time
+relative to keeping the products separate (geometric mean over the thread counts) is below
+1 - `MARGIN`, so that noise does not rewrite graphs for nothing.
+
+`PassContext(config={MEASURE: False})` skips measuring (a compile that must not spend the
+time): the choice then follows the model without measurements, which predicts that the
+concatenated product wins (the same arithmetic and bytes as the separate products, fewer
+kernels, no copies of the data).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import hashlib
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from tessel.graph.expr import Call, Constant, Function, Tuple, Var
+from tessel.graph.passes.parallel_branches import BATCH, CONCAT, SEPARATE, Product, tensor_type
+from tessel.graph.ty import TensorType
+from tessel.ir.expr import GlobalVar, Op
+from tessel.ir.module import IRModule
+from tessel.ir.target import Target
+from tessel.ir.transform import PassContext
+from tessel.runtime import read_artifact, write_artifact
+from tessel.support.frozen_map import FrozenMap
+
+MEASURE = "combine_parallel_dense.measure"
+MEASUREMENTS_KIND = "combine_parallel_dense"
+TABLE_VERSION = "1"  # bump when the candidates' kernels change enough to outdate old medians
+MARGIN = 0.03
+ROUNDS = 9
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What a group's cost depends on."""
+
+    op: str
+    data_shape: tuple[int, ...]
+    widths: tuple[int, ...]
+    dtype: str
+    weight_dtype: str
+    transpose_b: bool
+    out_dtype: str
+    constant_weights: bool = True  # weights known at compile time: combining them is free
+
+    @staticmethod
+    def of(products: Sequence[Product]) -> Signature:
+        """The signature of a group of parallel products."""
+        first = products[0]
+        data, weight = tensor_type(first.data), tensor_type(first.weight)
+        assert data is not None
+        assert weight is not None
+        return Signature(
+            first.call.op.name,  # type: ignore[union-attr]
+            data.shape,
+            tuple(p.width for p in products),
+            data.dtype,
+            weight.dtype,
+            first.transpose_b,
+            str(first.call.attrs.get("out_dtype", "") or ""),
+            all(isinstance(p.weight, Constant) for p in products),
+        )
+
+    @property
+    def batchable(self) -> bool:
+        """Whether the batch strategy applies (2-D data, equal widths)."""
+        return len(self.data_shape) == 2 and len(set(self.widths)) == 1
+
+    def key(self, target: Target) -> str:
+        """The table key: the signature and the target, hashed."""
+        text = repr((self, target))
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _weight_shape(sig: Signature, width: int) -> tuple[int, int]:
+    k = sig.data_shape[-1]
+    return (width, k) if sig.transpose_b else (k, width)
+
+
+def candidate(sig: Signature, strategy: str) -> IRModule:
+    """A module computing the group's products by `strategy`: `main(x)` with random constant
+    weights, or `main(x, w0, w1, ...)` when the group's weights are not constants."""
+    rng = np.random.default_rng(0)
+    data = Var("x", TensorType(sig.data_shape, sig.dtype))
+    params = [data]
+    weights: list = []
+    for k, width in enumerate(sig.widths):
+        shape = _weight_shape(sig, width)
+        if sig.constant_weights:
+            weights.append(Constant(rng.standard_normal(shape).astype(sig.weight_dtype)))
+        else:
+            weights.append(Var(f"w{k}", TensorType(shape, sig.weight_dtype)))
+            params.append(weights[-1])
+    attrs = {"out_dtype": sig.out_dtype} if sig.out_dtype else {}
+    if sig.op == "nn.matmul":
+        attrs["transpose_b"] = sig.transpose_b
+    if strategy == SEPARATE:
+        body = Tuple(tuple(Call(Op(sig.op), (data, w), attrs) for w in weights))
+    elif strategy == CONCAT:
+        weight = Call(Op("concatenate"), (Tuple(tuple(weights)),),
+                      {"axis": 0 if sig.transpose_b else 1})  # fmt: skip
+        body = Call(Op(sig.op), (data, weight), attrs)
+    else:
+        stacked = Call(Op("stack"), (Tuple((data,) * len(weights)),), {"axis": 0})
+        weight = Call(Op("stack"), (Tuple(tuple(weights)),), {"axis": 0})
+        batch_attrs = {k: v for k, v in attrs.items() if k == "out_dtype"}
+        batch_attrs["transpose_b"] = sig.transpose_b
+        body = Call(Op("nn.batch_matmul"), (stacked, weight), batch_attrs)
+    return IRModule(FrozenMap({GlobalVar("main"): Function(tuple(params), body)}))
+
+
+def candidate_inputs(sig: Signature) -> list[np.ndarray]:
+    """Random arguments for a candidate's `main`."""
+    rng = np.random.default_rng(1)
+    inputs = [rng.standard_normal(sig.data_shape).astype(sig.dtype)]
+    if not sig.constant_weights:
+        inputs += [
+            rng.standard_normal(_weight_shape(sig, w)).astype(sig.weight_dtype)
+            for w in sig.widths
+        ]
+    return inputs
+
+
+def measure(sig: Signature, target: Target | None) -> dict[int, dict[str, float]]:
+    """Median seconds of each applicable strategy's compiled module, timed interleaved, at one
+    thread and at every thread OpenMP would use (by thread count)."""
+    from tessel.graph.executor import compile as compile_graph
+    from tessel.graph.passes.pipeline import default_pipeline
+
+    passes = [p for p in default_pipeline(target) if type(p).__name__ != "CombineParallelDense"]
+    strategies = [SEPARATE, CONCAT] + ([BATCH] if sig.batchable else [])
+    models = {
+        s: compile_graph(candidate(sig, s), target=target or "c", passes=passes)
+        for s in strategies
+    }
+    inputs = candidate_inputs(sig)
+    threads = _OpenMP()
+    most = threads.max_threads()
+    result: dict[int, dict[str, float]] = {}
+    try:
+        for count in sorted({1, most}):
+            threads.set(count)
+            result[count] = _timed(models, inputs)
+    finally:
+        threads.set(most)
+    return result
+
+
+def _timed(models: dict, inputs: list[np.ndarray]) -> dict[str, float]:
+    for model in models.values():
+        model(*inputs)  # page the weights in, start the thread pool
+    calls = max(1, int(2e-3 / max(_once(models[SEPARATE], inputs), 1e-7)))  # ~2 ms a timing
+    times: dict[str, list[float]] = {s: [] for s in models}
+    for _ in range(ROUNDS):
+        for strategy, model in models.items():
+            start = time.perf_counter()
+            for _ in range(calls):
+                model(*inputs)
+            times[strategy].append((time.perf_counter() - start) / calls)
+    return {s: float(np.median(t)) for s, t in times.items()}
+
+
+class _OpenMP:
+    """The OpenMP runtime's thread count (libgomp, which the C builds link), if loadable."""
+
+    def __init__(self) -> None:
+        name = ctypes.util.find_library("gomp")
+        try:
+            self.library = ctypes.CDLL(name) if name else None
+        except OSError:
+            self.library = None
+
+    def max_threads(self) -> int:
+        return int(self.library.omp_get_max_threads()) if self.library else 1
+
+    def set(self, count: int) -> None:
+        if self.library:
+            self.library.omp_set_num_threads(count)
+
+
+def _once(model, inputs: list[np.ndarray]) -> float:
+    start = time.perf_counter()
+    model(*inputs)
+    return time.perf_counter() - start
+
+
+def measured_times(
+    sig: Signature, target: Target | None, cache_dir: str | Path | None = None
+) -> dict[int, dict[str, float]]:
+    """The table's medians for `sig` on `target` (by thread count), measured now when the
+    table (in `cache_dir`, the artifact cache by default) has none."""
+    key = sig.key(target or _host())
+    stored = read_artifact(MEASUREMENTS_KIND, TABLE_VERSION, key, cache_dir)
+    if stored is not None:
+        try:
+            entry = json.loads(stored)
+            return {
+                int(count): {str(k): float(v) for k, v in seconds.items()}
+                for count, seconds in entry["seconds"].items()
+            }
+        except (ValueError, KeyError, TypeError, AttributeError):
+            pass  # a damaged entry is measured again and overwritten
+    seconds = measure(sig, target)
+    record = {"signature": repr(sig), "target": repr(target or _host()), "seconds": seconds}
+    write_artifact(MEASUREMENTS_KIND, TABLE_VERSION, key, json.dumps(record).encode(), cache_dir)
+    return seconds
+
+
+def _host() -> Target:
+    from tessel.schedule.rules.default import host_target
+
+    return host_target()
+
+
+def choose(times: dict[int, dict[str, float]]) -> str:
+    """The strategy with the least time relative to keeping the products separate (geometric
+    mean over the thread counts measured); a combined one only when it beats separate by more
+    than MARGIN."""
+    scores = {
+        strategy: float(np.exp(np.mean([
+            np.log(by_strategy[strategy] / by_strategy[SEPARATE]) for by_strategy in times.values()
+        ])))
+        for strategy in next(iter(times.values()))
+    }  # fmt: skip
+    best = min(scores, key=scores.__getitem__)
+    return best if best != SEPARATE and scores[best] < 1 - MARGIN else SEPARATE
+
+
+def predicted(sig: Signature) -> str:
+    """The choice without measurements: the concatenated product (see the module's note)."""
+    return CONCAT
+
+
+def measured_chooser(ctx: PassContext, target: Target | None = None):
+    """The strategy chooser CombineParallelDense uses by default: measured, or predicted when
+    the context says not to measure."""
+    measure_now = bool(ctx.config.get(MEASURE, True))
+    memo: dict[Signature, str] = {}
+
+    def chooser(products: Sequence[Product]) -> str:
+        sig = Signature.of(products)
+        if sig not in memo:
+            memo[sig] = choose(measured_times(sig, target)) if measure_now else predicted(sig)
+        return memo[sig]
+
+    return chooser
+
+
+__all__ = [
+    "MEASURE",
+    "MEASUREMENTS_KIND",
+    "Signature",
+    "candidate",
+    "candidate_inputs",
+    "choose",
+    "measure",
+    "measured_chooser",
+    "measured_times",
+    "predicted",
+]

@@ -1,0 +1,80 @@
+"""The cost model of CombineParallelDense: its candidates compute the same products, its
+measurements are kept on disk and read back, and its choice rule."""
+
+import numpy as np
+import pytest
+
+from tessel.graph import evaluate, parse
+from tessel.graph.passes import CombineParallelDense, combine_cost
+from tessel.graph.passes.combine_cost import (
+    MEASURE,
+    Signature,
+    candidate,
+    candidate_inputs,
+    choose,
+    measured_times,
+)
+from tessel.ir.transform import PassContext
+
+SMALL = Signature("nn.dense", (4, 16), (8, 8, 8), "float32", "float32", True, "")
+
+
+@pytest.mark.parametrize("sig", [
+    SMALL,
+    Signature("nn.matmul", (4, 16), (8, 4, 8), "float32", "float32", False, ""),
+    Signature("nn.matmul", (4, 16), (8, 8, 8), "float32", "float32", True, ""),
+    Signature("nn.dense", (4, 16), (8, 8, 8), "float32", "float32", True, "", False),
+], ids=["dense", "matmul", "matmul-transposed", "weights-as-inputs"])  # fmt: skip
+def test_candidates_compute_the_same_products(sig):
+    inputs = candidate_inputs(sig)
+    separate = evaluate(candidate(sig, "separate"), *inputs)
+    concat = evaluate(candidate(sig, "concat"), *inputs)
+    np.testing.assert_allclose(concat, np.concatenate(separate, axis=-1), rtol=1e-5, atol=1e-5)
+    if sig.batchable:
+        batch = evaluate(candidate(sig, "batch"), *inputs)
+        np.testing.assert_allclose(batch, np.stack(separate), rtol=1e-5, atol=1e-5)
+
+
+def test_measurements_are_stored_and_read_back(tmp_path, monkeypatch):
+    calls = []
+    real = combine_cost.measure
+    monkeypatch.setattr(combine_cost, "measure", lambda *a: calls.append(a) or real(*a))
+    first = measured_times(SMALL, None, tmp_path)
+    assert len(calls) == 1
+    assert list(tmp_path.rglob("*")), "nothing was stored"
+    for seconds in first.values():
+        assert sorted(seconds) == ["batch", "concat", "separate"]
+        assert all(s > 0 for s in seconds.values())
+    assert 1 in first
+    assert measured_times(SMALL, None, tmp_path) == first
+    assert len(calls) == 1, "the stored medians were measured again"
+
+
+def test_a_damaged_entry_is_measured_again(tmp_path, monkeypatch):
+    unequal = Signature("nn.dense", (4, 16), (8, 4, 8), "float32", "float32", True, "")
+    measured_times(unequal, None, tmp_path)
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            path.write_text("{not json")
+    again = measured_times(unequal, None, tmp_path)
+    assert sorted(again[1]) == ["concat", "separate"]  # unequal widths: no batch candidate
+
+
+@pytest.mark.parametrize(("times", "expected"), [
+    ({1: {"separate": 1.0, "concat": 0.5, "batch": 0.7}}, "concat"),
+    ({1: {"separate": 1.0, "concat": 0.99, "batch": 0.985}}, "separate"),  # within the margin
+    ({1: {"separate": 1.0, "concat": 0.9, "batch": 0.6}, 2: {"separate": 1.0, "concat": 0.8,
+                                                             "batch": 1.1}}, "batch"),
+    ({1: {"separate": 1.0, "concat": 1.2}, 2: {"separate": 1.0, "concat": 0.9}}, "separate"),
+])  # fmt: skip
+def test_choice_is_the_geometric_mean_ratio_to_separate(times, expected):
+    assert choose(times) == expected
+
+
+def test_without_measuring_the_concatenated_product_is_predicted():
+    text = """def @main(%x: Tensor[(4, 16), float32], %a: Tensor[(8, 16), float32],
+                        %b: Tensor[(8, 16), float32], %c: Tensor[(8, 16), float32]) {
+      (nn.dense(%x, %a), nn.dense(%x, %b), nn.dense(%x, %c))
+    }"""
+    after = CombineParallelDense()(parse(text), PassContext(config={MEASURE: False}))
+    assert "concatenate" in str(after)
