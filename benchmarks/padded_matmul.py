@@ -1,7 +1,7 @@
 """Time the 127x127x127 float32 matmul against the same matmul padded to 128x128x128.
 
 Run as `python benchmarks/padded_matmul.py [--runs 50] [--show-c]`. Both variants start from the
-seed 003 (RFC 77 thread) kernel and get the same schedule: the split-and-fuse trick (loops of
+RFC 77 thread's kernel and get the same schedule: the split-and-fuse trick (loops of
 128 guarded by `T.where(... < 127)`), then `reorder(i, k, j)`, `split(j, [None, 16])`,
 `vectorize` of the inner j and `parallel` of i. The padded variant also transforms A, B and C
 to 128x128 with `pad_value=0`; the pipeline's OverComputePadding pass then drops the guards, so
@@ -35,7 +35,7 @@ def matmul(A: T.Buffer((127, 127), "float32"), B: T.Buffer((127, 127), "float32"
 
 
 def pad_to_32(a, b):  # type: ignore[no-untyped-def]
-    """The seed's map: the identity over a box that rounds 127 up to 128."""
+    """RFC 77's map: the identity over a box that rounds 127 up to 128."""
     return ((a // 32) * 32 + a % 32, (b // 32) * 32 + b % 32)
 
 

@@ -1,7 +1,7 @@
 """`build`: lower a TensorIR function or module, generate C, compile and load it;
 `generate_c_source`: the C text `build` compiles.
 
-The only module that joins transform, codegen and runtime (DESIGN.md section 1).
+The only module that joins transform, codegen and runtime (docs/architecture.md §1).
 
 What a module lowers to is cached beside the shared objects, keyed by the module's structural
 digest (not its script: two distinct variables may print with one name), the target and

@@ -125,14 +125,37 @@ def test_show_prints_the_graph_after_a_pass(tmp_path, capsys):
     assert "Primitive=1" in capsys.readouterr().out
 
 
+RATIO = "time vs tessel"  # the bench table's ratio column
+
+
 def test_bench_prints_tessel_and_onnxruntime(tmp_path, capsys):
     _mlp(tmp_path / "mlp.onnx", batch=2)
     assert cli.main(["bench", str(tmp_path / "mlp.onnx"), "--runs", "3"]) == 0
     captured = capsys.readouterr()
     assert "tessel" in captured.out and "onnxruntime (1 thread)" in captured.out
+    header, *_, legend = captured.out.splitlines()
+    assert header.split() == ["runtime", "median", "ms", *RATIO.split()]
+    assert legend == f"({RATIO}: the median divided by tessel's; above 1 is slower than tessel)"
     # the timing loops show progress too: each contender's runs, counted
     assert "timing tessel: 3/3 done" in captured.err
     assert "timing onnxruntime (2 threads): 3/3 done" in captured.err
+
+
+def test_run_and_bench_take_a_thread_count(tmp_path, capsys):
+    from tessel.runtime.threads import current_threads, set_threads
+
+    _mlp(tmp_path / "mlp.onnx", batch=2)
+    before = current_threads()
+    try:
+        assert cli.main(["bench", str(tmp_path / "mlp.onnx"), "--runs", "2", "--threads", "1",
+                         "-q"]) == 0  # fmt: skip
+        assert "tessel (1 thread)" in capsys.readouterr().out
+        assert current_threads() == 1  # the model's calls ran on one thread
+    finally:
+        set_threads(before)
+    with pytest.raises(SystemExit):
+        cli.main(["bench", str(tmp_path / "mlp.onnx"), "--threads", "0"])
+    assert "--threads: expected a whole number of at least 1" in capsys.readouterr().err
 
 
 def test_a_dynamic_dimension_without_shape_is_one_clear_error(tmp_path, capsys):

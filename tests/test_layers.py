@@ -1,4 +1,4 @@
-"""The dependency direction of DESIGN.md section 1, enforced by import-linter's layers contract."""
+"""The dependency direction of docs/architecture.md §1, enforced by import-linter's contract."""
 
 import shutil
 import subprocess

@@ -1,7 +1,7 @@
 """The Analyzer: the one arithmetic service every schedule primitive and pass asks.
 
 It holds what is known — variable ranges (`bind`), values, and scoped facts (`constraint_scope`),
-including facts over buffer loads (buffer constraints, seeds/000) — and answers with the
+including facts over buffer loads (buffer constraints, TVM's RFC 77) — and answers with the
 simplifier, bounds, modular sets, integer sets and proofs. Facts are on by default: every answer
 uses them (the RFC's point: primitives benefit from constraints without knowing about them).
 """

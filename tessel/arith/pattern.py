@@ -1,4 +1,4 @@
-"""Patterns over scalar expressions, written with the IR's own operators (STYLE: rewrite rules).
+"""Patterns over scalar expressions, written with the IR's own operators (docs/architecture.md §11).
 
 `PVar("x")` matches any expression, `PConst("c1")` any integer constant, a Python int exactly that
 constant; operators and `pmin`/`pmax`/`pselect`/`pif_then_else` build pattern trees. A pattern

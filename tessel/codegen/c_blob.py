@@ -1,4 +1,5 @@
-"""Module constants linked into the library as one binary blob (link_params, DESIGN.md section 8).
+"""Module constants linked into the library as one binary blob (link_params,
+docs/architecture.md §8).
 
 The constants' bytes go into a binary file that the C source includes with the assembler's
 `.incbin`, from a top-level `asm` block, so weights never pass through the C parser as text: a

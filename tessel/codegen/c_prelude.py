@@ -66,10 +66,10 @@ static inline void tessel_set_error(const char* message) {
   tessel_error_message[sizeof(tessel_error_message) - 1] = '\0';
 }
 
-/* The workspace allocator (DESIGN section 6): every workspace allocation of the generated code
-   goes through it, and the host may replace it (a pool, an arena, a failing one in tests)
-   through tessel_set_workspace_allocator; NULL restores the default. A NULL result is out of
-   memory, which the caller turns into an error naming the buffer. */
+/* The workspace allocator (docs/architecture.md, section 6): every workspace allocation of
+   the generated code goes through it, and the host may replace it (a pool, an arena, a failing
+   one in tests) through tessel_set_workspace_allocator; NULL restores the default. A NULL
+   result is out of memory, which the caller turns into an error naming the buffer. */
 typedef void* (*tessel_workspace_alloc_t)(size_t nbytes, size_t alignment);
 typedef void (*tessel_workspace_free_t)(void* pointer);
 

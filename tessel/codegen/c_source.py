@@ -4,7 +4,7 @@ Every entry function returns `int32_t`: 0 on success, -1 after recording a messa
 `tessel_get_last_error()` returns. Buffer parameters arrive as data pointers (the runtime checks
 shapes, dtypes and contiguity before calling); symbolic sizes arrive as trailing int64 values.
 
-Module constants (the IRModule attribute "constants", seed 001): with `Target.link_params` each
+Module constants (the IRModule attribute "constants", RFC 22): with `Target.link_params` each
 is embedded once, in a binary blob the C file includes with `.incbin` (c_blob.py, never as C
 text: `CSource.data_files` holds the blob the compiler driver writes next to the C file), and
 every AllocateConst referring to it points at its symbol. Without, the C file holds no constant

@@ -1,6 +1,6 @@
 """Printing lowered TensorIR statements as the body of a C function.
 
-Memory (DESIGN.md section 6): an allocation goes on the stack when its size is a constant no
+Memory (docs/architecture.md §6): an allocation goes on the stack when its size is a constant no
 larger than the target's `max_stack_alloca_size` (or its scope is `global.stack`), otherwise on
 the heap (`global.workspace` always), freed when its scope ends and on every early return. An
 allocation of several physical axes (axis separators) is a table of chunks (c_alloc.py).

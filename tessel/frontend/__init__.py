@@ -1,1 +1,1 @@
-"""tessel.frontend (see DESIGN.md section 1)."""
+"""tessel.frontend (see docs/architecture.md §1)."""

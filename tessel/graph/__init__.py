@@ -1,4 +1,4 @@
-"""The graph level (DESIGN.md section 8): a functional IR of operator calls, functions, let, if
+"""The graph level (docs/architecture.md §8): a functional IR of operator calls, functions, let, if
 and tuples, in one IRModule with the PrimFuncs it calls."""
 
 from tessel.graph.expr import (

@@ -1,4 +1,4 @@
-"""The ahead-of-time main (DESIGN.md section 8): a lowered graph `main` and its `MemoryPlan`
+"""The ahead-of-time main (docs/architecture.md §8): a lowered graph `main` and its `MemoryPlan`
 become one TensorIR PrimFunc `main` that allocates the arena once and calls every kernel in plan
 order with pointers to its parameters and to typed views of the arena.
 

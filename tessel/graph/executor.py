@@ -1,12 +1,12 @@
 """A runnable model: `tessel.graph.compile(mod, params)` types, simplifies, folds and fuses,
 lowers and plans a graph module, builds it as one C module, and returns a `CompiledModel`.
 
-Two executors run the same `MemoryPlan`. "aot" (the default, DESIGN.md section 8): one TIR
+Two executors run the same `MemoryPlan`. "aot" (the default, docs/architecture.md §8): one TIR
 `main` (tessel.graph.aot) allocates the arena and calls the kernels, and the model is one C
-entry called with inputs, a table of the weights and outputs; with `Target(link_params=True)` the weights are
-linked into the library (a binary blob, tessel.codegen.c_blob) and the entry takes only inputs
-and outputs. "python" (for debugging: each kernel is a
-separate checked call): a Python loop of kernel calls on views of one NumPy arena.
+entry called with inputs, a table of the weights and outputs; with `Target(link_params=True)`
+the weights are linked into the library (a binary blob, tessel.codegen.c_blob) and the entry
+takes only inputs and outputs. "python" (for debugging: each kernel is a separate checked
+call): a Python loop of kernel calls on views of one NumPy arena.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import numpy as np
 from tessel.codegen import CSource
 from tessel.driver import build
 from tessel.graph.aot import AotModule, aot_module
-from tessel.graph.export import export_model
 from tessel.graph.c_api import ApiModel, ApiTensor, api_model, c_api_source
+from tessel.graph.export import export_model
 from tessel.graph.expr import OUTPUT_NAMES, Constant, Expr, Function, Var
 from tessel.graph.memory_plan import MemoryPlan, TensorSlot, plan_memory
 from tessel.graph.passes.fold_constant import FOLDED_CONSTANTS
@@ -37,6 +37,7 @@ from tessel.ir.node import with_changes
 from tessel.ir.target import Target
 from tessel.ir.transform import Pass, PassContext
 from tessel.runtime import Module
+from tessel.runtime.threads import set_threads
 from tessel.schedule.rules.default import host_target
 from tessel.support.dtype import DataType
 from tessel.support.errors import UserError
@@ -65,6 +66,7 @@ def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name user
     ctx: PassContext | None = None,
     executor: str = "aot",
     progress: Progress = NO_PROGRESS,
+    threads: int | None = None,
 ) -> CompiledModel:
     """Compile `mod`'s `main` into a runnable model; `params` binds parameters by name
     (weights, as Constants): a mapping of arrays, or the path of a safetensors file (what
@@ -76,7 +78,9 @@ def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name user
     registers size the schedules) with multiply-adds fused (`Target.fp_contract`); a `Target`
     is taken as it is (`Target.detect(link_params=True)`: this machine, weights linked).
     `progress` hears of each stage (graph passes, kernels scheduled, lowering, C compilation)
-    and of the items done within it (tessel.support.progress); the caller ends it."""
+    and of the items done within it (tessel.support.progress); the caller ends it. `threads`
+    is how many threads the model's kernels run on (`CompiledModel.threads`, settable; None:
+    OpenMP's default, the cores this process may use)."""
     if executor not in EXECUTORS:
         raise UserError(f"unknown executor {executor!r}; choose one of {list(EXECUTORS)}",
                         rule="executor.unknown")  # fmt: skip
@@ -109,13 +113,13 @@ def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name user
     if executor == "python":
         kernels = {gv: f for gv, f in lowered.items() if isinstance(f, PrimFunc)}
         library = build(IRModule(FrozenMap(kernels)), target, progress=progress)
-        return CompiledModel(lowered, plan, library)
+        return CompiledModel(lowered, plan, library, threads=threads)
     weight_names = [_weight_name(names, c, k) for k, c in enumerate(plan.constants)]
     aot = aot_module(lowered, plan, weight_names, link_params=target.link_params)
     outputs = [ApiTensor(o.name, o.shape, o.dtype) for o in _output_specs(lowered, plan)]
     api = functools.partial(_c_api, api_model(aot, plan, outputs))  # compiled into the library
     library = build(aot.mod, target, progress=progress, extra_source=api)
-    return CompiledModel(lowered, plan, library, aot)
+    return CompiledModel(lowered, plan, library, aot, threads=threads)
 
 
 def _c_api(api: ApiModel, c_source: CSource) -> str:
@@ -276,9 +280,15 @@ class CompiledModel:
     threads at once must then use separate models."""
 
     def __init__(
-        self, lowered: IRModule, plan: MemoryPlan, library: Module, aot: AotModule | None = None
+        self,
+        lowered: IRModule,
+        plan: MemoryPlan,
+        library: Module,
+        aot: AotModule | None = None,
+        threads: int | None = None,
     ) -> None:
         self.lowered, self.plan, self.library, self.aot = lowered, plan, library, aot
+        self.threads = threads
         main = lowered["main"]
         self.inputs = tuple(_Input(p.name_hint, p.checked_type.shape, p.checked_type.dtype)
                             for p in main.params)  # fmt: skip
@@ -327,8 +337,23 @@ class CompiledModel:
         view = self._arena[slot.offset : slot.offset + slot.nbytes]
         return view.view(DataType.of(slot.dtype).numpy).reshape(slot.shape)
 
+    @property
+    def threads(self) -> int | None:
+        """The threads each call runs its kernels on (None: OpenMP's setting is left alone)."""
+        return self._threads
+
+    @threads.setter
+    def threads(self, count: int | None) -> None:
+        if count is not None and (isinstance(count, bool) or not isinstance(count, int)
+                                  or count < 1):  # fmt: skip
+            raise UserError(f"threads must be a positive integer or None, got {count!r}",
+                            rule="executor.threads")  # fmt: skip
+        self._threads = count
+
     def __call__(self, *args: Any, **named: Any) -> Any:
         inputs = self._arguments(args, named)
+        if self._threads is not None:
+            set_threads(self._threads)  # the calling thread's team, for this call's kernels
         simple = self._simple_outputs
         if simple is not None:
             outputs = [np.empty(shape, dtype) for shape, dtype in simple]

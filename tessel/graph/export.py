@@ -25,14 +25,13 @@ from safetensors.numpy import save_file
 from tessel.codegen.c_types import c_type
 from tessel.graph.aot import AotModule, AotParam
 from tessel.graph.c_api import TENSOR_INFO_TYPE
+from tessel.runtime.exported import HEADER, LIBRARY, RAW_PARAMS, SAFETENSORS
 from tessel.support.dtype import DataType
 from tessel.support.errors import UserError
 from tessel.support.names import c_identifier, c_string_literal, unique_name
 
 if TYPE_CHECKING:
     from tessel.graph.executor import CompiledModel
-
-LIBRARY, HEADER, SAFETENSORS, RAW_PARAMS = "model.so", "model.h", "params.safetensors", "params.bin"
 
 
 def export_model(model: CompiledModel, directory: str | Path) -> Path:

@@ -16,6 +16,7 @@ import numpy as np
 from tessel.graph.ty import TensorType, Type
 from tessel.ir.expr import GlobalVar, Op
 from tessel.ir.node import Node
+from tessel.ir.virtual_device import VirtualDevice
 from tessel.support.errors import IRTypeError
 from tessel.support.frozen_map import FrozenMap, freeze
 
@@ -30,11 +31,16 @@ class Expr(Node):
 @dataclass(frozen=True, slots=True, eq=False)
 class Var(Expr):
     """A local variable (a function parameter or a let binding); two Vars are different variables
-    whatever their names."""
+    whatever their names. `virtual_device` is where its value lives (Relay's `virtual_device_`,
+    printed `%x {virtual_device=meta[VirtualDevice][0]}: T`); None constrains nothing."""
 
     name_hint: str
     type_annotation: Type | None = None
+    virtual_device: VirtualDevice | None = field(default=None, kw_only=True)
     structural_binding: ClassVar[str] = "var"
+
+    def __post_init__(self) -> None:
+        _check_device(self)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -79,17 +85,32 @@ class Call(Expr):
 @dataclass(frozen=True, slots=True, eq=False)
 class Function(Expr):
     """A function value: parameters, a body, an optional return type, attributes (`Primitive=1`).
-    Free variables of the body are captured (a closure)."""
+    Free variables of the body are captured (a closure). `virtual_device` is where its result
+    lives (Relay's `virtual_device_`, printed as a last `virtual_device=...` parameter)."""
 
     params: tuple[Var, ...]
     body: Expr
     ret_type: Type | None = None
     attrs: FrozenMap[str, Any] = field(default_factory=FrozenMap)
+    virtual_device: VirtualDevice | None = field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", tuple(self.params))
         if not isinstance(self.attrs, FrozenMap):
             object.__setattr__(self, "attrs", freeze(self.attrs))
+        _check_device(self)
+
+
+def _check_device(node: Var | Function) -> None:
+    """A VirtualDevice or None; a fully unconstrained one becomes None, so a device that says
+    nothing is absent, as in Relay (whose printer omits it), and never tells programs apart."""
+    device = node.virtual_device
+    if device is None:
+        return
+    if not isinstance(device, VirtualDevice):
+        raise IRTypeError(f"virtual_device must be a VirtualDevice or None, not {device!r}")
+    if device.is_fully_unconstrained:
+        object.__setattr__(node, "virtual_device", None)
 
 
 # The attribute of `main` naming its results, flattened (a frontend's output names: ONNX's), so a

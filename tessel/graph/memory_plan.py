@@ -7,10 +7,11 @@ placed while its inputs are still live, so a kernel never writes over what it re
 are compiled with `restrict` pointers). A kernel that only reshapes an intermediate (LowerTE
 marks it `reshape_only`) is not called: its output shares the input's bytes (`alias_of`).
 
-The plan is plain data in the order a single-entry ahead-of-time main would run it (DESIGN.md
-section 8): parameters = inputs then outputs, one arena allocation of `peak_bytes`, and per
-kernel one call whose arguments are slots (a parameter, a constant, or arena bytes at an
-offset). `tessel.graph.executor` runs it from Python; the TIR main will be emitted from it.
+The plan is plain data in the order a single-entry ahead-of-time main would run it
+(docs/architecture.md §8): parameters = inputs then outputs, one arena allocation of
+`peak_bytes`, and per kernel one call whose arguments are slots (a parameter, a constant, or
+arena bytes at an offset). `tessel.graph.executor` runs it from Python; the TIR main will be
+emitted from it.
 """
 
 from __future__ import annotations

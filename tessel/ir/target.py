@@ -17,7 +17,7 @@ _KIB, _MIB = 1 << 10, 1 << 20
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """A code-generation target. `max_stack_alloca_size` bounds stack allocations (seed 002);
+    """A code-generation target. `max_stack_alloca_size` bounds stack allocations (apache/tvm#9022);
     `vector_bytes` is the width of one vector chunk when a loop is vectorized without a
     `vector_length` (32 bytes: 8 float32 lanes, an AVX2 register). `sanitize` ("address" or
     None) builds the C code with that sanitizer; loading such a library needs the sanitizer's

@@ -2,7 +2,7 @@
 
 A library built without linked parameters holds no constant data: the Module is handed the
 module's constants when it loads, checks them against the library's `ConstantSpec`s, keeps them
-alive, and passes their table to each function that reads them (seed 001).
+alive, and passes their table to each function that reads them (TVM's RFC 22 on constants).
 """
 
 from __future__ import annotations

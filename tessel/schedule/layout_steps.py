@@ -1,10 +1,10 @@
-"""Graph-level layout steps: how a parameter's layout change looks to the caller (seed 003, TY-NNP).
+"""Graph-level layout steps: how a parameter's layout change looks to the caller (TY-NNP thread).
 
 Each buffer primitive on a parameter is exactly one `reshape`, `pad` or `transpose` of the
 argument, and each has a reverse (`reshape`, `strided_slice`, `transpose`), so the graph level can
-pre-transform arguments and fold constant weights offline (DESIGN.md §8, LayoutRewrite). A general
-index map is decomposed into such steps when it is one; otherwise it becomes one `gather` step,
-tabulated by evaluating the map.
+pre-transform arguments and fold constant weights offline (docs/architecture.md §8,
+LayoutRewrite). A general index map is decomposed into such steps when it is one; otherwise it
+becomes one `gather` step, tabulated by evaluating the map.
 """
 
 from __future__ import annotations
@@ -248,7 +248,7 @@ def split_steps(
     if total == extent:
         return (reshape,)
     widths = tuple((0, total - n if k == axis else 0) for k, n in enumerate(shape))
-    return (Pad(widths, pad_value), reshape)  # seed 003: `relay.nn.pad`, then the reshape
+    return (Pad(widths, pad_value), reshape)  # TY-NNP thread: `relay.nn.pad`, then the reshape
 
 
 def fuse_steps(shape: Sequence[int], axes: Sequence[int]) -> tuple[Step, ...]:

@@ -1,4 +1,5 @@
-"""Schedule: a function being scheduled, its trace, and the primitives as methods (DESIGN §5)."""
+"""Schedule: a function being scheduled, its trace, and the primitives as methods
+(docs/architecture.md §5)."""
 
 from __future__ import annotations
 
@@ -130,7 +131,7 @@ class Schedule(ComputeMethods, CacheMethods, ReductionMethods, TensorizeMethods,
     def vectorize(self, loop: LoopRV, vector_length: int | None = None) -> None:
         """Mark `loop` to be vectorized, `vector_length` iterations a vector op (masked lanes)."""
         # With a length, the same code as split(loop, [None, vector_length]) and vectorizing
-        # the inner loop (seed 003, SVE thread); without, the target's vector width decides.
+        # the inner loop (TVM's SVE RFC 18); without, the target's vector width decides.
         self._func = P.vectorize(self, loop, vector_length)
 
     @recorded

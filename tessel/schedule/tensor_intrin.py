@@ -33,7 +33,8 @@ class TensorIntrin:
     desc: PrimFunc
     impl: PrimFunc
 
-    # The registry: user-visible names (DESIGN §5), filled only by explicit `register` calls.
+    # The registry: user-visible names (docs/architecture.md §11), filled only by explicit
+    # `register` calls.
     _registry: ClassVar[dict[str, TensorIntrin]] = {}
 
     @classmethod

@@ -162,7 +162,7 @@ def allocate_const(
     irmod_storage_idx: int | None = None,
     annotations: Mapping[str, Any] | None = None,
 ) -> intents.AllocateConstIntent:
-    """A constant buffer holding `data`, or referring to the module's "constants" (seed 001)."""
+    """A constant buffer holding `data`, or referring to the module's "constants" (RFC 22)."""
     element = intents.dtype_arg(dtype, "dtype")
     shape = intents.shape_arg("T.allocate_const", extents, "extents")
     array = None if data is None else np.asarray(data, dtype=element.numpy)

@@ -1,7 +1,7 @@
 """How a generated C entry function is called: plain values shared by codegen and the runtime.
 
 Codegen writes these descriptions and the runtime reads them; keeping them here, in plain values
-(strings, ints, tuples), lets the two agree without importing each other (DESIGN.md section 1).
+(strings, ints, tuples), lets the two agree without importing each other (docs/architecture.md §1).
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class FunctionSignature:
 
 @dataclass(frozen=True)
 class ConstantSpec:
-    """One module constant a build without linked parameters takes when it is loaded (seed 001).
+    """One module constant a build without linked parameters takes when it is loaded (RFC 22).
 
     The runtime checks the array it is handed against `dtype` and `shape`, keeps it alive, and
     passes its data pointer at position `index` of the constant table.

@@ -1,4 +1,4 @@
-"""Helpers every test uses, importable by users as `tvm.testing` is (DESIGN.md section 1)."""
+"""Helpers every test uses, importable by users as `tvm.testing` is (docs/architecture.md §1)."""
 
 from tessel.ir.structural import assert_structural_equal
 from tessel.testing.differential import check_same_results

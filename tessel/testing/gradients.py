@@ -1,6 +1,6 @@
 """Gradient checks against finite differences: `tvm.testing.check_numerical_grads` and the
-differentiable-TE RFC's forward/backward checker (seed 003, "Gradient checking between forward
-&& backward ops").
+differentiable-TE RFC's forward/backward checker ("Gradient checking between forward && backward
+ops"; docs/te.md).
 
 Pure NumPy on purpose: these check the output of `te.gradient` and of hand-written backward
 operators, so they must not depend on the code they check.
@@ -195,7 +195,7 @@ def check_gradient(
     rtol: float = 0.1,
     seed: int = 0,
 ) -> None:
-    """Check a hand-written `backward` against finite differences of `forward` (RFC, seed 003).
+    """Check a hand-written `backward` against finite differences of `forward` (the TE RFC).
 
     `forward(*inputs)` returns the output array; `backward(*inputs, head)` returns one gradient
     per input: the vector-Jacobian product with `head` (random normal of the output's shape,

@@ -1,7 +1,7 @@
 """Checking a schedule that changes parameter layouts: the caller's side of the contract.
 
 The transformed function takes its parameters in new layouts, so it cannot run on the original
-arguments. It is run the way a graph-level caller would (seed 003, TY-NNP): each changed
+arguments. It is run the way a graph-level caller would (TY-NNP thread): each changed
 argument goes through its record's forward steps (padding filled with the pad value, which the
 interpreter checks against the function's buffer constraints), and each result comes back
 through the reverse steps; that must equal the original function on the original arguments.

@@ -1,8 +1,9 @@
 """IndexMap: the map from a buffer's indices to those of its new layout (TVM's tir.IndexMap).
 
 `map_shape` bounds each new index term by term, as TVM does, so `(i // 32) * 32 + i % 32` pads 127
-to 128 (seed 000); a padded map is inverted from its splits and fuses detected over a padded
-domain, and its padding predicate comes from isl, so it is exact (DESIGN §3, §5).
+to 128 (the example of TVM's RFC 77 on padding); a padded map is inverted from its splits and fuses
+detected over a padded domain, and its padding predicate comes from isl, so it is exact
+(docs/architecture.md §5).
 """
 
 from __future__ import annotations
@@ -369,7 +370,7 @@ class _Replace(Mutator):
 
 def _lanes(index: PrimExpr, extent: PrimExpr) -> PrimExpr:
     """A final index `e % c` spans `c` elements even when `e` takes fewer values: the layout
-    declares `c` lanes (seed 003: splitting 3 input channels by 4 pads them to 4)."""
+    declares `c` lanes (TY-NNP's packed weight: splitting 3 input channels by 4 pads them to 4)."""
     if isinstance(index, FloorMod) and isinstance(index.b, IntImm) and index.b.value > 0:
         return builders.max_value(extent, index.b)
     return extent

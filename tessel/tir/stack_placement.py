@@ -1,10 +1,10 @@
-"""Where an allocation lives: on the stack or in the runtime workspace (DESIGN.md section 6).
+"""Where an allocation lives: on the stack or in the runtime workspace (docs/architecture.md §6).
 
 One rule, read by code generation (which emits the allocation) and by the memory report (which
-counts it), so what the report says is what the C code does. Seed 002: a scope names the
-property required, not the allocator: `global.stack` always uses the stack, `global.workspace`
-always the workspace, and any other scope the stack exactly when its size is a constant no
-larger than the target's `max_stack_alloca_size`.
+counts it), so what the report says is what the C code does. As apache/tvm#9022 settled, a
+scope names the property required, not the allocator: `global.stack` always uses the stack,
+`global.workspace` always the workspace, and any other scope the stack exactly when its size
+is a constant no larger than the target's `max_stack_alloca_size`.
 """
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ that produced it. Rules (stable ids, matched by tests):
 - `verify.var-redefined`: a variable defined again inside the scope that already defines it.
 - `verify.undeclared-buffer`: an access to a buffer not declared in scope (parameter buffer,
   block alloc_buffer / match_buffer, DeclBuffer). A view of memory in scope needs its own
-  declaration too (DESIGN §6): lowered code declares the flat twins of parameters by DeclBuffer.
+  declaration too (docs/architecture.md §6): lowered code declares the flat twins of parameters
+  by DeclBuffer.
 - `verify.block-binding`: a block bound to values using variables not in scope (another block's
   iterators included), or to the wrong number of values.
 - `verify.iter-var-outside-block`: a block iterator used outside its block.

@@ -1,4 +1,4 @@
-"""TensorIR lowering passes, one per file, ordered by `pipeline.lower` (DESIGN.md section 6)."""
+"""TensorIR lowering passes, one per file, ordered by `pipeline.lower` (docs/architecture.md §6)."""
 
 from tessel.transform.compact_buffer_allocation import CompactBufferAllocation
 from tessel.transform.convert_blocks_to_opaque import ConvertBlocksToOpaque

@@ -1,7 +1,7 @@
-"""ExtractConstants: hoist constant arrays into the module attribute "constants" (seed 001).
+"""ExtractConstants: hoist constant arrays into the module attribute "constants" (TVM's RFC 22).
 
 Every `AllocateConst` that carries `data` is rewritten to refer to the module's "constants" by
-`irmod_storage_idx` instead (the two are exclusive, DESIGN.md section 6). Identical arrays (same
+`irmod_storage_idx` instead (the two are exclusive, docs/architecture.md §6). Identical arrays (same
 dtype, shape and bytes) share one entry, across all functions of the module, so code generation
 emits or receives each constant once. Constants already in the attribute keep their indices; an
 `AllocateConst` already using `irmod_storage_idx` is left alone.

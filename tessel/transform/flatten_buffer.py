@@ -21,8 +21,8 @@ buffers, now physical, as TVM's FlattenBuffer keeps a block's `alloc_buffers`; a
 is refused (run LowerOpaqueBlock first).
 Parameter buffers in `buffer_map` keep their logical shape: that is the function's signature,
 which the runtime checks. The physical twin of each parameter buffer the body uses is declared by
-a `DeclBuffer` at the top of the body (DESIGN §6: every view is declared before use); a buffer
-that is already physical is its own twin.
+a `DeclBuffer` at the top of the body (docs/architecture.md §6: every view is declared before
+use); a buffer that is already physical is its own twin.
 """
 
 from __future__ import annotations

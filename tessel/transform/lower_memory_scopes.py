@@ -1,4 +1,4 @@
-"""LowerMemoryScopes: decide, in the IR, where each allocation lives (DESIGN §6, seed 002).
+"""LowerMemoryScopes: decide, in the IR, where each allocation lives (docs/architecture.md §6).
 
 A memory scope names the property required, not the allocator. This pass applies the one rule
 of `tir.stack_placement` for the target (`global` on the stack up to `max_stack_alloca_size`

@@ -1,6 +1,6 @@
 """The memory a lowered module needs besides its arguments: stack, workspace and constants.
 
-DESIGN.md section 6: the memory planner counts constants. Per function, the report gives
+docs/architecture.md §6: the memory planner counts constants. Per function, the report gives
 
 - stack and workspace bytes: the peak over the function's nested allocation scopes (an
   allocation is live for its `Allocate`'s body, as the C code frees or pops it at the end of its

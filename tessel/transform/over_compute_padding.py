@@ -1,6 +1,6 @@
 """OverComputePadding: compute on the padding instead of branching around it, where harmless.
 
-DESIGN.md §5 ("over-computation vs branches", the RFC 77 thread of seed 003): after
+docs/architecture.md §5 ("over-computation vs branches", from the thread of TVM's RFC 77): after
 transform_layout pads buffers, a block still carries the branches that keep it off the padding.
 This pass removes them when the analyzer proves that running on the padding changes nothing,
 using the buffer constraints (`<buffer>_assumption` blocks) of the inputs:

@@ -31,9 +31,9 @@ from tessel.transform.vectorize_loop import VectorizeLoop
 
 
 def default_passes(target: Target) -> tuple[Pass, ...]:
-    """The passes `lower` runs for `target`, in order (DESIGN.md section 6 is the full plan)."""
+    """The passes `lower` runs for `target`, in order (docs/architecture.md §6 explains them)."""
     return (
-        # Before the DESIGN's first step: it rewrites reduction blocks through their init and
+        # First: it rewrites reduction blocks through their init and
         # iterators, and computing on the padding instead of branching around it changes what
         # the later passes plan.
         OverComputePadding(),

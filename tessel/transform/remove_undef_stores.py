@@ -1,6 +1,6 @@
 """RemoveUndefStores: a store of `T.undef()` writes an unspecified value, so it is dropped.
 
-Any other use of `T.undef()` is an error (DESIGN.md section 5): as an index it names no element,
+Any other use of `T.undef()` is an error (docs/architecture.md §5): as an index it names no element,
 and a value computed from it must not reach memory. A variable bound to `T.undef()` by a `let`
 is the undef itself (as in TVM's RemoveStoreUndef): a store of it is dropped, and the binding
 with it; any other use of the variable is refused by the same rule.
@@ -26,7 +26,7 @@ from tessel.transform.prim_func_pass import PrimFuncPass
 
 @dataclass(frozen=True)
 class RemoveUndefStores(PrimFuncPass):
-    """Remove `B[...] = T.undef()` (DESIGN.md section 5: a store of undef is a no-op)."""
+    """Remove `B[...] = T.undef()` (docs/architecture.md §5: a store of undef is a no-op)."""
 
     name: ClassVar[str] = "remove_undef_stores"
 

@@ -4,7 +4,7 @@ tir.transform.Simplify).
 The analyzer learns, while walking down the function: each loop variable's range; each `let`
 whose value is pure arithmetic; an `if`'s condition (or its negation) inside its branches; and
 each `T.assume(cond)` for the statements after it in the same sequence, so buffer constraints
-(DESIGN.md section 5) prove conditions and remove branches by default. A lowered
+(docs/architecture.md §5) prove conditions and remove branches by default. A lowered
 buffer-constraint block, a nest of loops around one `T.assume`, states the condition for every
 point of its loops, and a constant nest storing a pure value (or a padding `if_then_else`) into
 every element states the buffer's contents: both are instantiated at each later load of the

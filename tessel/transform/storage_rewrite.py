@@ -1,7 +1,7 @@
 """StorageRewrite: let function-local allocations whose lifetimes are disjoint share memory.
 
-TVM's StorageRewrite, for the flat loop-level IR that FlattenBuffer leaves (DESIGN.md section
-6). Lifetimes come from `storage_lifetime` (first to last access, an access inside a loop
+TVM's StorageRewrite, for the flat loop-level IR that FlattenBuffer leaves (docs/architecture.md
+§6). Lifetimes come from `storage_lifetime` (first to last access, an access inside a loop
 counting for the whole loop). Allocations then share one allocation when they
 
 - belong to the same attach scope (the function body, or the body of one parallel, vectorized

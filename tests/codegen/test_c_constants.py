@@ -1,4 +1,4 @@
-"""Module constants in C (seed 001): embedded once with link_params, else handed over at load."""
+"""Module constants in C (RFC 22): embedded once with link_params, else handed over at load."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Linked constants as a binary blob (DESIGN.md section 8): with link_params the C text declares
+"""Linked constants as a binary blob (docs/architecture.md §8): with link_params the C text declares
 each constant as an aligned extern symbol that an `.incbin` of a binary file defines, so weights
 never pass through the C parser; the compiler driver hashes the blob into its cache key."""
 

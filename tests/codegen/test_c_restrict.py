@@ -1,5 +1,5 @@
-"""`restrict` parameters (DESIGN §7): emitted unless a function allows aliasing, and kept sound by
-the runtime, which refuses overlapping arguments when one of them is written."""
+"""`restrict` parameters (docs/architecture.md §7): emitted unless a function allows aliasing,
+and kept sound by the runtime, which refuses overlapping arguments when one of them is written."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Memory scopes (DESIGN §6, seed 002): where each scope's allocation lives, as the lowered IR
+"""Memory scopes (docs/architecture.md §6): where each scope's allocation lives, as the lowered IR
 records it (LowerMemoryScopes' `placement`) and as the generated C does it."""
 
 import numpy as np

@@ -35,6 +35,7 @@ class Case:
     values: Callable[[np.random.Generator, tuple[Type, ...]], list[Any]] | None = None
     tolerance: float = 1e-5
     id: str = field(default="")
+    lowers: bool = True  # False: an annotation (on_device) that refuses to lower to TOPI
 
 
 def random_value(ty: Type, rng: np.random.Generator, positive: bool = False) -> Any:
@@ -819,12 +820,13 @@ def _cases() -> list[Case]:
 
 def _family_cases() -> list[Case]:
     """Cases kept in files of their own (they import Case from here, so they load last)."""
+    from graph_op_cases_device import device_cases
     from graph_op_cases_math import math_cases
     from graph_op_cases_replicate import replicate_cases
     from graph_op_cases_roi_align import roi_align_cases
     from graph_op_cases_topk import topk_cases
 
-    cases = math_cases() + topk_cases() + replicate_cases() + roi_align_cases()
+    cases = math_cases() + topk_cases() + replicate_cases() + roi_align_cases() + device_cases()
     for case in cases:
         case.id = case.id or case.op
     return cases

@@ -1,4 +1,4 @@
-"""Linked weights (DESIGN.md section 8): with `Target(link_params=True)`, `graph.compile` makes
+"""Linked weights (docs/architecture.md §8): with `Target(link_params=True)`, `graph.compile` makes
 the bound weights constants of the AOT main, which the C backend links into the library as a
 binary blob; the model then takes only inputs and outputs, and exports without params files."""
 

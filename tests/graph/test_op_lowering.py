@@ -18,7 +18,7 @@ def _values(case, types, seed):
 
 
 @pytest.mark.parametrize("shapes", ["first", "alt"])
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+@pytest.mark.parametrize("case", [c for c in CASES if c.lowers], ids=lambda c: c.id)
 def test_reference_matches_topi(case, shapes):
     types, attrs = (case.args, case.attrs) if shapes == "first" else case.alt
     op = get_op(case.op)

@@ -23,7 +23,7 @@ def test_relation_gives_the_expected_type(case):
 
 
 @pytest.mark.parametrize("shapes", ["first", "alt"])
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+@pytest.mark.parametrize("case", [c for c in CASES if c.lowers], ids=lambda c: c.id)
 def test_relation_agrees_with_topi(case, shapes):
     types, attrs = (case.args, case.attrs) if shapes == "first" else case.alt
     result = get_op(case.op).infer_type(types, attrs)

@@ -1,5 +1,6 @@
-"""The workspace allocator belongs to the C runtime (DESIGN §6): every workspace allocation goes
-through it, the host can replace it for a scope, and running out of memory is a clear error."""
+"""The workspace allocator belongs to the C runtime (docs/architecture.md §6): every workspace
+allocation goes through it, the host can replace it for a scope, and running out of memory is a
+clear error."""
 
 import numpy as np
 import pytest

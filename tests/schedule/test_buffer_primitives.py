@@ -1,4 +1,4 @@
-"""Step-by-step buffer primitives (seed 003, TY-NNP): get_buffer_axes, buffer_split, buffer_fuse,
+"""Step-by-step buffer primitives (TY-NNP thread): get_buffer_axes, buffer_split, buffer_fuse,
 buffer_reorder compose into one IndexMap, match a single transform_layout, and record the
 graph-level steps (reshape, pad, transpose) and their reverse."""
 

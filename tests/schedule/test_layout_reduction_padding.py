@@ -1,4 +1,4 @@
-"""Reduction-axis padding: the 127 matmul of seed 003 (RFC 77 thread) padded to 128 on all three
+"""Reduction-axis padding: the 127 matmul of the RFC 77 thread padded to 128 on all three
 axes, accepted with the identity of `+` and refused otherwise; other combiners."""
 
 import pytest
@@ -30,12 +30,12 @@ def row_max(A: T.Buffer((14, 14), "float32"), M: T.Buffer((14,), "float32")):
 
 
 def pad_to_32(a, b):
-    """The seed's map: the identity on indices, but over a box that rounds 127 up to 128."""
+    """RFC 77's map: the identity on indices, but over a box that rounds 127 up to 128."""
     return ((a // 32) * 32 + a % 32, (b // 32) * 32 + b % 32)
 
 
 def split_and_fuse(sch):
-    """The seed's trick: loops of 128 with `T.where(... < 127)`."""
+    """RFC 77's trick: loops of 128 with `T.where(... < 127)`."""
     block = sch.get_block("compute")
     i, j, k = sch.get_loops(block)
     sch.fuse(*sch.split(i, factors=[4, 32]))

@@ -1,4 +1,4 @@
-"""Graph-level layout steps (seed 003, TY-NNP): the pad / reshape / transpose steps of buffer
+"""Graph-level layout steps (TY-NNP thread): the pad / reshape / transpose steps of buffer
 primitives and of general index maps (or a gather), each checked against evaluating the map one
 element at a time and by the forward-then-reverse round trip."""
 
@@ -47,7 +47,7 @@ def _check_steps_realise_the_map(record: LayoutRecord, index_map: IndexMap) -> N
     np.testing.assert_array_equal(record.reverse(forward), x)
 
 
-# ---- the seed's conv2d weight: split o, split i, reorder (seed 003, TY-NNP) ----------------
+# ---- TY-NNP's conv2d weight: split o, split i, reorder (the TY-NNP thread) ----------------
 
 SEED_WEIGHT_MAP = IndexMap.from_func(lambda o, i, h, w: (o // 4, i // 4, o % 4, i % 4, h, w))
 

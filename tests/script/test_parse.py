@@ -1,4 +1,4 @@
-"""Scripts parse to the IR docs/dialect.md describes (the seed scripts: test_parse_seeds.py)."""
+"""Scripts parse to the IR docs/dialect.md describes (TVM's own scripts: test_parse_seeds.py)."""
 
 import inspect
 

@@ -1,4 +1,4 @@
-"""Parsing the seed scripts of the design discussions, and running what they parse to."""
+"""Parsing scripts from TVM's design discussions (docs/architecture.md §12), and running them."""
 
 import numpy as np
 import pytest
@@ -37,7 +37,7 @@ def _const(expr):
     return expr.value
 
 
-# ------------------------------------------------------------------ seed scripts
+# ---------------------------------------------------- scripts from the design discussions
 SEED_MATMUL_127 = '''
 from tvm.script import tir as T
 
@@ -227,7 +227,7 @@ def _interpreter():
 
 
 def test_parsed_seed_matmul_runs_like_numpy():
-    # the seed's shapes shrunk (127 -> 15) to keep the interpreter run fast
+    # the discussion's shapes shrunk (127 -> 15) to keep the interpreter run fast
     rng = np.random.default_rng(0)
     a, b = (rng.uniform(-1, 1, (15, 15)).astype("float32") for _ in range(2))
     c = np.full((15, 15), 7, "float32")  # T.init must overwrite it

@@ -1,8 +1,8 @@
 """Round trip over the corpus: parse, print, parse again; the IR and the text must be stable.
 
 Each file in corpus/ is one script (a real Python file, so editors check its syntax); the test
-reads it as text. Scripts come from the seeds (the design discussions) and cover every
-construct of docs/dialect.md.
+reads it as text. Scripts come from TVM's design discussions (docs/architecture.md §12) and
+cover every construct of docs/dialect.md.
 """
 
 from pathlib import Path

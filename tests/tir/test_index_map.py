@@ -171,7 +171,7 @@ def test_map_indices_rejects_the_wrong_number_of_indices():
 
 
 def test_map_shape_pads_a_floordiv_mod_join_to_the_next_multiple_as_tvm_does():
-    imap = IndexMap.from_func(lambda i: (i // 32) * 32 + i % 32)  # seed 000
+    imap = IndexMap.from_func(lambda i: (i // 32) * 32 + i % 32)  # RFC 77
     assert ints(imap.map_shape((127,))) == (128,)
 
 
@@ -272,7 +272,7 @@ def test_non_surjective_inverse_of_a_surjective_map_has_a_false_predicate():
 
 
 def test_non_surjective_inverse_of_the_seed_packed_weight_layout():
-    imap = IndexMap.from_func(lambda o, i, h, w: (o // 4, i // 4, o % 4, i % 4, h, w))  # seed 003
+    imap = IndexMap.from_func(lambda o, i, h, w: (o // 4, i // 4, o % 4, i % 4, h, w))  # TY-NNP
     assert ints(imap.map_shape((32, 3, 7, 7))) == (8, 1, 4, 4, 7, 7)
     check_padding(imap, (32, 3, 7, 7))
 

@@ -1,4 +1,4 @@
-"""ExtractConstants: constant data moves into the module's "constants", deduplicated (seed 001)."""
+"""ExtractConstants: constant data moves into the module's "constants", deduplicated (RFC 22)."""
 
 from __future__ import annotations
 

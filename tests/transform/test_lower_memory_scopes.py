@@ -1,5 +1,5 @@
 """LowerMemoryScopes: the placement of every allocation is decided once, for the target, and
-recorded in the IR (DESIGN §6, seed 002)."""
+recorded in the IR (docs/architecture.md §6)."""
 
 import pytest
 

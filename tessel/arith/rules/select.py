@@ -8,7 +8,7 @@ c, x, y = PVar("c"), PVar("x"), PVar("y")
 
 
 def _equal_under_condition(m: Match) -> bool:
-    """x == y wherever c holds (buffer constraints make padding branches go away, seeds/000)."""
+    """x == y wherever c holds (buffer constraints make padding branches go away, RFC 77)."""
     with m.analyzer.constraint_scope(m.c):
         return m.analyzer.can_prove_equal(m.x, m.y, exact=False)
 

@@ -1,4 +1,4 @@
-"""The ONNX importer (DESIGN.md section 8): `from_onnx(model) -> (IRModule, params)`.
+"""The ONNX importer (docs/architecture.md §3): `from_onnx(model) -> (IRModule, params)`.
 
 One table (`table.CONVERTERS`) maps each ONNX op type and opset range to a converter; the
 converters live by family in `converters/`. Shape subgraphs fold to constants at import, and every

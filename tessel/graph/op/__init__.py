@@ -1,4 +1,4 @@
-"""Operators of the graph IR (DESIGN.md section 8): one definition per operator, holding its
+"""Operators of the graph IR (docs/architecture.md §8): one definition per operator, holding its
 attribute schema, type relation, lowering to TOPI, fusion pattern and NumPy reference."""
 
 from tessel.graph.op.op_def import Args, Attr, Attrs, OpDef, OpPattern, OpTypeError

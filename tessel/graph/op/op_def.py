@@ -1,4 +1,4 @@
-"""What an operator of the graph IR is (DESIGN.md section 8): its arguments, attribute schema,
+"""What an operator of the graph IR is (docs/architecture.md §8): its arguments, attribute schema,
 type relation, lowering to TOPI, fusion pattern and NumPy reference, as one `OpDef`."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import numpy as np
 
 from tessel.graph.ty import TensorType, TupleType, Type
 from tessel.graph.type_util import type_str
+from tessel.ir.virtual_device import VirtualDevice
 from tessel.support.dtype import DataType
 from tessel.support.errors import UserError
 from tessel.support.frozen_map import FrozenMap
@@ -77,6 +78,12 @@ def _dtype(value: Any) -> str:
         raise TypeError("a dtype such as 'float32'") from err
 
 
+def _virtual_device(value: Any) -> VirtualDevice:
+    if not isinstance(value, VirtualDevice):
+        raise TypeError("a VirtualDevice (in text: meta[VirtualDevice][i])")
+    return value
+
+
 _CONVERTERS: dict[str, Callable[[Any], Any]] = {
     "int": _integer,
     "float": _number,
@@ -87,6 +94,7 @@ _CONVERTERS: dict[str, Callable[[Any], Any]] = {
     "dtype": _dtype,
     "int_or_ints": lambda v: _integer(v) if isinstance(v, int | np.integer) else _ints(v),
     "ints_list": lambda v: tuple(_ints(row) for row in v),
+    "virtual_device": _virtual_device,
     "any": lambda v: v,
 }
 

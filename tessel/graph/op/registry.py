@@ -6,6 +6,7 @@ import difflib
 
 from tessel.graph.op import (
     broadcast,
+    device,
     elemwise,
     image,
     indexing,
@@ -25,7 +26,7 @@ from tessel.support.errors import UserError
 
 _FAMILIES = (
     elemwise, math, broadcast, nn, nn_nchwc, pooling, norm, reduce, transform, indexing, scatter,
-    image, quantize, replicate,
+    image, quantize, replicate, device,
 )
 
 

@@ -1,4 +1,4 @@
-"""Graph passes, one per file (DESIGN.md section 8)."""
+"""Graph passes, one per file (docs/architecture.md §8)."""
 
 from tessel.graph.passes.alter_op_layout import AlterOpLayout
 from tessel.graph.passes.combine_parallel_dense import CombineParallelDense

@@ -1,8 +1,9 @@
 """The cost model CombineParallelDense chooses by: the measured time of each strategy's kernels.
 
-Which strategy wins depends on the shapes and the machine (seed 003: one wide GEMM beat a
-strided-batched one for three small products on a GPU; on a CPU the stack copies of the batch
-strategy cost memory traffic that a wide dense does not). So for each group's signature (the
+Which strategy wins depends on the shapes and the machine (in the TVM thread behind it, one
+wide GEMM beat a strided-batched one for three small products on a GPU; on a CPU the stack
+copies of the batch strategy cost memory traffic that a wide dense does not). So for each
+group's signature (the
 operator, data shape, widths, dtypes) the candidates (the products kept separate, one
 concatenated product, one batched product) are compiled with the default schedules and timed,
 interleaved, on random data, at one thread and at all of them. The medians are kept in a small
@@ -19,8 +20,6 @@ kernels, no copies of the data).
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import hashlib
 import json
 import time
@@ -38,6 +37,7 @@ from tessel.ir.module import IRModule
 from tessel.ir.target import Target
 from tessel.ir.transform import PassContext
 from tessel.runtime import read_artifact, write_artifact
+from tessel.runtime.threads import current_threads, set_threads
 from tessel.support.frozen_map import FrozenMap
 
 MEASURE = "combine_parallel_dense.measure"
@@ -151,15 +151,14 @@ def measure(sig: Signature, target: Target | None) -> dict[int, dict[str, float]
         for s in strategies
     }
     inputs = candidate_inputs(sig)
-    threads = _OpenMP()
-    most = threads.max_threads()
+    most = current_threads()
     result: dict[int, dict[str, float]] = {}
     try:
         for count in sorted({1, most}):
-            threads.set(count)
+            set_threads(count)
             result[count] = _timed(models, inputs)
     finally:
-        threads.set(most)
+        set_threads(most)
     return result
 
 
@@ -175,24 +174,6 @@ def _timed(models: dict, inputs: list[np.ndarray]) -> dict[str, float]:
                 model(*inputs)
             times[strategy].append((time.perf_counter() - start) / calls)
     return {s: float(np.median(t)) for s, t in times.items()}
-
-
-class _OpenMP:
-    """The OpenMP runtime's thread count (libgomp, which the C builds link), if loadable."""
-
-    def __init__(self) -> None:
-        name = ctypes.util.find_library("gomp")
-        try:
-            self.library = ctypes.CDLL(name) if name else None
-        except OSError:
-            self.library = None
-
-    def max_threads(self) -> int:
-        return int(self.library.omp_get_max_threads()) if self.library else 1
-
-    def set(self, count: int) -> None:
-        if self.library:
-            self.library.omp_set_num_threads(count)
 
 
 def _once(model, inputs: list[np.ndarray]) -> float:

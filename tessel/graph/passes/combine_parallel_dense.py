@@ -1,10 +1,11 @@
 """CombineParallelDense: several products of one value (a transformer layer's Q/K/V projections,
-a GRU's gates) become one kernel, by either of the two strategies of seed 003's "Yet another
-dense op combine strategy":
+a GRU's gates) become one kernel, by either of the two strategies of the TVM
+discussion "Yet another dense op combine strategy"
+(https://discuss.tvm.ai/t/yet-another-dense-op-combine-strategy/7126):
 
 - **batch** (Relay's): `nn.batch_matmul(stack((%x, %x, ...)), stack((%w1, %w2, ...)))`, split
   back along the batch axis; every weight must have the same shape, and the data is 2-D.
-- **concat** (the seed's proposal, which TVM never shipped as a choice): one wider
+- **concat** (that discussion's proposal, which TVM never shipped as a choice): one wider
   `nn.dense(%x, concatenate((%w1, %w2, ...)))` whose columns are sliced back per branch
   (`strided_slice`, `slice_mode="size"`); widths may differ and the data may have any rank.
 

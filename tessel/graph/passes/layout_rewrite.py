@@ -1,6 +1,6 @@
 """LayoutRewrite: weights packed once, at compile time, in the layout the schedule chose for
-them (seed 003's schedule-aware layout rewrite; TVM's meta-schedule RewriteLayout with its
-layout-free placeholders, applied without tuning).
+them (the schedule-aware layout rewrite of the TY-NNP discussion; TVM's meta-schedule
+RewriteLayout with its layout-free placeholders, applied without tuning).
 
 A default-schedule rule that wants a parameter in another layout (dense's W[j, k] as
 W'[j // 16, k, j % 16], conv2d's W[f, c, r, s] as W'[f // 16, c, r, s, f % 16]) copies it into

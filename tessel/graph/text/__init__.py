@@ -1,4 +1,4 @@
-"""Relay's text format for the graph IR (DESIGN.md section 8): `parse`, `parse_expr`, `astext`.
+"""Relay's text format for the graph IR (docs/architecture.md §8): `parse`, `parse_expr`, `astext`.
 
     #[version = "0.0.5"]
     def @main(%x: Tensor[(1, 3), float32], %w: Tensor[(4, 3), float32]) {
@@ -38,9 +38,10 @@ def parse(
 ) -> IRModule:
     """The module of `def`s in `text`.
 
-    `init_meta_table` ({"relay.Constant": [arrays or Constants]}) resolves `meta[...]`
-    references when the text has no `#[metadata]` section; `init_module` supplies functions the
-    text calls but does not define (PrimFuncs, say), and those it does not redefine are kept.
+    `init_meta_table` ({"relay.Constant": [arrays or Constants], "VirtualDevice":
+    [VirtualDevices]}) resolves `meta[...]` references of the kinds the text's `#[metadata]`
+    section (if any) lacks; `init_module` supplies functions the text calls but does not
+    define (PrimFuncs, say), and those it does not redefine are kept.
     """
     return Parser(text, source_name, init_meta_table, init_module).module()
 
@@ -57,7 +58,7 @@ def parse_expr(
 
 def astext(node: Any, show_meta_data: bool = True, show_types: bool = False) -> str:
     """`node` (an IRModule, an expression or a type) in the text format, with the version
-    header; `show_meta_data` appends the `#[metadata]` section of tensor constants,
+    header; `show_meta_data` appends the `#[metadata]` section (tensor constants, devices),
     `show_types` adds `/* ty=... */` after each typed expression."""
     return _render(node, show_meta_data, show_types, header=True)
 
@@ -89,7 +90,7 @@ def _render(node: Any, show_meta_data: bool, show_types: bool, header: bool) -> 
         )
     if header:
         parts.insert(0, HEADER)
-    if meta.constants:
+    if meta.has_entries():
         parts.append("#[metadata]\n" + meta.to_json() if show_meta_data else _OMITTED)
     return "\n".join(parts) + ("\n" if header else "")
 

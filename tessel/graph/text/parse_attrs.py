@@ -1,9 +1,11 @@
 """Attributes in graph text: `name=value` after the arguments of a call or the parameters of a
-function; values are numbers (`4`, `1e-05f`), strings, True/False, None and lists `[1, 1]`."""
+function; values are numbers (`4`, `1e-05f`), strings, True/False, None, lists `[1, 1]` and
+metadata references (`meta[VirtualDevice][0]`, read by the parser's `meta` hook)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from tessel.graph.text.cursor import Cursor, describe
@@ -17,18 +19,23 @@ def at_attribute(cur: Cursor) -> bool:
     return cur.at("IDENT") and cur.at("=", ahead=1)
 
 
-def parse_attribute(cur: Cursor, attrs: dict[str, Any]) -> None:
+MetaHook = Callable[[], Any]  # reads `meta[kind][i]` at the cursor, returns the entry
+
+
+def parse_attribute(cur: Cursor, attrs: dict[str, Any], meta: MetaHook | None = None) -> None:
     """One `name=value`, added to `attrs` (a name given twice is an error)."""
     key = cur.next()
     cur.next()  # `=`
     if key.text in attrs:
         raise cur.error(key, f"the attribute `{key.text}` is given twice")
-    attrs[key.text] = parse_attr_value(cur)
+    attrs[key.text] = parse_attr_value(cur, meta)
 
 
-def parse_attr_value(cur: Cursor) -> Any:
+def parse_attr_value(cur: Cursor, meta: MetaHook | None = None) -> Any:
     """One attribute value at the cursor."""
     token = cur.peek()
+    if meta is not None and token.kind == "IDENT" and token.text == "meta":
+        return meta()
     if token.kind == "NUMBER":
         cur.next()
         try:
@@ -42,14 +49,14 @@ def parse_attr_value(cur: Cursor) -> Any:
         cur.next()
         return {"True": True, "False": False, "None": None}[token.text]
     if token.kind == "[":
-        return _list(cur)
+        return _list(cur, meta)
     hint = f'strings are quoted: "{token.text}"' if token.kind == "IDENT" else None
     raise cur.error(
         token, f"expected an attribute value ({_VALUES}), found {describe(token)}", hint
     )
 
 
-def _list(cur: Cursor) -> tuple[Any, ...]:
+def _list(cur: Cursor, meta: MetaHook | None) -> tuple[Any, ...]:
     cur.next()
     items: list[Any] = []
     while not cur.accept("]"):
@@ -57,7 +64,7 @@ def _list(cur: Cursor) -> tuple[Any, ...]:
             cur.expect(",", "`,` or `]` in the list")
             if cur.accept("]"):
                 break
-        items.append(parse_attr_value(cur))
+        items.append(parse_attr_value(cur, meta))
     return tuple(items)
 
 

@@ -1,4 +1,4 @@
-"""The graph text parser: Relay's text format (the subset of DESIGN.md section 8) to graph IR.
+"""The graph text parser: Relay's text format (the subset of docs/architecture.md §8) to graph IR.
 
 A module is `#[version = "0.0.5"]`, then `def @name(params) -> type { body }`s, then an
 optional `#[metadata]` section. A body is a sequence of `let %x = e;` (a Let node), `%N = e;`
@@ -20,6 +20,7 @@ from tessel.graph.text.parse_attrs import at_attribute, parse_attribute, parse_s
 from tessel.graph.text.parse_types import parse_type
 from tessel.ir.expr import GlobalVar, Op
 from tessel.ir.module import IRModule
+from tessel.ir.virtual_device import VirtualDevice
 from tessel.support.frozen_map import FrozenMap
 from tessel.support.span import Span
 
@@ -39,12 +40,13 @@ class Parser:
         self.cur = Cursor(tokenize(source, file), source)
         self.scopes = Scopes()
         self.meta = self._meta_table(init_meta_table)
-        self.meta_values: dict[int, Constant] = {}
+        self.meta_values: dict[tuple[str, int], Any] = {}
         self.functions: dict[GlobalVar, Any] = dict(init_module.functions) if init_module else {}
         self.globals = {gv.name_hint: gv for gv in self.functions}
         self.global_uses: dict[str, Token] = {}
         self.def_tokens: dict[str, Token] = {}
         self.free_vars_allowed = False
+        self.device_token: Token | None = None  # the `virtual_device` of the function being read
 
     # -- the two entry points ---------------------------------------------------------------
 
@@ -120,11 +122,27 @@ class Parser:
         self.scopes.push()
         self.cur.expect("(", "`(` opening the parameter list")
         params, attrs = self._params()
+        device = self._function_device(attrs)
         ret_type = parse_type(self.cur) if self.cur.accept("->") else None
         body = self._braced(what)
         self.scopes.pop()
         span = joined(first.span, self.cur.previous().span)
-        return Function(tuple(params), body, ret_type, FrozenMap(attrs), span=span)
+        return Function(
+            tuple(params), body, ret_type, FrozenMap(attrs), virtual_device=device, span=span
+        )
+
+    def _function_device(self, attrs: dict[str, Any]) -> VirtualDevice | None:
+        """The `virtual_device=` attribute, which Relay keeps as the function's own field."""
+        if "virtual_device" not in attrs:
+            return None
+        device = attrs.pop("virtual_device")
+        token, self.device_token = self.device_token, None
+        if not isinstance(device, VirtualDevice):
+            raise self.cur.error(
+                token,
+                f"a function's `virtual_device=` must be `meta[VirtualDevice][i]`, not {device!r}",
+            )
+        return device
 
     def _params(self) -> tuple[list[Var], dict[str, Any]]:
         params: list[Var] = []
@@ -133,7 +151,9 @@ class Parser:
             if params or attrs:
                 self.cur.expect(",", "`,` or `)` in the parameter list")
             if at_attribute(self.cur):
-                parse_attribute(self.cur, attrs)
+                if self.cur.at("IDENT", "virtual_device"):
+                    self.device_token = self.cur.peek()
+                parse_attribute(self.cur, attrs, self._meta_attr)
             elif self.cur.at("LOCAL") and not attrs:
                 params.append(self._param())
             else:
@@ -154,8 +174,26 @@ class Parser:
         return var
 
     def _new_var(self, token: Token) -> Var:
+        device = self._var_device(token) if self.cur.at("{") else None
         annotation = parse_type(self.cur) if self.cur.accept(":") else None
-        return Var(token.text[1:], annotation, span=token.span)
+        return Var(token.text[1:], annotation, virtual_device=device, span=token.span)
+
+    def _var_device(self, var: Token) -> VirtualDevice:
+        """`{virtual_device=meta[VirtualDevice][i]}` after a variable's name."""
+        # Relay's "fake attributes" of a variable: they hold its device and nothing else.
+        opening = self.cur.next()
+        what = f"`virtual_device=meta[VirtualDevice][i]` in the braces after `{var.text}`"
+        key = self.cur.expect("IDENT", what)
+        if key.text != "virtual_device":
+            hint = "a variable's braces hold only its virtual device"
+            raise self.cur.error(key, f"expected {what}, found {describe(key)}", hint)
+        self.cur.expect("=", f"`=` after `virtual_device` (as in {what})")
+        if not self.cur.at_keyword("meta"):
+            found = self.cur.peek()
+            raise self.cur.error(found, f"expected {what}, found {describe(found)}")
+        value = self._meta_attr()
+        self.cur.expect("}", f"`}}` closing the `{{` at line {opening.span.line}")
+        return value
 
     def _braced(self, what: str) -> Expr:
         opening = self.cur.expect("{", f"`{{` opening {what}")
@@ -246,7 +284,7 @@ class Parser:
             if args or attrs:
                 self.cur.expect(",", "`,` or `)` in the call")
             if at_attribute(self.cur):
-                parse_attribute(self.cur, attrs)
+                parse_attribute(self.cur, attrs, self._meta_attr)
             elif attrs:
                 raise self.cur.error(
                     self.cur.peek(), "arguments come before the attributes `name=value`"
@@ -345,8 +383,8 @@ class Parser:
 
     # -- the metadata table -----------------------------------------------------------------
 
-    def _meta_table(self, init: Mapping[str, Sequence[Any]] | None) -> dict[str, list[Constant]]:
-        table: dict[str, list[Constant]] = {}
+    def _meta_table(self, init: Mapping[str, Sequence[Any]] | None) -> dict[str, list[Any]]:
+        table: dict[str, list[Any]] = {}
         if init is not None:
             try:
                 table.update(metadata.read_table(init))
@@ -357,13 +395,36 @@ class Parser:
             table.update(self._read_section(section))
         return table
 
-    def _read_section(self, section: Token) -> dict[str, list[Constant]]:
+    def _read_section(self, section: Token) -> dict[str, list[Any]]:
         try:
             return metadata.parse_json(section.text)
         except metadata.MetadataError as err:
             raise self.cur.error(_metadata_span(section, err), err.message) from err
 
     def _meta_reference(self) -> Constant:
+        """`meta[relay.Constant][i]` as an expression."""
+        kind, value = self._meta_entry()
+        if kind.text != metadata.CONSTANT_KIND:
+            raise self.cur.error(
+                kind,
+                f"`meta[{kind.text}][...]` is not an expression: a VirtualDevice is the value of "
+                "an attribute such as `virtual_device=`",
+            )
+        return value
+
+    def _meta_attr(self) -> VirtualDevice:
+        """`meta[VirtualDevice][i]` as an attribute value."""
+        kind, value = self._meta_entry()
+        if kind.text != metadata.DEVICE_KIND:
+            raise self.cur.error(
+                kind,
+                f"`meta[{kind.text}][...]` is not an attribute value; only "
+                f"`meta[{metadata.DEVICE_KIND}][i]` is",
+            )
+        return value
+
+    def _meta_entry(self) -> tuple[Token, Any]:
+        """`meta[kind][i]`: the kind's token and the entry."""
         first = self.cur.next()
         self.cur.expect("[", "`[` after `meta` (as in `meta[relay.Constant][0]`)")
         kind = self.cur.expect("IDENT", "a metadata kind such as `relay.Constant`")
@@ -372,13 +433,15 @@ class Parser:
         index_token = self.cur.expect("NUMBER", "the index of the metadata entry")
         last = self.cur.expect("]", "`]` after the metadata index")
         span = joined(first.span, last.span)
-        if kind.text != metadata.CONSTANT_KIND:
+        if kind.text not in metadata.KINDS:
             raise self.cur.error(
-                kind, f"metadata kind `{kind.text}` is not supported; only relay.Constant"
+                kind,
+                f"metadata kind `{kind.text}` is not supported; only "
+                f"{' and '.join(metadata.KINDS)}",
             )
-        return self._meta_constant(kind.text, index_token, span)
+        return kind, self._meta_value(kind.text, index_token, span)
 
-    def _meta_constant(self, kind: str, index_token: Token, span: Span) -> Constant:
+    def _meta_value(self, kind: str, index_token: Token, span: Span) -> Any:
         if kind not in self.meta:
             raise self.cur.error(
                 span,
@@ -392,9 +455,9 @@ class Parser:
                 index_token,
                 f"no entry {index_token.text} in meta[{kind}]: it has {len(entries)} entries",
             )
-        if index not in self.meta_values:  # one Constant per entry, so sharing survives
-            self.meta_values[index] = entries[index]
-        return self.meta_values[index]
+        if (kind, index) not in self.meta_values:  # one Constant per entry: sharing survives
+            self.meta_values[kind, index] = entries[index]
+        return self.meta_values[kind, index]
 
 
 def _metadata_span(section: Token, err: metadata.MetadataError) -> Span:

@@ -19,6 +19,7 @@ from tessel.graph.text.literals import attr_text, constant_literal
 from tessel.graph.text.metadata import MetaTable
 from tessel.graph.ty import FuncType, IncompleteType, TensorType, TupleType, Type
 from tessel.ir.expr import GlobalVar, Op
+from tessel.ir.virtual_device import VirtualDevice
 
 INDENT = "  "
 _NOT_NAME = re.compile(r"[^A-Za-z0-9_]")
@@ -154,13 +155,21 @@ class GraphPrinter:
 
     def _call(self, call: Call) -> str:
         parts = [self._ref(a) for a in call.args]
-        parts += [f"{key}={attr_text(value)}" for key, value in call.attrs.items()]
+        parts += [f"{key}={self._attr(value)}" for key, value in call.attrs.items()]
         return f"{self._ref(call.op)}({', '.join(parts)})"
 
+    def _attr(self, value: Any) -> str:
+        """An attribute value; a VirtualDevice goes to the metadata table, as in Relay."""
+        if isinstance(value, VirtualDevice):
+            return self.meta.device_reference(value)
+        return attr_text(value)
+
     def _signature(self, func: Function) -> str:
-        """`(%p: T, ..., Attr=value) -> ret`: attributes follow the parameters, as in Relay."""
+        """`(%p: T, ..., Attr=value, virtual_device=...) -> ret`, in Relay's order."""
         parts = [f"{self._define(p)}{self._annotation(p)}" for p in func.params]
-        parts += [f"{key}={attr_text(value)}" for key, value in func.attrs.items()]
+        parts += [f"{key}={self._attr(value)}" for key, value in func.attrs.items()]
+        if func.virtual_device is not None:
+            parts.append(f"virtual_device={self.meta.device_reference(func.virtual_device)}")
         ret = f" -> {type_text(func.ret_type)}" if func.ret_type is not None else ""
         return f"({', '.join(parts)}){ret}"
 
@@ -173,7 +182,13 @@ class GraphPrinter:
     # -- variable names ---------------------------------------------------------------------
 
     def _annotation(self, var: Var) -> str:
-        return "" if var.type_annotation is None else f": {type_text(var.type_annotation)}"
+        """What follows a bound variable's name: ` {virtual_device=...}` and `: type`, if any."""
+        text = ""
+        if var.virtual_device is not None:
+            text = f" {{virtual_device={self.meta.device_reference(var.virtual_device)}}}"
+        if var.type_annotation is not None:
+            text += f": {type_text(var.type_annotation)}"
+        return text
 
     def _define(self, var: Var) -> str:
         """A fresh `%name` for a variable bound here (names are unique within a definition)."""

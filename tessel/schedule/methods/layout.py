@@ -1,6 +1,7 @@
-"""Schedule methods that change buffer layouts (DESIGN.md §5): transform_layout, the step-by-step
-buffer primitives (get_buffer_axes, buffer_split, buffer_fuse, buffer_reorder), set_axis_separator,
-transform_block_layout, and the graph-level records of changed parameters."""
+"""Schedule methods that change buffer layouts (docs/architecture.md §5): transform_layout,
+the step-by-step buffer primitives (get_buffer_axes, buffer_split, buffer_fuse,
+buffer_reorder), set_axis_separator, transform_block_layout, and the graph-level records of
+changed parameters."""
 
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ class LayoutMethods:
     def transform_layout(self, block: BlockRV, buffer: Any, index_map: Any, pad_value: Any = None, *,
                          assume_injective_transform: bool = False) -> None:  # fmt: skip
         """Give `buffer` (`("read"|"write", i)`, a name, or a Buffer) the layout `index_map`
-        everywhere; new elements are padding holding `pad_value` (DESIGN.md §5)."""
+        everywhere; new elements are padding holding `pad_value` (docs/architecture.md §5)."""
         old = resolve_buffer(self, "transform_layout", block, buffer)  # type: ignore[arg-type]
         imap = as_index_map(self, "transform_layout", index_map, len(old.shape),  # type: ignore[arg-type]
                             _index_dtype(old.shape))  # fmt: skip

@@ -1,6 +1,6 @@
 """The index maps and graph-level steps of buffer_split, buffer_fuse and buffer_reorder.
 
-Each step is one reshape / pad / transpose at the graph level (seed 003, TY-NNP thread), which
+Each step is one reshape / pad / transpose at the graph level (the TY-NNP thread), which
 is what lets the caller follow the layout; as TensorIR it is one transform_layout.
 """
 

@@ -1,4 +1,5 @@
-"""transform_layout: give a buffer a new layout everywhere in the function (DESIGN.md §5).
+"""transform_layout: give a buffer a new layout everywhere in the function
+(docs/architecture.md §5).
 
 Every access `A[idx]` becomes `A'[index_map(idx)]`, every region is mapped to the box that holds
 its image, and the buffer is replaced where it is declared (a parameter, changing the signature,

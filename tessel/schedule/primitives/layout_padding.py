@@ -1,4 +1,4 @@
-"""Where the padding of a transformed buffer gets its value (DESIGN.md §5).
+"""Where the padding of a transformed buffer gets its value (docs/architecture.md §5).
 
 - A function input: the caller guarantees it, stated as a buffer constraint, a block
   `buffer_<buffer>_assumption` of `T.assume(not padding or A[...] == pad)` over the new shape.

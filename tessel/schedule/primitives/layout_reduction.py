@@ -1,6 +1,6 @@
 """Padding a buffer along a reduction axis: legal when the pad value is the combiner's identity.
 
-TVM cannot pad a reduction axis in transform_layout (seed 003, question 3: "how do we prove the
+TVM cannot pad a reduction axis in transform_layout (RFC 77's question 3: "how do we prove the
 k padding should only be zero, when we do not know it is a matmul?"). Tessel decides it from the
 block itself: replace the padded loads in the update by the pad value; the update must then
 leave the accumulator unchanged (`reduction_identity.leaves_unchanged`). That is what lets a

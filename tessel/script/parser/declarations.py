@@ -122,7 +122,7 @@ class DeclarationBinder(StatementParser):
     def bind_allocate(
         self, target: ast.Name, intent: intents.AllocateIntent, node: ast.stmt
     ) -> Emitted:
-        """`x = T.allocate(...)`: Allocate + DeclBuffer over the rest (seed 003, RFC 70)."""
+        """`x = T.allocate(...)`: Allocate + DeclBuffer over the rest (TVM's RFC 70)."""
         buffer = intents.BufferSpec(intent.extents, intent.dtype, intent.scope).build(target.id)
         self.scopes.bind(target.id, buffer)
         span = self.source.span(node)
@@ -136,7 +136,7 @@ class DeclarationBinder(StatementParser):
     def bind_allocate_const(
         self, target: ast.Name, intent: intents.AllocateConstIntent, node: ast.stmt
     ) -> Emitted:
-        """AllocateConst + DeclBuffer over the rest (seed 001)."""
+        """AllocateConst + DeclBuffer over the rest (TVM's RFC 22)."""
         buffer = intents.BufferSpec(intent.extents, intent.dtype).build(target.id)
         self.scopes.bind(target.id, buffer)
         span = self.source.span(node)

@@ -1,6 +1,6 @@
 """Buffer constraints and known buffer contents, instantiated where the buffer is read.
 
-A buffer constraint (DESIGN.md section 5) states a condition at every point of a box, e.g. the
+A buffer constraint (docs/architecture.md §5) states a condition at every point of a box, e.g. the
 `<buffer>_assumption` block transform_layout writes for a padded input:
 `T.assume(not padding(i, k) or A[i, k] == 0)` for all (i, k) in the new shape. An analysis uses
 it where the buffer is read: at a load `A[x, y]` the condition with (i, k) := (x, y) holds if

@@ -1,4 +1,4 @@
-"""Combiners of reductions and their identities: when is an update a no-op? (DESIGN.md §5)
+"""Reduction combiners and their identities: when is an update a no-op? (docs/architecture.md §5)
 
 Padding a buffer that a reduction reads along its reduction axis is legal exactly when the
 padded elements leave the accumulator unchanged. That is decided for any update, not only the

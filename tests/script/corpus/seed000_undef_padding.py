@@ -1,4 +1,4 @@
-"""Seed 000 (RFC 77): padding filled with T.undef() and a buffer constraint stated with T.assume."""
+"""RFC 77: padding filled with T.undef() and a buffer constraint stated with T.assume."""
 from tessel.script import tir as T
 
 

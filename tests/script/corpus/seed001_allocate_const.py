@@ -1,4 +1,4 @@
-"""Seed 001 (RFC 22): a constant buffer with its data in the IR."""
+"""RFC 22: a constant buffer with its data in the IR."""
 from tessel.script import tir as T
 
 

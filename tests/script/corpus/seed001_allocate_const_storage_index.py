@@ -1,4 +1,4 @@
-"""Seed 001 (RFC 22): a constant referring to the module's "constants" by index, in 2-D."""
+"""RFC 22: a constant referring to the module's "constants" by index, in 2-D."""
 from tessel.script import tir as T
 
 

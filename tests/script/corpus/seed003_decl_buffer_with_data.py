@@ -1,4 +1,4 @@
-"""Seed 003 (RFC 70 thread): raw memory from T.allocate, viewed through T.decl_buffer(data=...)."""
+"""RFC 70 thread: raw memory from T.allocate, viewed through T.decl_buffer(data=...)."""
 from tessel.script import tir as T
 
 

@@ -1,4 +1,4 @@
-"""Seed 003 (RFC 77 thread): the 127x127x127 matmul, written with the older T.Buffer[...] syntax."""
+"""RFC 77 thread: the 127x127x127 matmul, written with the older T.Buffer[...] syntax."""
 from tessel.script import tir as T
 
 

@@ -1,4 +1,4 @@
-"""Seed 003 (RFC 77 thread): the padded 128 matmul with T.where and explicit reads/writes."""
+"""RFC 77 thread: the padded 128 matmul with T.where and explicit reads/writes."""
 from tessel.script import tir as T
 
 

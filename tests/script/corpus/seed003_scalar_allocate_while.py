@@ -1,4 +1,4 @@
-"""Seed 003 (RFC 70 thread): a rank-0 T.allocate used as x[()], with a while loop."""
+"""RFC 70 thread: a rank-0 T.allocate used as x[()], with a while loop."""
 from tessel.script import tir as T
 
 

@@ -1,4 +1,4 @@
-"""Seed 003 (last thread): a loop annotation whose value is a list, not an expression."""
+"""The AttrStmt-values thread: a loop annotation whose value is a list, not an expression."""
 from tessel.script import tir as T
 
 
