@@ -70,7 +70,8 @@ def main() -> None:
             for worker in workers:
                 worker.start()
             try:
-                calls = [lambda m=compiled, f=feed: m(**f), lambda s=session, f=feed: s.run(None, f)]
+                calls = [lambda m=compiled, f=feed: m(**f),
+                         lambda s=session, f=feed: s.run(None, f)]  # fmt: skip
                 tessel_s, ort_s = interleaved_medians(calls, args.runs)
             finally:
                 for worker in workers:
