@@ -4,10 +4,12 @@ Run as `python benchmarks/combine_parallel_dense.py [--runs 20] [--cases qkv,gru
 Each case is compiled four times with `tessel.graph.compile` (default schedules): with every
 group of parallel products kept separate, batched (`nn.batch_matmul` of stacked operands),
 concatenated (one wider `nn.dense`), and as the default pipeline chooses (measured on this
-machine; the first run measures and stores the medians, later runs read them). The table gives
-each one's median latency at 1 and 2 threads and its ratio to the fastest of the three fixed
-strategies; the acceptance bar is that "chosen" is never more than 5% above it. The four take
-turns (timing.interleaved_medians), so a burst of load on the shared machine slows them alike.
+machine; the first run measures and stores the times, later runs read them). The table gives
+each one's median latency at 1 and 2 threads, which strategy was chosen (the "chosen" model is
+that strategy's graph: the two columns differ by the machine's noise only) and its ratio to the
+fastest of the three; the acceptance bar is that "chosen" is never more than 5% above the
+fastest. The four take turns (timing.interleaved_medians), so a burst of load on the shared
+machine slows them alike.
 
 Cases:
 - qkv: MiniLM-L6's Q/K/V projections of one layer: [128, 384] by three 384x384 weights, each
@@ -101,6 +103,18 @@ def _forced(strategy: str) -> PassContext:
     return PassContext(config={STRATEGY_CHOOSER: choose})
 
 
+def _choice(mod, params) -> str:
+    """Which strategy the default pipeline chose (from the graph after the pass)."""
+    from tessel.graph.executor import bind_params
+    from tessel.graph.passes import pipeline_until
+
+    text = str(pipeline_until("CombineParallelDense")(bind_params(mod, params)))
+    before = str(pipeline_until("SimplifyExpr")(bind_params(mod, params)))
+    if text.count("nn.batch_matmul") > before.count("nn.batch_matmul"):
+        return BATCH
+    return CONCAT if text.count("nn.dense") < before.count("nn.dense") else SEPARATE
+
+
 def _openmp_threads():
     name = ctypes.util.find_library("gomp")
     library = ctypes.CDLL(name) if name else None
@@ -116,6 +130,7 @@ def run_case(label: str, case, runs: int, set_threads) -> list[str]:
     start = time.perf_counter()
     models["chosen"] = compile_graph(mod, params)  # the default pipeline: measured choice
     chosen_compile = time.perf_counter() - start
+    choice = _choice(mod, params)
     reference = models[SEPARATE](**feed)
     reference = reference if isinstance(reference, tuple) else (reference,)
     for name, model in models.items():
@@ -129,8 +144,8 @@ def run_case(label: str, case, runs: int, set_threads) -> list[str]:
         medians = dict(zip(models, interleaved_medians(calls, runs), strict=True))
         best = min(medians[s] for s in (SEPARATE, BATCH, CONCAT))
         cells = " | ".join(f"{medians[s] * 1e3:.3f}" for s in models)
-        rows.append(f"| {label} | {threads} | {cells} | {medians['chosen'] / best:.3f} | "
-                    f"{chosen_compile:.1f} |")  # fmt: skip
+        rows.append(f"| {label} | {threads} | {cells} | {choice} | "
+                    f"{medians['chosen'] / best:.3f} | {chosen_compile:.1f} |")  # fmt: skip
     return rows
 
 
@@ -140,9 +155,9 @@ def main() -> None:
     parser.add_argument("--cases", default=",".join(CASES))
     args = parser.parse_args()
     set_threads = _openmp_threads()
-    print("| case | threads | separate ms | batch ms | concat ms | chosen ms | chosen / best | "
-          "chosen compile s |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|")
+    print("| case | threads | separate ms | batch ms | concat ms | chosen ms | chosen | "
+          "chosen / best | chosen compile s |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|")
     for key in args.cases.split(","):
         for row in run_case(key, CASES[key], args.runs, set_threads):
             print(row, flush=True)

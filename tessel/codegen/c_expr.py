@@ -255,14 +255,28 @@ class ExprPrinter(BufferAccess, VectorSelect):
         return (
             f"({{ {' '.join(decls)} {vector} tessel_r; {simd}"
             f"for (int32_t tessel_l = 0; tessel_l < {node.dtype.lanes}; ++tessel_l) "
-            f"tessel_r[tessel_l] = {lane}; tessel_r; }})"
+            f"tessel_r[tessel_l] = {lane}; {self._exp_underflow(node)}tessel_r; }})"
         )
+
+    def _exp_underflow(self, node: PrimExpr) -> str:
+        """After a vector exp of a clamped argument: the C that makes the clamped lanes 0, as
+        exp of anything below the bound is to float precision. Left at e**-87 they became
+        subnormal once softmax divided them by its sum, and a matmul reading subnormal
+        probabilities (attention over padded tokens) ran 90x slower. Lanes whose argument was
+        the bound itself become 0 too (1.6e-38 before); NaN lanes stay NaN (the clamp keeps
+        NaN, and NaN == bound is false)."""
+        if not _is_vector_exp(node):
+            return ""
+        floor = f"tessel_exp_floor_{type_suffix(node.dtype.element)}"
+        mask = c_type(DataType("int", node.dtype.bits, node.dtype.lanes))
+        vector = c_type(node.dtype)
+        return f"tessel_r = ({vector})(({mask})tessel_r & ~({mask})(tessel_p0 == {floor})); "
 
     def _exp_clamp(self, x: PrimExpr) -> PrimExpr:
         """The argument of a vector exp clamped from below where exp is still a normal number:
         the vector exp of libmvec takes a slow scalar path for every lane whose result would
         be denormal or zero, which softmax over masked scores (-1e4) hits on nearly every lane
-        (9x slower). Results under e**-87 (1.6e-38 for float32) become e**-87; NaN
+        (9x slower). The lanes clamped are then set to 0 (`_exp_underflow`); NaN
         propagates. The bound is a variable of the prelude: a constant one lets gcc fold exp of
         it and call exp on the unclamped argument. A vector max before the lane loop: a compare
         inside the simd loop needs gcc's loop if-conversion, which the build turns off

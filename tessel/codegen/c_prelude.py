@@ -26,8 +26,9 @@ _HEADER = r"""
 #define TESSEL_EXPORT __attribute__((visibility("default")))
 
 /* Vector exp clamps its argument to these (just above the log of the smallest normal number):
-   libmvec's exp is slow on every lane whose result is denormal or zero. Variables, not
-   constants, so that gcc cannot fold exp of the bound and drop the clamp (c_expr.py). */
+   libmvec's exp is slow on every lane whose result is denormal or zero; the clamped lanes are
+   then set to 0. Variables, not constants, so that gcc cannot fold exp of the bound and drop
+   the clamp (c_expr.py). */
 __attribute__((visibility("hidden"))) float tessel_exp_floor_f32 = -87.0f;
 __attribute__((visibility("hidden"))) double tessel_exp_floor_f64 = -708.0;
 

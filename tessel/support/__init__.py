@@ -29,6 +29,11 @@ def __getattr__(name: str) -> _Any:
         value = getattr(_importlib.import_module(_EXPORTS[name]), name)
         globals()[name] = value  # found directly from now on
         return value
+    try:  # a submodule (`tessel.support.dtype`), as an eager package would have bound it
+        return _importlib.import_module(f"{__name__}.{name}")
+    except ModuleNotFoundError as err:
+        if err.name != f"{__name__}.{name}":
+            raise
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

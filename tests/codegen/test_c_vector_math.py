@@ -1,7 +1,8 @@
 """Vector math in C: a math call's lane loop is an `omp simd` loop (gcc calls glibc's libmvec),
 and vector exp clamps its argument at a normal-result floor (`tessel_exp_floor_f32` = -87,
-`tessel_exp_floor_f64` = -708), so results under e**-87 (e**-708) become e**-87 (e**-708), NaN
-and +inf propagate; the scalar path is untouched."""
+`tessel_exp_floor_f64` = -708), so libmvec never takes its slow path, then sets the clamped
+lanes to 0 (never a subnormal number, which slows whatever reads it); NaN and +inf propagate;
+the scalar path is untouched."""
 
 from __future__ import annotations
 
@@ -81,18 +82,34 @@ def test_vector_exp_agrees_with_the_interpreter_on_random_inputs(dtype):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_vector_exp_under_the_floor_is_exp_of_the_floor_within_tolerance_of_numpy(dtype):
+def test_vector_exp_under_the_floor_is_zero_within_tolerance_of_numpy(dtype):
     floor, atol, _ = CLAMP[dtype]
     if dtype == "float32":
-        below = [-1e4, -100.0, -88.0, -87.5, -3.4e38, -np.inf]  # NumPy: denormals, then zero
+        below = [-1e4, -100.0, -88.0, -87.5, -3.4e38, -np.inf, floor]  # NumPy: denormals, zero
     else:
-        below = [-1e4, -709.0, -745.0, -800.0, -1.7e308, -np.inf]
+        below = [-1e4, -709.0, -745.0, -800.0, -1.7e308, -np.inf, floor]
     values = np.array(below, dtype)
     result = _run(_unary(T.exp, dtype), values)
     np.testing.assert_allclose(result, np.exp(values), rtol=0, atol=atol)
-    # The clamp, not an underflow: every lane is e**floor, a normal number.
-    np.testing.assert_allclose(result, np.exp(np.full(len(values), floor, dtype)), rtol=1e-6)
-    assert np.all(result >= np.finfo(dtype).tiny)
+    # Zero, never a subnormal: softmax divided e**floor by its sum into subnormal
+    # probabilities, and the attention matmul reading them ran 90x slower.
+    np.testing.assert_array_equal(result, np.zeros(len(values), dtype))
+
+
+def test_softmax_over_masked_scores_has_no_subnormal_probabilities():
+    """Attention over padded tokens: scores -1e4 where masked; each row's probabilities are
+    exactly 0 there, not subnormal numbers (as they were when exp stopped at e**-87)."""
+    from tessel import graph
+
+    model = graph.compile(graph.parse("""def @main(%x: Tensor[(4, 64), float32]) {
+      nn.softmax(%x, axis=-1)
+    }"""))
+    scores = np.random.default_rng(0).standard_normal((4, 64)).astype("float32")
+    scores[:, 10:] = -1e4
+    probabilities = model(scores)
+    assert not np.any((probabilities != 0) & (np.abs(probabilities) < np.finfo("float32").tiny))
+    np.testing.assert_array_equal(probabilities[:, 10:], 0)
+    np.testing.assert_allclose(probabilities.sum(axis=-1), 1, rtol=1e-6)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

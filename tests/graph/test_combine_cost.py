@@ -53,11 +53,12 @@ def test_measurements_are_stored_and_read_back(tmp_path, monkeypatch):
 def test_a_damaged_entry_is_measured_again(tmp_path, monkeypatch):
     unequal = Signature("nn.dense", (4, 16), (8, 4, 8), "float32", "float32", True, "")
     measured_times(unequal, None, tmp_path)
-    for path in tmp_path.rglob("*"):
-        if path.is_file():
-            path.write_text("{not json")
-    again = measured_times(unequal, None, tmp_path)
-    assert sorted(again[1]) == ["concat", "separate"]  # unequal widths: no batch candidate
+    for damage in ("{not json", '{"seconds": {"1": {}}}', '{"seconds": {"1": {"concat": 1}}}'):
+        for path in tmp_path.rglob("*"):
+            if path.is_file():
+                path.write_text(damage)
+        again = measured_times(unequal, None, tmp_path)
+        assert sorted(again[1]) == ["concat", "separate"]  # unequal widths: no batch candidate
 
 
 @pytest.mark.parametrize(("times", "expected"), [

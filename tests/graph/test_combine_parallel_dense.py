@@ -363,4 +363,71 @@ def test_show_after_combine_parallel_dense_prints_the_chosen_strategy(tmp_path, 
     assert cli.main(argv) == 0
     out = capsys.readouterr().out
     assert out.count("nn.dense") == 1
-    assert "units=24" in out and out.count("strided_slice") == 3
+    assert "units=24" in out
+    assert out.count("strided_slice") == 3
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_batch_strategy_turns_bias_add_into_a_broadcast_add(shared):
+    """nn.bias_add's axis counts from the front: on the batched [G, M, N] value it would name
+    M; the batch strategy adds the (stacked) bias instead."""
+    b2 = "%b1" if shared else "%b2"
+    before = f"""def @main(%x: Tensor[(5, 4), float32], %w1: Tensor[(5, 4), float32],
+                           %w2: Tensor[(5, 4), float32], %b1: Tensor[(5), float32],
+                           %b2: Tensor[(5), float32]) {{
+      (nn.bias_add(nn.dense(%x, %w1), %b1), nn.bias_add(nn.dense(%x, %w2), {b2}))
+    }}"""
+    bias = "%b1" if shared else (
+        "stack((expand_dims(%b1, axis=0), expand_dims(%b2, axis=0)), axis=0)"
+    )
+    expected = f"""def @main(%x: Tensor[(5, 4), float32], %w1: Tensor[(5, 4), float32],
+                             %w2: Tensor[(5, 4), float32], %b1: Tensor[(5), float32],
+                             %b2: Tensor[(5), float32]) {{
+      %0 = nn.batch_matmul(stack((%x, %x), axis=0), stack((%w1, %w2), axis=0));
+      %1 = split(add(%0, {bias}), indices_or_sections=2, axis=0);
+      (squeeze(%1.0, axis=[0]), squeeze(%1.1, axis=[0]))
+    }}"""
+    check_pass(CombineParallelDense(min_num_branches=2, to_batch=True), before, expected)
+
+
+def test_a_product_whose_weight_reads_a_sibling_is_left_out():
+    before = """def @main(%x: Tensor[(4, 4), float32], %w1: Tensor[(4, 4), float32],
+                          %w3: Tensor[(4, 4), float32], %w4: Tensor[(4, 4), float32]) {
+      %0 = nn.dense(%x, %w1);
+      (%0, nn.dense(%x, %0), nn.dense(%x, %w3), nn.dense(%x, %w4))
+    }"""
+    after = CombineParallelDense(min_num_branches=3, to_batch=False)(parse(before))
+    assert str(after).count("nn.dense") == 2  # %w1, %w3, %w4 combined; the dense of %0 kept
+    assert_same_values(parse(before), after)
+
+
+@pytest.mark.parametrize("body", [
+    # products in a fused kernel: the kernel is kept whole
+    """%0 = fn (%p0: Tensor[(4, 4), float32], %p1: Tensor[(4, 4), float32], Primitive=1) {
+         (nn.dense(%p0, %p1), nn.dense(%p0, %p1), nn.dense(%p0, %p1))
+       };
+       %0(%x, %w)""",
+    # products under lets: another scope could read a value where it is not bound
+    """let %a = nn.dense(%x, %w);
+       let %v = negative(%w);
+       let %b = nn.dense(%x, %v);
+       (%a, %b, nn.dense(%x, %w))""",
+], ids=["primitive", "let"])  # fmt: skip
+def test_products_in_other_scopes_are_left_alone(body):
+    text = f"""def @main(%x: Tensor[(4, 4), float32], %w: Tensor[(4, 4), float32]) {{
+      {body}
+    }}"""
+    mod = InferType()(parse(text))
+    assert CombineParallelDense(min_num_branches=3, to_batch=False)(mod) is mod
+
+
+def test_a_product_inside_a_closure_stays_there():
+    text = """def @main(%x: Tensor[(4, 4), float32], %w: Tensor[(4, 4), float32]) {
+      %0 = fn (%y: Tensor[(4, 4), float32]) { nn.dense(%x, %y) };
+      (%0(%w), nn.dense(%x, %w), nn.dense(%x, %w), nn.dense(%x, %w))
+    }"""
+    mod = parse(text)
+    after = CombineParallelDense(min_num_branches=3, to_batch=False)(mod)
+    assert "fn (%y: Tensor[(4, 4), float32])" in str(after)
+    assert str(after).count("nn.dense") == 2  # the closure's, and the three combined
+    assert_same_values(mod, after)

@@ -35,6 +35,7 @@ from tessel.graph.passes.parallel_branches import (
     Product,
     attrs_key,
     branch_from,
+    dataflow_nodes,
     parallel_products,
     tensor_type,
 )
@@ -43,7 +44,7 @@ from tessel.ir.expr import Op
 from tessel.ir.module import IRModule
 from tessel.ir.target import Target
 from tessel.ir.transform import Pass, PassContext
-from tessel.support.errors import UserError
+from tessel.support.errors import InternalError, UserError
 
 # PassContext config: a callable (products: Sequence[Product]) -> strategy, replacing the
 # measured cost model (tests, and users who know their target).
@@ -203,6 +204,9 @@ class _Group:
         args[position] = value
         for operand in operands:
             args[operand.position] = operand.combined
+        if self.strategy == BATCH and first.op.name == "nn.bias_add":  # type: ignore[union-attr]
+            # the batch axis comes first: the bias, [N] or stacked [G, 1, N], broadcasts
+            return Call(Op("add"), tuple(args))
         return Call(first.op, tuple(args), first.attrs)
 
     def _slices(self, value: Expr, ends: list[Expr]) -> list[Expr]:
@@ -282,12 +286,17 @@ def combine(
     if is_primitive(func):
         return func
     while True:
-        index = DataflowIndex(func)
+        order = dataflow_nodes(func)
+        if order is None:
+            return func
+        index = DataflowIndex(order)
         groups = _candidate_groups(index, min_num_branches, to_batch, choose)
         if not groups:
             return func
         result = _Replacer(groups[0].replacements()).rewrite(func)
         assert isinstance(result, Function)
+        if result is func:  # each round must replace its group's ends
+            raise InternalError("CombineParallelDense found a group it could not replace")
         typed = annotate(result, infer_expr_types(result, mod).types)
         assert isinstance(typed, Function)
         func = typed

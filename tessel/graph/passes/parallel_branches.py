@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from tessel.graph.expr import Call, Expr, Function
+from tessel.graph.expr import Call, Expr, Function, If, Let
 from tessel.graph.op import get_op
 from tessel.graph.op.op_def import OpPattern
-from tessel.graph.traversal import expr_children, post_order_exprs
+from tessel.graph.traversal import expr_children
 from tessel.graph.ty import TensorType
 from tessel.ir.expr import Op
 
@@ -76,14 +76,39 @@ def as_product(expr: Expr) -> Product | None:
     return Product(expr, transpose_b=bool(attrs.transpose_b))
 
 
-class DataflowIndex:
-    """Consumers and value numbers of every node of a function."""
+def dataflow_nodes(func: Function) -> list[Expr] | None:
+    """The nodes of `func`'s body in post-order, nested functions (closures, fused kernels)
+    kept whole; None when the body has a `let` or an `if`: combining across scopes could read
+    a value where it is not bound, or compute a branch unconditionally, so the pass runs on
+    graph normal form (ToGraphNormalForm runs before it in the pipeline)."""
+    order: list[Expr] = []
+    seen: set[int] = set()
+    stack: list[tuple[Expr, bool]] = [(func.body, False)]
+    while stack:
+        expr, expanded = stack.pop()
+        if expanded:
+            order.append(expr)
+            continue
+        if id(expr) in seen:
+            continue
+        if isinstance(expr, Let | If):
+            return None
+        seen.add(id(expr))
+        stack.append((expr, True))
+        if not isinstance(expr, Function):
+            stack.extend((c, False) for c in reversed(expr_children(expr)) if id(c) not in seen)
+    return order
 
-    def __init__(self, func: Function) -> None:
-        self.order: list[Expr] = list(post_order_exprs(func))
-        self.position = {id(e): k for k, e in enumerate(self.order)}
+
+class DataflowIndex:
+    """Consumers and value numbers of every node of a function's dataflow body."""
+
+    def __init__(self, order: list[Expr]) -> None:
+        self.order = order
         self.consumers: dict[int, list[Expr]] = defaultdict(list)
         for expr in self.order:
+            if isinstance(expr, Function):
+                continue
             for child in expr_children(expr):
                 self.consumers[id(child)].append(expr)
         self.value_number = self._number()
@@ -141,8 +166,8 @@ def is_follower(call: Expr, prev: Expr, keep_reshape: bool) -> bool:
     if get_op(call.op.name).pattern > OpPattern.BROADCAST:
         return False
     attrs = get_op(call.op.name).normalize_attrs(call.attrs)
-    if call.op.name == "nn.bias_add":
-        return attrs.axis % before.ndim == before.ndim - 1
+    if call.op.name == "nn.bias_add":  # its bias runs along the last axis
+        return attrs.axis % before.ndim == before.ndim - 1 and call.args[0] is prev
     if "axis" in attrs or "axes" in attrs:  # expand_dims, repeat, prelu: not NumPy broadcasting
         return False
     try:
@@ -180,7 +205,14 @@ def parallel_products(index: DataflowIndex) -> list[list[Product]]:
             data.shape,  # type: ignore[union-attr]
         )
         groups[key].append(product)
-    return [group for group in groups.values() if len(group) > 1]
+    return [independent(index, group) for group in groups.values() if len(group) > 1]
+
+
+def independent(index: DataflowIndex, products: list[Product]) -> list[Product]:
+    """The products whose weight reads no other product of the group (a weight computed from
+    a sibling cannot be combined with it)."""
+    calls = {id(p.call) for p in products}
+    return [p for p in products if not index.depends_on(p.weight, calls - {id(p.call)})]
 
 
 __all__ = [
@@ -192,6 +224,8 @@ __all__ = [
     "as_product",
     "attrs_key",
     "branch_from",
+    "dataflow_nodes",
+    "independent",
     "is_follower",
     "parallel_products",
     "tensor_type",
