@@ -1,4 +1,4 @@
-"""The model zoo (tessel.testing.zoo) compiled by Tessel against onnxruntime, per exporter.
+"""The model zoo (tessel.testing.zoo) compiled by Tessel against onnxruntime and OpenVINO.
 
 Run as `python benchmarks/zoo.py [--small] [--models resnet,vit,...]
 [--exporters torchscript,dynamo] [--runs 10] [--threads 1,2] [--out PATH]`. Each model is built
@@ -7,12 +7,15 @@ to ONNX by each exporter, imported with `tessel.frontend.onnx.from_onnx` and com
 `tessel.graph.compile` twice: cold, with an empty cache, and warm, with the kernels and objects
 the cold compile left. Tessel keeps its cache under `~/.cache/tessel` and no argument names
 another for a whole model, so each compile runs in a child process (`--one`) whose HOME is a
-temporary directory of that model's own. The warm child also checks the output against
-onnxruntime (max relative error max|a-b| / max|b|; top-1 equality for the cnn and vit
-classifiers) and times Tessel and onnxruntime (ORT_ENABLE_ALL) at each thread count, taking
-turns (timing.interleaved_medians). Compile times leave out the ONNX import. The table ends
-with the geometric mean of Tessel / onnxruntime per thread count. A model that fails to export,
-import, compile or run gets a row saying where and why, and the script exits 1 at the end.
+temporary directory of that model's own. The warm child then starts each peer (onnxruntime with
+ORT_ENABLE_ALL; OpenVINO, from the `bench` extra, with f32 precision, the latency hint and one
+stream) in a worker process of its own (peers.py), checks Tessel's output against each (max
+relative error max|a-b| / max|b|; top-1 equality with onnxruntime for the cnn and vit
+classifiers), and times Tessel and the peers at each thread count, taking turns
+(peers.interleaved_turns). Compile times leave out the ONNX import. The table ends with the
+geometric mean of Tessel / the best peer per thread count. A model that fails to export, import,
+compile or run gets a row saying where and why, and the script exits 1 at the end. Without
+OpenVINO installed, onnxruntime is the only peer.
 """
 
 from __future__ import annotations
@@ -35,11 +38,13 @@ import time
 from pathlib import Path
 
 import numpy as np
+from peers import PEERS, available
 
 from tessel.testing.zoo import BY_NAME, EXPORTERS, ZOO, ZooModel, export, import_torchvision
 
 HEADER = ("model", "exporter", "ONNX nodes", "kernels", "cold compile s", "warm compile s",
-          "max rel err", "top-1 equal")  # fmt: skip
+          "max rel err (ORT, OV)", "top-1 equal")  # fmt: skip
+SHORT = {"onnxruntime": "ORT", "openvino": "OV"}
 
 
 class StageError(Exception):
@@ -90,37 +95,39 @@ def run_one(args: argparse.Namespace) -> dict:
         "source": source_fingerprint(),  # the cache keys' version (kernel_cache.py)
     }
     if args.measure:
-        result.update(measure(args, proto, compiled, feed))
+        result.update(measure(args, args.one, compiled, feed))
     return result
 
 
-def measure(args: argparse.Namespace, proto, compiled, feed: dict) -> dict:
-    """Max relative error and top-1 against onnxruntime, then medians per thread count."""
-    import onnxruntime
+def measure(args: argparse.Namespace, onnx_path: str, compiled, feed: dict) -> dict:
+    """Outputs checked against each peer (max relative error; top-1 against onnxruntime), then
+    the medians of Tessel and each peer per thread count, the peers in processes of their own."""
     from models import _openmp_threads
-    from timing import interleaved_medians
-
-    def session(threads: int):
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
-        return onnxruntime.InferenceSession(proto.SerializeToString(), options,
-                                            providers=["CPUExecutionProvider"])  # fmt: skip
+    from peers import LocalContender, PeerError, PeerWorker, interleaved_turns, relative_error
 
     ours = _stage("run", lambda: compiled(**feed))
     ours = np.asarray(ours[0] if isinstance(ours, tuple | list) else ours)
-    reference = _stage("onnxruntime", lambda: session(1).run(None, feed)[0])
-    error = float(np.max(np.abs(ours - reference)) / max(float(np.max(np.abs(reference))), 1e-30))
-    top1 = None
-    if BY_NAME[args.models].family in ("cnn", "vit"):
-        top1 = bool(np.array_equal(ours.argmax(-1), reference.argmax(-1)))
-    set_threads, times = _openmp_threads(), {}
+    peers = [peer for peer in PEERS if available(peer)]
+    set_threads, times, errors, top1 = _openmp_threads(), {}, {}, None
     for threads in args.threads:
-        ort = session(threads)
-        set_threads(threads)
-        contenders = [lambda: compiled(**feed), lambda s=ort: s.run(None, feed)]
-        times[threads] = _stage("timing", lambda c=contenders: interleaved_medians(c, args.runs))
-    return {"max_rel_err": error, "top1": top1, "times": times}
+        workers = []
+        try:
+            for peer in peers:
+                worker = _stage(peer, lambda p=peer, t=threads: PeerWorker(p, onnx_path, t, feed))
+                workers.append(worker)
+                reference = np.asarray(_stage(peer, worker.outputs)[0])
+                errors[peer] = max(errors.get(peer, 0.0), relative_error(ours, reference))
+                if peer == "onnxruntime" and BY_NAME[args.models].family in ("cnn", "vit"):
+                    top1 = bool(np.array_equal(ours.argmax(-1), reference.argmax(-1)))
+            set_threads(threads)
+            contenders = [LocalContender(lambda: compiled(**feed)), *workers]
+            times[threads] = _stage("timing", lambda c=contenders: interleaved_turns(c, args.runs))
+        except PeerError as err:
+            raise StageError("peer", str(err)) from err
+        finally:
+            for worker in workers:
+                worker.close()
+    return {"max_rel_err": errors, "top1": top1, "times": times, "peers": peers}
 
 
 # --- the parent: export, the two child compiles, the table --------------------------------------
@@ -151,7 +158,7 @@ def _child(
 
 
 def bench(args: argparse.Namespace, model: str, exporter: str) -> tuple[list[str], list[float]]:
-    """One table row's cells for `model` exported by `exporter`, and its Tessel / onnxruntime
+    """One table row's cells for `model` exported by `exporter`, and its Tessel / best peer
     ratio per thread count (raises StageError)."""
     import onnx
 
@@ -168,12 +175,14 @@ def bench(args: argparse.Namespace, model: str, exporter: str) -> tuple[list[str
     # An edit of Tessel's source between the two compiles makes the warm one miss the cache.
     stale = "" if warm["source"] == cold["source"] else " (Tessel edited: cold)"
     cells = [model, exporter, str(nodes), str(warm["kernels"]), f"{cold['compile_s']:.1f}",
-             f"{warm['compile_s']:.1f}{stale}", f"{warm['max_rel_err']:.1e}", top1]  # fmt: skip
+             f"{warm['compile_s']:.1f}{stale}",
+             ", ".join(f"{warm['max_rel_err'][p]:.1e}" for p in warm["peers"]), top1]  # fmt: skip
     ratios = []
     for threads in args.threads:
-        tessel_s, ort_s = warm["times"][str(threads)]
-        ratios.append(tessel_s / ort_s)
-        cells += [f"{tessel_s * 1e3:.3f}", f"{ort_s * 1e3:.3f}", f"{ratios[-1]:.2f}"]
+        tessel_s, *peer_s = warm["times"][str(threads)]
+        ratios.append(tessel_s / min(peer_s))
+        cells += [f"{seconds * 1e3:.3f}" for seconds in (tessel_s, *peer_s)]
+        cells.append(f"{ratios[-1]:.2f}")
     return cells, ratios
 
 
@@ -196,7 +205,9 @@ def table(args: argparse.Namespace) -> tuple[list[str], bool]:
     """The markdown table's lines, and whether every model ran."""
     header = list(HEADER)
     for threads in args.threads:
-        header += [f"Tessel ms ({threads}T)", f"ORT ms ({threads}T)", f"Tessel/ORT ({threads}T)"]
+        header += [f"Tessel ms ({threads}T)"]
+        header += [f"{SHORT[peer]} ms ({threads}T)" for peer in PEERS if available(peer)]
+        header.append(f"Tessel/best peer ({threads}T)")
     lines = [_row(header), _row(["---"] * len(header))]
     print("\n".join(lines), flush=True)
     ratios: list[list[float]] = []  # per model, per thread count
@@ -213,7 +224,8 @@ def table(args: argparse.Namespace) -> tuple[list[str], bool]:
     for k, threads in enumerate(args.threads):
         logs = [math.log(model_ratios[k]) for model_ratios in ratios]
         mean = math.exp(sum(logs) / len(logs)) if logs else float("nan")
-        lines.append(f"Geometric mean Tessel/ORT at {threads} thread(s): {mean:.2f} "
+        peers = " and ".join(peer for peer in PEERS if available(peer))
+        lines.append(f"Geometric mean Tessel/best of {peers} at {threads} thread(s): {mean:.2f} "
                      f"({len(logs)} models)")  # fmt: skip
     runs = len(args.models.split(",")) * len(args.exporters.split(","))
     return lines, len(ratios) == runs

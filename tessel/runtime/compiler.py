@@ -28,7 +28,11 @@ from tessel.support.abi import DataFile
 
 # -fwrapv: the IR's integer arithmetic wraps (as constant folding does), so C's must too.
 # -fno-math-errno: no kernel reads errno, and it lets gcc vectorize calls of libm functions.
-BASE_FLAGS = ("-O3", "-shared", "-fPIC", "-std=c11", "-fwrapv", "-fno-math-errno")
+# -ffp-contract=off: `a * b + c` rounds twice, as in the interpreter. gcc's ISO C mode already
+# does so; clang would fuse it into one fma by default and differ in the last bit.
+BASE_FLAGS = (
+    "-O3", "-shared", "-fPIC", "-std=c11", "-fwrapv", "-fno-math-errno", "-ffp-contract=off",
+)  # fmt: skip
 # Dropped (each separately) only if the compiler rejects them; detected once per compiler.
 # -fno-tree-loop-if-convert: gcc 12.2 miscompiles a loop it vectorizes with a group of three
 # if-converted (masked) loads, applying the first load's mask to all three (an outer loop of a
