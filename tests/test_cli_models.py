@@ -278,3 +278,21 @@ def test_quiet_prints_nothing_on_stderr(tmp_path, capsys, command):
     assert cli.main([command, str(tmp_path / "mlp.onnx"), "--quiet", *extra.get(command, [])]) == 0
     captured = capsys.readouterr()
     assert captured.err == "" and captured.out != ""
+
+
+def test_compile_timings_lists_every_stage_and_graph_pass_and_a_total(tmp_path, capsys):
+    _mlp(tmp_path / "mlp.onnx")
+    status = cli.main(["compile", str(tmp_path / "mlp.onnx"), "--shape", "x=2x8", "--timings"])
+    assert status == 0
+    lines = capsys.readouterr().out.splitlines()
+    width = len(lines[0]) - len("   seconds  items")  # the header: stage, seconds, items
+    end = next(k for k, line in enumerate(lines) if line.startswith("total"))
+    rows = [(line[:width].rstrip(), float(line[width:].split()[0])) for line in lines[1 : end + 1]]
+    stages = [(name, seconds) for name, seconds in rows if not name.startswith(" ")]
+    names = [name for name, _ in stages]
+    assert names[0].startswith("importing ") and names[-1] == "total"
+    assert {"graph passes", "scheduling kernels", "generating C"} <= set(names)
+    assert "  fuse_ops" in [name for name, _ in rows]  # a graph pass, under its stage
+    total = stages[-1][1]
+    assert total > 0
+    assert abs(sum(seconds for _, seconds in stages[:-1]) - total) < 1e-3 * len(stages)

@@ -60,6 +60,11 @@ def _model_commands(commands: Any) -> None:
         help="export the model into directory DIR (made if missing): model.so, model.h, "
         "params.safetensors, params.bin; a previous export there is replaced",
     )  # fmt: skip
+    compile_cmd.add_argument(
+        "--timings", action="store_true",
+        help="print the wall time of each compile stage (import, graph passes, scheduling, "
+        "lowering, C compilation) and of each graph pass",
+    )  # fmt: skip
     run_cmd = commands.add_parser("run", help="compile an ONNX model and run it on .npy inputs")
     _model_arguments(run_cmd)
     run_cmd.add_argument(

@@ -58,13 +58,26 @@ def _import(args: argparse.Namespace, progress: Progress) -> tuple[Any, dict[str
 
 
 def _compile(args: argparse.Namespace) -> Any:
-    """Import and compile the model, showing progress unless --quiet."""
+    """Import and compile the model, showing progress unless --quiet; with --timings, print
+    the time of each stage and pass afterwards."""
     from tessel.graph import compile as compile_graph
+    from tessel.ir.transform import PassContext
 
+    timer = None
     with command_progress(args.quiet) as progress:
+        if getattr(args, "timings", False):
+            from tessel.cli.timings import StageTimer
+
+            progress = timer = StageTimer(progress)
         mod, params = _import(args, progress)
-        return compile_graph(mod, params, progress=progress,
-                             threads=getattr(args, "threads", None))  # fmt: skip
+        ctx = PassContext(instruments=(timer,) if timer else ())
+        model = compile_graph(mod, params, progress=progress, ctx=ctx,
+                              threads=getattr(args, "threads", None))  # fmt: skip
+        if timer is not None:
+            timer.end()
+    if timer is not None:
+        print(timer.table())
+    return model
 
 
 def _summary(model: Any) -> str:
