@@ -14,6 +14,12 @@ from tessel.graph.passes.infer_type import (
 )
 from tessel.graph.passes.lower_te import LowerTE
 from tessel.graph.passes.pipeline import default_pipeline, pipeline_until
+from tessel.graph.passes.plan_devices import (
+    DevicePlanningError,
+    PlanDevices,
+    device_of,
+    plan_of,
+)
 from tessel.graph.passes.simplify_expr import SimplifyExpr
 from tessel.graph.passes.to_graph_normal_form import ToGraphNormalForm
 
@@ -21,16 +27,20 @@ __all__ = [
     "AlterOpLayout",
     "CombineParallelDense",
     "DeadCodeElimination",
+    "DevicePlanningError",
     "FoldConstant",
     "FuseOps",
     "InferType",
     "LowerTE",
+    "PlanDevices",
     "SimplifyExpr",
     "ToGraphNormalForm",
     "TypeInferenceError",
     "annotate",
     "default_pipeline",
+    "device_of",
     "infer_expr_types",
     "infer_module_types",
     "pipeline_until",
+    "plan_of",
 ]

@@ -11,6 +11,7 @@ from tessel.graph.passes.type_checker import TypeChecker, TypeInferenceError
 from tessel.graph.traversal import expr_children, post_order_exprs
 from tessel.graph.ty import Type
 from tessel.graph.type_util import type_equal
+from tessel.ir.expr import GlobalVar
 from tessel.ir.module import IRModule
 from tessel.ir.node import with_changes
 from tessel.ir.transform import Pass, PassContext
@@ -40,6 +41,9 @@ def annotate(root: Expr, types: dict[int, Type]) -> Expr:
     sub-expressions and variables stay shared, and unchanged nodes are the same objects."""
     rebuilt: dict[int, Expr] = {}
     for node in post_order_exprs(root):
+        if not isinstance(node, Expr):  # a GlobalVar used as a value keeps its identity
+            rebuilt[id(node)] = node
+            continue
         rebuilt[id(node)] = _with_children(node, rebuilt, types[id(node)])
     return rebuilt[id(root)]
 
@@ -52,7 +56,7 @@ def _with_children(node: Expr, rebuilt: dict[int, Expr], ty: Type) -> Expr:
         if name in ("checked_type", "span"):
             continue
         value = getattr(node, name)
-        if isinstance(value, Expr) and id(value) in children:
+        if isinstance(value, Expr | GlobalVar) and id(value) in children:
             changes[name] = rebuilt[id(value)]
         elif isinstance(value, tuple) and any(isinstance(v, Expr) for v in value):
             new = tuple(rebuilt.get(id(v), v) if isinstance(v, Expr) else v for v in value)

@@ -13,6 +13,24 @@ class Mismatch(Exception):
         self.lhs, self.rhs = lhs, rhs
 
 
+def _parts(a: Type, b: Type) -> list[tuple[Type, Type]]:
+    """The pairs of component types that must be equal for two known types to be; Mismatch if
+    their shapes differ (a tensor against a tuple, tuples of different lengths)."""
+    if isinstance(a, TensorType) and isinstance(b, TensorType):
+        if a.shape != b.shape or a.dtype != b.dtype:
+            raise Mismatch(a, b)
+        return []
+    if isinstance(a, TupleType) and isinstance(b, TupleType):
+        if len(a.fields) != len(b.fields):
+            raise Mismatch(a, b)
+        return list(zip(a.fields, b.fields, strict=True))
+    if isinstance(a, FuncType) and isinstance(b, FuncType):
+        if len(a.arg_types) != len(b.arg_types):
+            raise Mismatch(a, b)
+        return [*zip(a.arg_types, b.arg_types, strict=True), (a.ret_type, b.ret_type)]
+    raise Mismatch(a, b)
+
+
 class TypeSolver:
     """A union-find over IncompleteTypes: `unify` binds unknowns, `resolve` follows bindings."""
 
@@ -56,36 +74,24 @@ class TypeSolver:
             self._bind(a, b, lhs, rhs)
         elif isinstance(b, IncompleteType):
             self._bind(b, a, lhs, rhs)
-        elif isinstance(a, TensorType) and isinstance(b, TensorType):
-            if a.shape != b.shape or a.dtype != b.dtype:
-                raise Mismatch(a, b)
-        elif isinstance(a, TupleType) and isinstance(b, TupleType):
-            if len(a.fields) != len(b.fields):
-                raise Mismatch(a, b)
-            for x, y in zip(a.fields, b.fields, strict=True):
-                self.unify(x, y)
-        elif isinstance(a, FuncType) and isinstance(b, FuncType):
-            if len(a.arg_types) != len(b.arg_types):
-                raise Mismatch(a, b)
-            for x, y in zip(a.arg_types, b.arg_types, strict=True):
-                self.unify(x, y)
-            self.unify(a.ret_type, b.ret_type)
         else:
-            raise Mismatch(a, b)
+            for x, y in _parts(a, b):
+                self.unify(x, y)
 
     def _bind(self, unknown: IncompleteType, ty: Type, lhs: Type, rhs: Type) -> None:
-        if self._occurs(unknown, ty):  # e.g. fn (%f) { %f(%f) }: an infinite type
+        if self.occurs(unknown, ty):  # e.g. fn (%f) { %f(%f) }: an infinite type
             raise Mismatch(lhs, rhs)
         self.bound[unknown] = ty
 
-    def _occurs(self, unknown: IncompleteType, ty: Type) -> bool:
-        ty = self.resolve(ty)
-        if ty is unknown:
-            return True
-        if isinstance(ty, TupleType):
-            return any(self._occurs(unknown, f) for f in ty.fields)
-        if isinstance(ty, FuncType):
-            return any(self._occurs(unknown, a) for a in ty.arg_types) or self._occurs(
-                unknown, ty.ret_type
-            )
+    def occurs(self, unknown: IncompleteType, ty: Type) -> bool:
+        """Whether `unknown` appears in `ty` (binding it there would make an infinite type)."""
+        pending = [ty]
+        while pending:  # a worklist: deeply nested types never reach the recursion limit
+            ty = self.resolve(pending.pop())
+            if ty is unknown:
+                return True
+            if isinstance(ty, TupleType):
+                pending.extend(ty.fields)
+            elif isinstance(ty, FuncType):
+                pending.extend((*ty.arg_types, ty.ret_type))
         return False

@@ -50,6 +50,12 @@ def _error(message: str, node: Any, rule: str, hint: str | None = None) -> TypeI
     return TypeInferenceError(message, span=getattr(node, "span", None), rule=rule, hint=hint)
 
 
+def _error_site(arg: Any, call: Call) -> Any:
+    """Where an argument's error points: the argument, unless it is a variable (whose span is
+    where it is bound, far from this use) or a module function: then the call."""
+    return arg if isinstance(arg, Expr) and not isinstance(arg, Var) else call
+
+
 def _name_of(callee: Any) -> str:
     if isinstance(callee, GlobalVar):
         return f"@{callee.name_hint}"
@@ -131,7 +137,8 @@ class TypeChecker:
         for var, ty in self.var_types.items():
             if not is_complete(self.solver.zonk(ty)):
                 raise _error(
-                    f"cannot infer the type of `%{var.name_hint}` (it is {type_str(self.solver.zonk(ty))})",
+                    f"cannot infer the type of `%{var.name_hint}` "
+                    f"(it is {type_str(self.solver.zonk(ty))})",
                     var,
                     "graph.infer-unknown",
                     hint="annotate the parameter with its type",
@@ -151,6 +158,8 @@ class TypeChecker:
         return self.var_types[var]
 
     def _type_of(self, node: Expr) -> Type:
+        if isinstance(node, GlobalVar):  # a module function used as a value (`let %g = @f`)
+            return self._callee_type(node, node)
         method = getattr(self, f"_type_{type(node).__name__}", None)
         if method is None:
             raise _error(f"InferType cannot type a {type(node).__name__}", node, "graph.infer-node")
@@ -227,6 +236,13 @@ class TypeChecker:
         name = _name_of(call.op)
         if isinstance(callee, IncompleteType):  # a parameter called as a function: learn its type
             ret = self.solver.fresh()
+            if any(self.solver.occurs(callee, a) for a in arg_types):
+                raise _error(
+                    f"call of {name}: it is applied to itself (directly or inside an argument), "
+                    "which no finite type allows",
+                    call,
+                    "graph.infinite-type",
+                )
             self._unify(
                 callee,
                 FuncType(arg_types, ret),
@@ -245,7 +261,8 @@ class TypeChecker:
             )
         if len(callee.arg_types) != len(arg_types):
             raise _error(
-                f"call of {name}: expects {len(callee.arg_types)} argument(s), got {len(arg_types)}",
+                f"call of {name}: expects {len(callee.arg_types)} argument(s), "
+                f"got {len(arg_types)}",
                 call,
                 "graph.call-arity",
             )
@@ -256,7 +273,7 @@ class TypeChecker:
             self._unify(
                 expected,
                 arg_type,
-                arg if isinstance(arg, Expr) else call,
+                _error_site(arg, call),
                 "graph.call-arg",
                 lambda a, b, p=param: (
                     f"call of {name}: argument `{p}` has type {b} but the function expects {a}"
@@ -307,7 +324,7 @@ class TypeChecker:
             self._unify(
                 expected,
                 self._arg_type(arg, call),
-                arg if isinstance(arg, Expr) else call,
+                _error_site(arg, call),
                 "graph.call-arg",
                 lambda a, b, p=buffers[k].name: (
                     f"call_lowered of {name}: argument `{p}` has type {b} "
@@ -376,8 +393,8 @@ class TypeChecker:
             return False
         if not isinstance(tuple_type, TupleType):
             raise _error(
-                f"tuple index .{item.node.index} of a value of type {type_str(self.solver.zonk(tuple_type))}, "
-                "not a tuple",
+                f"tuple index .{item.node.index} of a value of type "
+                f"{type_str(self.solver.zonk(tuple_type))}, not a tuple",
                 item.node,
                 "graph.getitem-type",
             )
