@@ -50,9 +50,7 @@ def _projections(rows: int, width: int, tail: list[str]) -> str:
         f"%w{k}: Tensor[({width}, {width}), float32], %b{k}: Tensor[({width}), float32]"
         for k in range(3)
     )
-    outputs = ", ".join(
-        tail[k].format(f"add(nn.dense(%x, %w{k}), %b{k})") for k in range(3)
-    )
+    outputs = ", ".join(tail[k].format(f"add(nn.dense(%x, %w{k}), %b{k})") for k in range(3))
     return f"def @main(%x: Tensor[({rows}, {width}), float32], {params}) {{ ({outputs}) }}"
 
 
@@ -86,8 +84,9 @@ def minilm_case():
         padded = np.zeros((1, 128), value.dtype)
         padded[:, : value.shape[1]] = value
         feed[name] = padded
-    mod, params = from_onnx(minilm.load_encoder(directory),
-                            shape={k: v.shape for k, v in feed.items()})  # fmt: skip
+    mod, params = from_onnx(
+        minilm.load_encoder(directory), shape={k: v.shape for k, v in feed.items()}
+    )
     return mod, params, feed
 
 
@@ -144,8 +143,10 @@ def run_case(label: str, case, runs: int, set_threads) -> list[str]:
         medians = dict(zip(models, interleaved_medians(calls, runs), strict=True))
         best = min(medians[s] for s in (SEPARATE, BATCH, CONCAT))
         cells = " | ".join(f"{medians[s] * 1e3:.3f}" for s in models)
-        rows.append(f"| {label} | {threads} | {cells} | {choice} | "
-                    f"{medians['chosen'] / best:.3f} | {chosen_compile:.1f} |")  # fmt: skip
+        rows.append(
+            f"| {label} | {threads} | {cells} | {choice} | "
+            f"{medians['chosen'] / best:.3f} | {chosen_compile:.1f} |"
+        )
     return rows
 
 
@@ -155,8 +156,10 @@ def main() -> None:
     parser.add_argument("--cases", default=",".join(CASES))
     args = parser.parse_args()
     set_threads = _openmp_threads()
-    print("| case | threads | separate ms | batch ms | concat ms | chosen ms | chosen | "
-          "chosen / best | chosen compile s |")  # fmt: skip
+    print(
+        "| case | threads | separate ms | batch ms | concat ms | chosen ms | chosen | "
+        "chosen / best | chosen compile s |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for key in args.cases.split(","):
         for row in run_case(key, CASES[key], args.runs, set_threads):

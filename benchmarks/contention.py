@@ -43,8 +43,9 @@ def _session(model_proto, threads: int):
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = threads
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
-    return onnxruntime.InferenceSession(model_proto.SerializeToString(), options,
-                                        providers=["CPUExecutionProvider"])  # fmt: skip
+    return onnxruntime.InferenceSession(
+        model_proto.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
 
 
 def main() -> None:
@@ -54,8 +55,10 @@ def main() -> None:
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
-    print(f"| model | busy processes | Tessel ms ({args.threads} threads) | onnxruntime ms | "
-          "Tessel / onnxruntime |")  # fmt: skip
+    print(
+        f"| model | busy processes | Tessel ms ({args.threads} threads) | onnxruntime ms | "
+        "Tessel / onnxruntime |"
+    )
     print("|---|---|---|---|---|")
     for key in args.models.split(","):
         model_proto, feed, _ = MODELS[key]()
@@ -70,15 +73,20 @@ def main() -> None:
             for worker in workers:
                 worker.start()
             try:
-                calls = [lambda m=compiled, f=feed: m(**f),
-                         lambda s=session, f=feed: s.run(None, f)]  # fmt: skip
+                calls = [
+                    lambda m=compiled, f=feed: m(**f),
+                    lambda s=session, f=feed: s.run(None, f),
+                ]
                 tessel_s, ort_s = interleaved_medians(calls, args.runs)
             finally:
                 for worker in workers:
                     worker.terminate()
                     worker.join()
-            print(f"| {key} | {busy} | {tessel_s * 1e3:.2f} | {ort_s * 1e3:.2f} | "
-                  f"{tessel_s / ort_s:.2f} |", flush=True)  # fmt: skip
+            print(
+                f"| {key} | {busy} | {tessel_s * 1e3:.2f} | {ort_s * 1e3:.2f} | "
+                f"{tessel_s / ort_s:.2f} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -19,10 +19,10 @@ import time
 import numpy as np
 import torch
 import torch.nn.functional as F
+from timing import median_seconds
 
 import tessel
 from tessel import te, topi
-from timing import median_seconds
 
 
 def mlp(batch: int):
@@ -93,10 +93,15 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--batch", type=int, default=32)
     args = parser.parse_args()
-    print("| model | threads | te.gradient + create_prim_func s | C build s | Tessel ms | "
-          "PyTorch ms | Tessel / PyTorch |")
+    print(
+        "| model | threads | te.gradient + create_prim_func s | C build s | Tessel ms | "
+        "PyTorch ms | Tessel / PyTorch |"
+    )
     print("|---|---|---|---|---|---|---|")
-    for name, model in (("MLP 784-256-10", mlp(args.batch)), ("CNN conv-relu-pool-dense", cnn(args.batch))):
+    for name, model in (
+        ("MLP 784-256-10", mlp(args.batch)),
+        ("CNN conv-relu-pool-dense", cnn(args.batch)),
+    ):
         for row in measure(name, model, args.runs):
             print(row)
 

@@ -154,8 +154,10 @@ def _conv_nchwc(cin: int, cout: int, size: int, k: int, stride: int, block: int 
         ((1, cin, size, size), (cout, cin, k, k)),
         2 * cout * out * out * cin * k * k,
         lambda x, w: F.conv2d(x, w, stride=stride, padding=pad),
-        to_tessel=lambda arrays: [transform_array(arrays[0], "NCHW", data),
-                                  transform_array(arrays[1], "OIHW", kernel)],  # fmt: skip
+        to_tessel=lambda arrays: [
+            transform_array(arrays[0], "NCHW", data),
+            transform_array(arrays[1], "OIHW", kernel),
+        ],
         from_tessel=lambda y: transform_array(y, data, "NCHW"),
     )
 
@@ -169,8 +171,10 @@ def _depthwise_nchwc(channels: int, size: int, block: int = 16) -> Kernel:
         ((1, channels, size, size), (channels, 1, 3, 3)),
         2 * channels * size * size * 9,
         lambda x, w: F.conv2d(x, w, padding=1, groups=channels),
-        to_tessel=lambda arrays: [transform_array(arrays[0], "NCHW", data),
-                                  transform_array(arrays[1], "OIHW", kernel)],  # fmt: skip
+        to_tessel=lambda arrays: [
+            transform_array(arrays[0], "NCHW", data),
+            transform_array(arrays[1], "OIHW", kernel),
+        ],
         from_tessel=lambda y: transform_array(y, data, "NCHW"),
     )
 
@@ -297,10 +301,14 @@ def main() -> None:
     parser.add_argument("--kernels", default=",".join(KERNELS))
     args = parser.parse_args()
     peaks, lanes = fma_peak((1, 2))
-    print(f"FMA probe ({lanes} x fp32 lanes): {peaks[1]:.1f} GFLOP/s on one thread, "
-          f"{peaks[2]:.1f} on two; % of peak is against {peaks[1]:.1f} x threads\n")  # fmt: skip
-    print("| kernel | threads | Tessel ms | NumPy ms | PyTorch ms | Tessel/NumPy | "
-          "Tessel/PyTorch | Tessel GFLOP/s | % of peak | max rel. error vs PyTorch |")  # fmt: skip
+    print(
+        f"FMA probe ({lanes} x fp32 lanes): {peaks[1]:.1f} GFLOP/s on one thread, "
+        f"{peaks[2]:.1f} on two; % of peak is against {peaks[1]:.1f} x threads\n"
+    )
+    print(
+        "| kernel | threads | Tessel ms | NumPy ms | PyTorch ms | Tessel/NumPy | "
+        "Tessel/PyTorch | Tessel GFLOP/s | % of peak | max rel. error vs PyTorch |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     set_threads = _openmp_threads()
     for key in args.kernels.split(","):

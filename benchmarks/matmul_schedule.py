@@ -14,13 +14,13 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
+from timing import median_seconds
 
 import tessel
 from tessel.driver import generate_c_source
 from tessel.schedule import Schedule, ScheduleError
 from tessel.script import tir as T
 from tessel.tir.function import PrimFunc
-from timing import median_seconds
 
 TILE_I, TILE_J = 8, 64
 
@@ -29,8 +29,11 @@ def matmul(n: int) -> PrimFunc:
     """The n x n x n float32 matmul with an init block."""
 
     @T.prim_func
-    def kernel(A: T.Buffer((n, n), "float32"), B: T.Buffer((n, n), "float32"),
-               C: T.Buffer((n, n), "float32")):  # fmt: skip
+    def kernel(
+        A: T.Buffer((n, n), "float32"),
+        B: T.Buffer((n, n), "float32"),
+        C: T.Buffer((n, n), "float32"),
+    ):
         for i, j, k in T.grid(n, n, n):
             with T.block("C"):
                 vi, vj, vk = T.axis.remap("SSR", [i, j, k])
@@ -66,8 +69,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1024)
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--show-c", action="store_true",
-                        help="print the scheduled kernel's C source")
+    parser.add_argument(
+        "--show-c", action="store_true", help="print the scheduled kernel's C source"
+    )
     args = parser.parse_args()
     n = args.n
 

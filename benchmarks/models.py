@@ -35,11 +35,11 @@ import numpy as np
 import onnx
 import onnxruntime
 import torch
+from timing import interleaved_medians
 from torch import nn
 
 from tessel.frontend.onnx import from_onnx
 from tessel.graph import compile as compile_graph
-from timing import interleaved_medians
 
 
 def mlp() -> tuple[nn.Module, tuple[int, ...]]:
@@ -88,10 +88,15 @@ class _Inverted(nn.Module):
         hidden = cin * expand
         self.residual = stride == 1 and cin == cout
         self.body = nn.Sequential(
-            nn.Conv2d(cin, hidden, 1, bias=False), nn.BatchNorm2d(hidden), nn.ReLU6(),
-            nn.Conv2d(hidden, hidden, 3, stride, 1, groups=hidden, bias=False), nn.BatchNorm2d(hidden), nn.ReLU6(),
-            nn.Conv2d(hidden, cout, 1, bias=False), nn.BatchNorm2d(cout),
-        )  # fmt: skip
+            nn.Conv2d(cin, hidden, 1, bias=False),
+            nn.BatchNorm2d(hidden),
+            nn.ReLU6(),
+            nn.Conv2d(hidden, hidden, 3, stride, 1, groups=hidden, bias=False),
+            nn.BatchNorm2d(hidden),
+            nn.ReLU6(),
+            nn.Conv2d(hidden, cout, 1, bias=False),
+            nn.BatchNorm2d(cout),
+        )
 
     def forward(self, x):
         return x + self.body(x) if self.residual else self.body(x)
@@ -114,8 +119,14 @@ def mobilenet() -> tuple[nn.Module, tuple[int, ...]]:
                 _Inverted(channels, cout, stride if index == 0 else 1, 1 if cout == 16 else 6)
             )
             channels = cout
-    layers += [nn.Conv2d(channels, 1280, 1, bias=False), nn.BatchNorm2d(1280), nn.ReLU6(),
-               nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(1280, 1000)]  # fmt: skip
+    layers += [
+        nn.Conv2d(channels, 1280, 1, bias=False),
+        nn.BatchNorm2d(1280),
+        nn.ReLU6(),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+        nn.Linear(1280, 1000),
+    ]
     return nn.Sequential(*layers), (1, 3, 112, 112)
 
 
@@ -142,8 +153,15 @@ def _export(module: nn.Module, shape: tuple[int, ...]) -> onnx.ModelProto:
     buffer = io.BytesIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(module, (torch.randn(*shape),), buffer, dynamo=False, opset_version=17,
-                          input_names=["x"], output_names=["y"])  # fmt: skip
+        torch.onnx.export(
+            module,
+            (torch.randn(*shape),),
+            buffer,
+            dynamo=False,
+            opset_version=17,
+            input_names=["x"],
+            output_names=["y"],
+        )
     return onnx.load_from_string(buffer.getvalue())
 
 
@@ -229,8 +247,10 @@ def main() -> None:
     parser.add_argument("--models", default=",".join(MODELS))
     args = parser.parse_args()
     set_threads = _openmp_threads()
-    print("| model | threads | Tessel ms | onnxruntime ms | PyTorch ms | Tessel/ORT | Tessel/PyTorch | "
-          "compile s | arena bytes | max rel. error vs ORT |")  # fmt: skip
+    print(
+        "| model | threads | Tessel ms | onnxruntime ms | PyTorch ms | Tessel/ORT | "
+        "Tessel/PyTorch | compile s | arena bytes | max rel. error vs ORT |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for key in args.models.split(","):
         label, case = MODELS[key]

@@ -93,8 +93,11 @@ def _classify_error(backend: str, err: BaseException) -> str:
         return "refused" if isinstance(err, UserError) else "crash"
     text = str(err)
     clean = ("NOT_IMPLEMENTED", "INVALID_GRAPH", "INVALID_ARGUMENT", "NO_SUCHFILE", "FAIL")
-    return "refused" if any(f"[ONNXRuntimeError] : {c}" in text or c in text[:80]
-                            for c in clean) else "crash"  # fmt: skip
+    return (
+        "refused"
+        if any(f"[ONNXRuntimeError] : {c}" in text or c in text[:80] for c in clean)
+        else "crash"
+    )
 
 
 def _run_one(backend: str, test) -> tuple[str, str]:
@@ -164,10 +167,19 @@ def _run_shard(backend: str, shard: int, shards: int, pattern: str | None) -> li
     env = dict(os.environ, OMP_NUM_THREADS="1", TESSEL_NUM_THREADS="1")
     while True:
         env["CONFORMANCE_SKIP"] = str(len(records))
-        command = [sys.executable, __file__, "--worker", backend, "--shard", str(shard),
-                   "--shards", str(shards)] + (["--filter", pattern] if pattern else [])  # fmt: skip
-        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                text=True, env=env)  # fmt: skip
+        command = [
+            sys.executable,
+            __file__,
+            "--worker",
+            backend,
+            "--shard",
+            str(shard),
+            "--shards",
+            str(shards),
+        ] + (["--filter", pattern] if pattern else [])
+        proc = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env
+        )
         current = None
         assert proc.stdout is not None
         for line in proc.stdout:
@@ -183,8 +195,15 @@ def _run_shard(backend: str, shard: int, shards: int, pattern: str | None) -> li
         code = proc.wait()
         if current is None:
             return records
-        records.append({"name": current, "op": "?", "outcome": "crash",
-                        "message": f"the process died (exit {code})", "seconds": 0.0})  # fmt: skip
+        records.append(
+            {
+                "name": current,
+                "op": "?",
+                "outcome": "crash",
+                "message": f"the process died (exit {code})",
+                "seconds": 0.0,
+            }
+        )
 
 
 def run_backend(backend: str, jobs: int, pattern: str | None) -> dict[str, dict]:
@@ -206,8 +225,9 @@ def table(results: dict[str, dict[str, dict]], tests) -> str:
     rows = [header]
     for op in sorted(ops):
         names = ops[op]
-        passes = [sum(results[b].get(n, {}).get("outcome") == "pass" for n in names)
-                  for b in backends]  # fmt: skip
+        passes = [
+            sum(results[b].get(n, {}).get("outcome") == "pass" for n in names) for b in backends
+        ]
         rows.append([op, str(len(names)), *map(str, passes)])
     total = len(tests)
     lines = ["| " + " | ".join(r) + " |" for r in rows]
@@ -216,13 +236,16 @@ def table(results: dict[str, dict[str, dict]], tests) -> str:
     for b in backends:
         counts = Counter(r["outcome"] for r in results[b].values())
         summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-        lines.append(f"{b}: {counts['pass']}/{total} pass ({100 * counts['pass'] / total:.1f}%); "
-                     f"{summary}")  # fmt: skip
+        lines.append(
+            f"{b}: {counts['pass']}/{total} pass ({100 * counts['pass'] / total:.1f}%); {summary}"
+        )
     if "tessel" in results and "onnxruntime" in results:
         ort_pass = {n for n, r in results["onnxruntime"].items() if r["outcome"] == "pass"}
         both = sum(results["tessel"].get(n, {}).get("outcome") == "pass" for n in ort_pass)
-        lines.append(f"tessel passes {both} of the {len(ort_pass)} tests onnxruntime passes "
-                     f"({100 * both / max(len(ort_pass), 1):.1f}%)")  # fmt: skip
+        lines.append(
+            f"tessel passes {both} of the {len(ort_pass)} tests onnxruntime passes "
+            f"({100 * both / max(len(ort_pass), 1):.1f}%)"
+        )
     return "\n".join(lines)
 
 
@@ -244,8 +267,9 @@ def main() -> int:
     for backend in args.backends.split(","):
         start = time.perf_counter()
         results[backend] = run_backend(backend, args.jobs, args.filter)
-        print(f"{backend}: {len(tests)} tests in {time.perf_counter() - start:.0f} s",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"{backend}: {len(tests)} tests in {time.perf_counter() - start:.0f} s", file=sys.stderr
+        )
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
     print(table(results, tests))

@@ -15,17 +15,20 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
+from timing import median_seconds
 
 import tessel
 from tessel.driver import generate_c_source
 from tessel.schedule import Schedule
 from tessel.script import tir as T
-from timing import median_seconds
 
 
 @T.prim_func
-def matmul(A: T.Buffer((127, 127), "float32"), B: T.Buffer((127, 127), "float32"),
-           C: T.Buffer((127, 127), "float32")):  # fmt: skip
+def matmul(
+    A: T.Buffer((127, 127), "float32"),
+    B: T.Buffer((127, 127), "float32"),
+    C: T.Buffer((127, 127), "float32"),
+):
     for i, j, k in T.grid(127, 127, 127):
         with T.block("compute"):
             vi, vj, vk = T.axis.remap("SSR", [i, j, k])

@@ -19,8 +19,9 @@ def median_seconds(call: Callable[[], object], runs: int) -> float:
     return statistics.median(times)
 
 
-def interleaved_medians(calls: Sequence[Callable[[], object]], runs: int,
-                        turns: int = 5) -> list[float]:  # fmt: skip
+def interleaved_medians(
+    calls: Sequence[Callable[[], object]], runs: int, turns: int = 5
+) -> list[float]:
     """The median wall time of `runs` calls of each of `calls`, taken in `turns` turns of
     consecutive calls each, so a burst of load on a shared machine slows every contender alike
     instead of whichever ran during it. Each turn starts with an untimed warm-up call. No pause

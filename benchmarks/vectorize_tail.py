@@ -25,13 +25,13 @@ import argparse
 from collections.abc import Callable
 
 import numpy as np
+from timing import median_seconds
 
 import tessel
 from tessel.driver import generate_c_source
 from tessel.schedule import Schedule
 from tessel.script import parse
 from tessel.tir.function import PrimFunc
-from timing import median_seconds
 
 
 def kernel(rows: int, n: int) -> PrimFunc:
@@ -119,8 +119,10 @@ def main() -> None:
         rows = time_extent(args.rows, n, args.runs, args.show_c)
         t_numpy, t_scalar = rows[-1][1], rows[0][1]
         for label, seconds in rows:
-            print(f"{n:>5}  {label:<18}{seconds * 1e6:>12.1f}{seconds / t_numpy:>10.2f}"
-                  f"{seconds / t_scalar:>11.2f}")  # fmt: skip
+            print(
+                f"{n:>5}  {label:<18}{seconds * 1e6:>12.1f}{seconds / t_numpy:>10.2f}"
+                f"{seconds / t_scalar:>11.2f}"
+            )
     print(f"call overhead (1-element kernel): {call_overhead(args.runs) * 1e6:.1f} us")
 
 

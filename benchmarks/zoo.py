@@ -153,8 +153,9 @@ def _child(
     stderr = done.stderr.strip().splitlines()
     stages = [line[len("stage ") :] for line in stderr if line.startswith("stage ")]
     why = stderr[-1] if stderr else "no output"
-    raise StageError(stages[-1] if stages else "import",
-                     f"child exited with status {done.returncode}: {why}")  # fmt: skip
+    raise StageError(
+        stages[-1] if stages else "import", f"child exited with status {done.returncode}: {why}"
+    )
 
 
 def bench(args: argparse.Namespace, model: str, exporter: str) -> tuple[list[str], list[float]]:
@@ -225,8 +226,10 @@ def table(args: argparse.Namespace) -> tuple[list[str], bool]:
         logs = [math.log(model_ratios[k]) for model_ratios in ratios]
         mean = math.exp(sum(logs) / len(logs)) if logs else float("nan")
         peers = " and ".join(peer for peer in PEERS if available(peer))
-        lines.append(f"Geometric mean Tessel/best of {peers} at {threads} thread(s): {mean:.2f} "
-                     f"({len(logs)} models)")  # fmt: skip
+        lines.append(
+            f"Geometric mean Tessel/best of {peers} at {threads} thread(s): {mean:.2f} "
+            f"({len(logs)} models)"
+        )
     runs = len(args.models.split(",")) * len(args.exporters.split(","))
     return lines, len(ratios) == runs
 

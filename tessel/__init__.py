@@ -21,10 +21,26 @@ def _show(node: _Any) -> str:
 
 install_printer(_show)  # the printer slot: it imports nothing until a node is printed
 
-_SUBMODULES = frozenset({
-    "arith", "cli", "codegen", "driver", "frontend", "graph", "ir", "runtime", "schedule",
-    "script", "support", "te", "testing", "tir", "topi", "transform",
-})  # fmt: skip
+_SUBMODULES = frozenset(
+    {
+        "arith",
+        "cli",
+        "codegen",
+        "driver",
+        "frontend",
+        "graph",
+        "ir",
+        "runtime",
+        "schedule",
+        "script",
+        "support",
+        "te",
+        "testing",
+        "tir",
+        "topi",
+        "transform",
+    }
+)
 # The names re-exported here: name -> the module that defines it.
 _EXPORTS = {"build": "tessel.driver", "lower": "tessel.transform"}
 

@@ -75,15 +75,20 @@ def build(
 SCHEDULES = ("default",)
 
 
-def _scheduled(func_or_mod: PrimFunc | IRModule, schedule: str, target: Target
-               ) -> PrimFunc | IRModule:  # fmt: skip
+def _scheduled(
+    func_or_mod: PrimFunc | IRModule, schedule: str, target: Target
+) -> PrimFunc | IRModule:
     if schedule not in SCHEDULES:
-        raise UserError(f"unknown schedule {schedule!r}; choose one of {list(SCHEDULES)} or None",
-                        rule="build.schedule")  # fmt: skip
+        raise UserError(
+            f"unknown schedule {schedule!r}; choose one of {list(SCHEDULES)} or None",
+            rule="build.schedule",
+        )
     if isinstance(func_or_mod, PrimFunc):
         return default_schedule(func_or_mod, target).func
-    functions = {gv: default_schedule(f, target).func if isinstance(f, PrimFunc) else f
-                 for gv, f in func_or_mod.items()}  # fmt: skip
+    functions = {
+        gv: default_schedule(f, target).func if isinstance(f, PrimFunc) else f
+        for gv, f in func_or_mod.items()
+    }
     return IRModule(FrozenMap(functions), func_or_mod.attrs)
 
 

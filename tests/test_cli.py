@@ -4,22 +4,27 @@ import pytest
 
 from tessel import cli, driver
 
-ADD_ONE = '''
+ADD_ONE = """
 @T.prim_func
 def add_one(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32")):
     for i in range(4):
         with T.block("B"):
             vi = T.axis.spatial(4, i)
             B[vi] = A[vi] + 1
-'''
+"""
 
 
 def test_demo_checks_the_seed_matmul_against_numpy_and_reports_each_step(capsys):
     assert cli.main(["demo"]) == 0
     out = capsys.readouterr().out
     assert "T.grid(127, 127, 127)" in out
-    for step in ("parse script", "reference interpreter", "compiled C run",
-                 "default-scheduled C run", "NumPy a @ b"):
+    for step in (
+        "parse script",
+        "reference interpreter",
+        "compiled C run",
+        "default-scheduled C run",
+        "NumPy a @ b",
+    ):
         assert step in out
     assert "result: OK" in out
 
@@ -47,11 +52,11 @@ def test_unknown_command_is_rejected_by_the_argument_parser():
         cli.main(["frobnicate"])
 
 
-BROKEN = '''
+BROKEN = """
 @T.prim_func
 def broken(A: T.Buffer((4,), "int32")):
     A[0] = A[nosuch]
-'''
+"""
 
 
 @pytest.mark.parametrize("command", ["print", "build"])
@@ -87,8 +92,8 @@ def test_build_goes_through_the_driver(tmp_path, capsys, monkeypatch):
     assert capsys.readouterr().out == "/* C */\n" and len(calls) == 1
 
 
-VECTOR = '''
+VECTOR = """
 @T.prim_func
 def vector(A: T.Buffer((8,), "float32")):
     A[T.Ramp(0, 1, 3)] = T.Broadcast(T.float32(1), 3)
-'''
+"""

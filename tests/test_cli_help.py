@@ -23,16 +23,24 @@ def _help(capsys, *command):
 
 
 def test_help_imports_neither_the_compiler_nor_numpy():
-    code = ("import json, sys\nfrom tessel.cli import main\ntry:\n    main(['--help'])\n"
-            "except SystemExit:\n    pass\n"
-            "print(json.dumps(sorted(sys.modules)), file=sys.stderr)")  # fmt: skip
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=120, check=True)  # fmt: skip
+    code = (
+        "import json, sys\nfrom tessel.cli import main\ntry:\n    main(['--help'])\n"
+        "except SystemExit:\n    pass\n"
+        "print(json.dumps(sorted(sys.modules)), file=sys.stderr)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
     assert "usage: tessel" in result.stdout
     modules = set(json.loads(result.stderr))
     tessel = sorted(m for m in modules if m.startswith("tessel"))
-    assert tessel == ["tessel", "tessel.cli", "tessel.cli.arguments", "tessel.support",
-                      "tessel.support.printer_slot"]  # fmt: skip
+    assert tessel == [
+        "tessel",
+        "tessel.cli",
+        "tessel.cli.arguments",
+        "tessel.support",
+        "tessel.support.printer_slot",
+    ]
     assert not {"numpy", "islpy", "onnx", "google.protobuf", "rich"} & modules
 
 
@@ -72,10 +80,11 @@ def _chain(path, length):
     """An ONNX model of `length` Relus in a row: its text is longer than a pipe holds."""
     nodes = [helper.make_node("Relu", [f"v{i}"], [f"v{i + 1}"]) for i in range(length)]
     graph = helper.make_graph(
-        nodes, "chain",
+        nodes,
+        "chain",
         [helper.make_tensor_value_info("v0", TensorProto.FLOAT, [2, 8])],
         [helper.make_tensor_value_info(f"v{length}", TensorProto.FLOAT, [2, 8])],
-    )  # fmt: skip
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     save(model, path)
@@ -92,10 +101,19 @@ def test_an_unknown_pass_is_refused_before_the_import(tmp_path, capsys):
 def test_show_piped_into_head_ends_quietly(tmp_path):
     _chain(tmp_path / "chain.onnx", 2000)  # about 120 KB of text: more than a pipe holds
     show = subprocess.Popen(
-        [sys.executable, "-c", MAIN, "show", str(tmp_path / "chain.onnx"), "-q",
-         "--after", "ToGraphNormalForm"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            MAIN,
+            "show",
+            str(tmp_path / "chain.onnx"),
+            "-q",
+            "--after",
+            "ToGraphNormalForm",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     head = subprocess.Popen(["head", "-1"], stdin=show.stdout, stdout=subprocess.PIPE)
     show.stdout.close()  # head alone reads it now
     first, _ = head.communicate(timeout=300)

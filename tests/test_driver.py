@@ -20,8 +20,12 @@ def _add_one(n: int = 16) -> PrimFunc:
     i = Var("i")
     loop = For(i, B.const(0), B.const(n), ForKind.SERIAL, BufferStore(b_buf, a_buf[i] + 1.0, (i,)))
     handles = (Var("A", "handle"), Var("B", "handle"))
-    return PrimFunc(handles, loop, buffer_map=dict(zip(handles, (a_buf, b_buf), strict=True)),
-                    attrs={"global_symbol": "add_one"})  # fmt: skip
+    return PrimFunc(
+        handles,
+        loop,
+        buffer_map=dict(zip(handles, (a_buf, b_buf), strict=True)),
+        attrs={"global_symbol": "add_one"},
+    )
 
 
 def test_build_returns_a_module_whose_single_function_is_callable_directly(tmp_path):
@@ -53,7 +57,9 @@ def test_wrong_arguments_name_the_parameter():
 def test_code_generation_failures_surface_as_build_errors_with_their_rule():
     a_buf = decl_buffer((8,), "float32", "A")
     handle = Var("A", "handle")
-    vector = BufferStore(a_buf, Broadcast(B.const(0.0, "float32"), 3), (Ramp(B.const(0), B.const(1), 3),))
+    vector = BufferStore(
+        a_buf, Broadcast(B.const(0.0, "float32"), 3), (Ramp(B.const(0), B.const(1), 3),)
+    )
     func = PrimFunc((handle,), vector, buffer_map={handle: a_buf})
     with pytest.raises(BuildError, match="not supported by the C backend") as err:
         driver.build(func)
@@ -70,7 +76,9 @@ def test_generate_c_source_returns_the_source_build_compiles():
 def test_generate_c_source_wraps_codegen_errors_as_build_errors():
     a_buf = decl_buffer((8,), "float32", "A")
     handle = Var("A", "handle")
-    vector = BufferStore(a_buf, Broadcast(B.const(0.0, "float32"), 3), (Ramp(B.const(0), B.const(1), 3),))
+    vector = BufferStore(
+        a_buf, Broadcast(B.const(0.0, "float32"), 3), (Ramp(B.const(0), B.const(1), 3),)
+    )
     with pytest.raises(BuildError, match="not supported by the C backend") as err:
         driver.generate_c_source(PrimFunc((handle,), vector, buffer_map={handle: a_buf}))
     assert isinstance(err.value.__cause__, CodegenError)

@@ -26,7 +26,6 @@ from tessel.ir.expr import EQ, NE, And, CmpOp, FloatImm, IntImm, Not, Or, PrimEx
 from tessel.ir.substitute import substitute
 
 
-
 @dataclass(frozen=True, slots=True)
 class TraceStep:
     """One rewrite: the rule's name and the expression before and after it."""
@@ -71,6 +70,12 @@ class Analyzer:
         else:
             self._values[var] = builders.convert(value)
             self._ranges.pop(var, None)
+        self._invalidate()
+
+    def assume(self, condition: PrimExpr) -> None:
+        """From now on, `condition` is a known fact (what a function states about its variables,
+        such as `T.assume(n > 0)`, holds for the analyzer's whole use)."""
+        self._facts.append(builders.convert(condition))
         self._invalidate()
 
     @contextmanager
@@ -121,7 +126,9 @@ class Analyzer:
         """The residue class `coeff * k + base` the expression's values lie in."""
         return modular_set(builders.convert(expr))
 
-    def int_set(self, expr: PrimExpr, dom_map: Mapping[Var, Range | IntSet] | None = None) -> IntSet:
+    def int_set(
+        self, expr: PrimExpr, dom_map: Mapping[Var, Range | IntSet] | None = None
+    ) -> IntSet:
         """The symbolic interval of values `expr` takes as the vars of `dom_map` range."""
         return int_set(expr, dom_map or {}, self.simplify, self.const_int_bound)
 
@@ -134,16 +141,22 @@ class Analyzer:
         """
         condition = builders.convert(condition)
         if not exact and isinstance(condition, CmpOp) and _is_scalar_int(condition.a):
-            a, b = (to_sum(side, self.table, self._known_or_same) for side in (condition.a, condition.b))
+            a, b = (
+                to_sum(side, self.table, self._known_or_same) for side in (condition.a, condition.b)
+            )
             return self.decide_comparison(type(condition), a.add(b, -1)) is True
         if not exact and isinstance(condition, EQ):  # floats: equal once known values are in
             a, b = (self._known_or_same(side) for side in (condition.a, condition.b))
-            return a is b or (isinstance(a, FloatImm) and isinstance(b, FloatImm) and a.value == b.value)
+            return a is b or (
+                isinstance(a, FloatImm) and isinstance(b, FloatImm) and a.value == b.value
+            )
         simplified = self.simplify(condition)
         if isinstance(simplified, IntImm):
             return bool(simplified.value)
         if isinstance(simplified, And):
-            return self.can_prove(simplified.a, exact=exact) and self.can_prove(simplified.b, exact=exact)
+            return self.can_prove(simplified.a, exact=exact) and self.can_prove(
+                simplified.b, exact=exact
+            )
         if isinstance(simplified, Or) and (
             self.can_prove(simplified.a, exact=False) or self.can_prove(simplified.b, exact=False)
         ):
@@ -186,7 +199,9 @@ class Analyzer:
         if comparison is EQ or comparison is NE:
             if not diff.terms:
                 return (diff.constant == 0) == (comparison is EQ)
-            excluded = diff.constant % coefficient_gcd(diff) != 0 or not self.sum_bound(diff).contains(0)
+            excluded = diff.constant % coefficient_gcd(diff) != 0 or not self.sum_bound(
+                diff
+            ).contains(0)
             if excluded:
                 return comparison is NE
             if self.prove_le_zero(diff) and self.prove_le_zero(diff.scaled(-1)):
@@ -307,7 +322,7 @@ def _tighten_from_fact(total: Sum, table: AtomTable, bounds: dict[Var, ConstIntB
     """`coeff * v + k <= 0` bounds a single variable v."""
     if len(total.terms) != 1:
         return
-    (monomial, coeff), = total.terms.items()
+    ((monomial, coeff),) = total.terms.items()
     if len(monomial) != 1 or not isinstance(table.atoms[monomial[0]], Var):
         return
     var = table.atoms[monomial[0]]

@@ -48,7 +48,8 @@ class AtomTable:
 
 @dataclass(slots=True)
 class Sum:
-    """`sum(coeff * product of atoms) + constant` over one AtomTable; monomials in insertion order."""
+    """`sum(coeff * product of atoms) + constant` over one AtomTable; monomials in insertion
+    order."""
 
     terms: dict[Monomial, int]
     constant: int = 0
@@ -136,18 +137,26 @@ def term_count(total: Sum) -> int:
     return sum(len(m) + (c not in (1, -1)) for m, c in total.items()) + (total.constant != 0)
 
 
-def _combine(node: PrimExpr, results: dict[int, Sum], table: AtomTable,
-             visit_atom: Callable[[PrimExpr], PrimExpr]) -> Sum:  # fmt: skip
+def _combine(
+    node: PrimExpr,
+    results: dict[int, Sum],
+    table: AtomTable,
+    visit_atom: Callable[[PrimExpr], PrimExpr],
+) -> Sum:
     if isinstance(node, IntImm):
         return Sum.of_constant(node.value)
     if isinstance(node, Add | Sub):
-        return results[id(node.a)].copy().add(results[id(node.b)], 1 if isinstance(node, Add) else -1)
+        return (
+            results[id(node.a)].copy().add(results[id(node.b)], 1 if isinstance(node, Add) else -1)
+        )
     if isinstance(node, Mul):
         product = results[id(node.a)].times(results[id(node.b)])
         if product is not None:
             return product
-        node = builders.mul(from_sum(results[id(node.a)], table, node.dtype),
-                            from_sum(results[id(node.b)], table, node.dtype))  # fmt: skip
+        node = builders.mul(
+            from_sum(results[id(node.a)], table, node.dtype),
+            from_sum(results[id(node.b)], table, node.dtype),
+        )
         return Sum({(table.intern(node),): 1})
     atom = visit_atom(node)
     if isinstance(atom, IntImm):
@@ -201,7 +210,6 @@ def coefficient_gcd(total: Sum) -> int:
     for coeff in total.terms.values():
         result = gcd(result, coeff)
     return result
-
 
 
 def le_zero_form(comparison: type, diff: Sum) -> Sum:

@@ -326,9 +326,6 @@ def _call_operands(node: Call) -> tuple[PrimExpr, ...]:
     return node.args if is_if_then_else(node) else ()
 
 
-
-
-
 _OPERANDS: dict[type, Callable[[Any], tuple[PrimExpr, ...]]] = {
     BinaryOp: lambda n: (n.a, n.b),
     CmpOp: lambda n: (n.a, n.b),

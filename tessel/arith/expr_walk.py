@@ -29,7 +29,11 @@ def lookup_by_mro(table: dict[type, T], cls: type) -> T | None:
 
 def is_if_then_else(node: PrimExpr) -> bool:
     """`node` is a call of the `T.if_then_else` builtin."""
-    return isinstance(node, Call) and getattr(node.op, "name", None) == IF_THEN_ELSE and len(node.args) == 3
+    return (
+        isinstance(node, Call)
+        and getattr(node.op, "name", None) == IF_THEN_ELSE
+        and len(node.args) == 3
+    )
 
 
 def walk_children_first(

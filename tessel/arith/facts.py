@@ -13,10 +13,26 @@ from dataclasses import dataclass, field
 
 from tessel.arith.canonical import AtomTable, Sum, le_zero_form, to_sum
 from tessel.ir import builders
-from tessel.ir.expr import EQ, GE, GT, LE, LT, NE, And, CmpOp, FloatImm, IntImm, Not, Or, PrimExpr, Var
+from tessel.ir.expr import (
+    EQ,
+    GE,
+    GT,
+    LE,
+    LT,
+    NE,
+    And,
+    CmpOp,
+    FloatImm,
+    IntImm,
+    Not,
+    Or,
+    PrimExpr,
+    Var,
+)
 
 _NEGATED: dict[type, Callable[[PrimExpr, PrimExpr], PrimExpr]] = {
-    LT: builders.ge, LE: builders.gt, GT: builders.le, GE: builders.lt, EQ: builders.ne, NE: builders.eq,
+    LT: builders.ge, LE: builders.gt, GT: builders.le, GE: builders.lt,
+    EQ: builders.ne, NE: builders.eq,
 }  # fmt: skip
 
 
@@ -42,7 +58,8 @@ def negate(cond: PrimExpr) -> PrimExpr:
 
 
 def as_le_zero(cond: CmpOp, table: AtomTable) -> list[Sum]:
-    """The linear facts `s <= 0` equivalent to an integer comparison (two for `==`, none for `!=`)."""
+    """The linear facts `s <= 0` equivalent to an integer comparison (two for `==`, none for
+    `!=`)."""
     diff = to_sum(cond.a, table, _same).add(to_sum(cond.b, table, _same), -1)
     if isinstance(cond, EQ):
         return [diff.copy(), diff.scaled(-1)]
@@ -77,8 +94,13 @@ def derive(
     return derived
 
 
-def _absorb(fact: PrimExpr, derived: DerivedFacts, table: AtomTable, queue: list[PrimExpr],
-            pending_or: list[Or]) -> None:  # fmt: skip
+def _absorb(
+    fact: PrimExpr,
+    derived: DerivedFacts,
+    table: AtomTable,
+    queue: list[PrimExpr],
+    pending_or: list[Or],
+) -> None:
     if isinstance(fact, IntImm):
         return
     if isinstance(fact, And):
@@ -99,6 +121,8 @@ def _absorb(fact: PrimExpr, derived: DerivedFacts, table: AtomTable, queue: list
 def _record_value(fact: EQ, derived: DerivedFacts, table: AtomTable) -> None:
     """`atom == value` with the atom not a plain variable: remember the value to substitute."""
     for atom, value in ((fact.a, fact.b), (fact.b, fact.a)):
-        if not isinstance(atom, Var | IntImm | FloatImm) and isinstance(value, IntImm | FloatImm | Var):
+        if not isinstance(atom, Var | IntImm | FloatImm) and isinstance(
+            value, IntImm | FloatImm | Var
+        ):
             derived.values[table.intern(atom)] = value
             return

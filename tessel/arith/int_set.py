@@ -15,7 +15,6 @@ from typing import Any
 from tessel.arith.const_int_bound import ConstIntBound
 from tessel.arith.expr_walk import is_if_then_else, lookup_by_mro, walk_children_first
 from tessel.ir import builders
-from tessel.ir.structural import same_expr
 from tessel.ir.expr import (
     EQ,
     GE,
@@ -49,6 +48,7 @@ from tessel.ir.expr import (
     Var,
 )
 from tessel.ir.node import Node, child_items
+from tessel.ir.structural import same_expr
 from tessel.support.dtype import DataType
 
 Simplify = Callable[[PrimExpr], PrimExpr]
@@ -209,9 +209,6 @@ class _SetAnalysis:
 
 
 _DIVISIONS = (Div, Mod, FloorDiv, FloorMod)
-
-
-
 
 
 _OPERANDS: dict[type, Callable[[Any], tuple[PrimExpr, ...]]] = {

@@ -200,9 +200,6 @@ class _ModularAnalysis:
         return rule(self, node)
 
 
-
-
-
 _OPERANDS: dict[type, Callable[[Any], tuple[PrimExpr, ...]]] = {
     BinaryOp: lambda n: (n.a, n.b),
     Select: lambda n: (n.true_value, n.false_value),

@@ -50,7 +50,8 @@ class Pattern:
     __slots__ = ()
 
     def match(self, expr: PrimExpr, bindings: Bindings) -> bool:
-        """Extend `bindings` so that this pattern equals `expr`; False (bindings unusable) if not."""
+        """Extend `bindings` so that this pattern equals `expr`; False (bindings unusable) if
+        not."""
         raise NotImplementedError
 
     def build(self, bindings: Bindings, dtype: DataType) -> PrimExpr:
@@ -217,7 +218,10 @@ _BUILDERS: dict[type, Callable[..., PrimExpr]] = {
     Select: builders.select,
 }
 
-_FIELDS: dict[type, tuple[str, ...]] = {Not: ("a",), Select: ("condition", "true_value", "false_value")}
+_FIELDS: dict[type, tuple[str, ...]] = {
+    Not: ("a",),
+    Select: ("condition", "true_value", "false_value"),
+}
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -231,7 +235,9 @@ class PNode(Pattern):
         if type(expr) is not self.node_cls:
             return False
         fields = _FIELDS.get(self.node_cls, ("a", "b"))
-        return all(p.match(getattr(expr, f), bindings) for p, f in zip(self.operands, fields))
+        return all(
+            p.match(getattr(expr, f), bindings) for p, f in zip(self.operands, fields, strict=False)
+        )
 
     def build(self, bindings: Bindings, dtype: DataType) -> PrimExpr:
         operand_dtype = _operand_dtype(self.operands, bindings, dtype)
@@ -259,7 +265,7 @@ class PIfThenElse(Pattern):
             return False
         bindings.setdefault("__if_then_else__", expr)
         parts = (self.true_value, self.false_value)
-        return all(p.match(a, bindings) for p, a in zip(parts, expr.args[1:]))
+        return all(p.match(a, bindings) for p, a in zip(parts, expr.args[1:], strict=False))
 
     def build(self, bindings: Bindings, dtype: DataType) -> PrimExpr:
         # tir's Op object is above arith: reuse the one of the matched call.

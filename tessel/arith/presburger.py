@@ -15,6 +15,7 @@ from typing import Any
 
 import islpy as isl
 
+from tessel.arith.presburger_read import NotPresburger, set_to_expr
 from tessel.ir import builders
 from tessel.ir.expr import (
     EQ,
@@ -45,7 +46,6 @@ from tessel.ir.expr import (
     Var,
 )
 from tessel.ir.functor import post_order
-from tessel.arith.presburger_read import NotPresburger, set_to_expr
 from tessel.support.errors import InternalError
 from tessel.support.names import c_identifier, unique_name
 

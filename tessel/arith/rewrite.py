@@ -59,7 +59,7 @@ def _expr_children(node: PrimExpr) -> list[PrimExpr]:
     return children
 
 
-class StepLimitExceeded(InternalError):
+class StepLimitExceededError(InternalError):
     """The rules kept rewriting: a cycle among them (our bug)."""
 
 
@@ -111,7 +111,7 @@ class Rewriter:
         self.steps_left -= 1
         self.recent.append(name)
         if self.steps_left < 0:
-            raise StepLimitExceeded(
+            raise StepLimitExceededError(
                 f"simplifier did not converge; last rules: {', '.join(self.recent)}"
             )
         self.analyzer.record(name, before, after)
@@ -129,7 +129,7 @@ class Rewriter:
             self.memo = saved
 
     # ------------------------------------------------------------------ dispatch
-    def _visit(self, expr: PrimExpr) -> PrimExpr:
+    def _visit(self, expr: PrimExpr) -> PrimExpr:  # noqa: C901 - one dispatch over the expression kinds
         if isinstance(expr, IntImm | FloatImm | StringImm):
             return expr
         known = self.analyzer.known_value(expr)
@@ -180,7 +180,10 @@ class Rewriter:
             return result
         true_value = self.in_scope(condition, expr.true_value)
         false_value = self.in_scope(builders.logical_not(condition), expr.false_value)
-        parts, old = (condition, true_value, false_value), (expr.condition, expr.true_value, expr.false_value)
+        parts, old = (
+            (condition, true_value, false_value),
+            (expr.condition, expr.true_value, expr.false_value),
+        )
         if all(new is was for new, was in zip(parts, old, strict=True)):
             return expr  # unchanged means identical
         return builders.select(condition, true_value, false_value)
@@ -225,7 +228,9 @@ class Rewriter:
                 self.fired("constant-fold", expr, folded)
             return folded
         if isinstance(expr, BinaryOp | CmpOp | Not) and type(expr).__name__ in _FOLDING:
-            return _FOLDING[type(expr).__name__](*(changes.get(f, getattr(expr, f)) for f in _operands(expr)))
+            return _FOLDING[type(expr).__name__](
+                *(changes.get(f, getattr(expr, f)) for f in _operands(expr))
+            )
         return with_changes(expr, **changes)
 
     def _apply_rules(self, expr: PrimExpr) -> PrimExpr:

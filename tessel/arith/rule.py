@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from tessel.arith.pattern import Bindings, PConst, PIfThenElse, PNode, Pattern, as_pattern
+from tessel.arith.pattern import Bindings, Pattern, PConst, PIfThenElse, PNode, as_pattern
 from tessel.ir.expr import Call, IntImm, PrimExpr
 
 if TYPE_CHECKING:
@@ -72,7 +72,9 @@ class Rule:
         elif isinstance(self.lhs, PIfThenElse):
             root = Call
         else:
-            raise TypeError(f"rule `{self.name}`: the left side must be an operation, not {self.lhs}")
+            raise TypeError(
+                f"rule `{self.name}`: the left side must be an operation, not {self.lhs}"
+            )
         object.__setattr__(self, "root_type", root)
         consts = frozenset(v.name for v in self.lhs.variables() if isinstance(v, PConst))
         object.__setattr__(self, "const_names", consts)
@@ -108,7 +110,7 @@ class RuleSet:
         if duplicates:
             raise ValueError(f"rule set `{name}` names several rules {sorted(duplicates)}")
 
-    def __iter__(self):  # type: ignore[no-untyped-def]  (an iterator of Rule)
+    def __iter__(self):  # type: ignore[no-untyped-def]  # an iterator of Rule
         return iter(self.rules)
 
     def __len__(self) -> int:

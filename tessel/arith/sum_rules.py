@@ -23,40 +23,60 @@ if TYPE_CHECKING:
 x, y = PVar("x"), PVar("y")
 c1, c2 = PConst("c1"), PConst("c2")
 
-SUM_LAWS = RuleSet("sum", [
-    Rule("floordiv-mod-join", (x // c1) * c1 + x % c1, x, when=lambda m: m.c1 > 0),
-    Rule("floordiv-join", (x // (c1 * c2)) * c2 + (x // c1) % c2, x // c1,
-         when=lambda m: m.c1 > 0 and m.c2 > 0),
-    Rule("floormod-join", ((x // c1) % c2) * c1 + x % c1, x % (c1 * c2),
-         when=lambda m: m.c1 > 0 and m.c2 > 0),
-    Rule("floormod-from-floordiv", x - (x // c1) * c1, x % c1, when=lambda m: m.c1 > 0),
-    Rule("floordiv-from-floormod", x - x % c1, (x // c1) * c1, when=lambda m: m.c1 > 0),
-    Rule("floordiv-split-multiple", (x * c1 + y) // c1, x + y // c1, when=lambda m: m.c1 != 0),
-    # A value whose bounds lie in one period [x*c1, (x+1)*c1): the code reads x off the bounds.
-    Rule("floordiv-by-bound", (x * c1 + y) // c1, x, when=lambda m: m.below(m.y, m.c1)),
-    Rule("floordiv-scale-down", (x * c1 + y) // (c1 * c2), x // c2,
-         when=lambda m: m.below(m.y, m.c1) and m.c2 > 0),
-    Rule("floormod-drop-multiple", (x * c1 + y) % c1, y % c1, when=lambda m: m.c1 != 0),
-    Rule("floormod-by-bound", (x * c1 + y) % c1, y, when=lambda m: m.below(m.y, m.c1)),
-    Rule("floormod-scale-down", (x * c1 + y) % (c1 * c2), (x % c2) * c1 + y,
-         when=lambda m: m.below(m.y, m.c1) and m.c2 > 0),
-    # Comparisons are statements about `x - y`: decided by its bounds, or divided by the gcd.
-    Rule("sum-collect-terms", x * c1 + y + x * c2, x * (c1 + c2) + y),
-    Rule("cmp-by-bound", x < y, 1, when=lambda m: m.bound(m.x - m.y).max_value < 0),
-    Rule("cmp-normalize", x * c1 < c2, x < (c2 - 1) // c1 + 1, when=lambda m: m.c1 > 0),
-])  # fmt: skip
+SUM_LAWS = RuleSet(
+    "sum",
+    [
+        Rule("floordiv-mod-join", (x // c1) * c1 + x % c1, x, when=lambda m: m.c1 > 0),
+        Rule(
+            "floordiv-join",
+            (x // (c1 * c2)) * c2 + (x % (c1 * c2)) // c1,
+            x // c1,
+            when=lambda m: m.c1 > 0 and m.c2 > 0,
+        ),
+        Rule(
+            "floormod-join",
+            ((x % (c1 * c2)) // c1) * c1 + x % c1,
+            x % (c1 * c2),
+            when=lambda m: m.c1 > 0 and m.c2 > 0,
+        ),
+        Rule("floormod-from-floordiv", x - (x // c1) * c1, x % c1, when=lambda m: m.c1 > 0),
+        Rule("floordiv-from-floormod", x - x % c1, (x // c1) * c1, when=lambda m: m.c1 > 0),
+        Rule("floordiv-split-multiple", (x * c1 + y) // c1, x + y // c1, when=lambda m: m.c1 != 0),
+        # A value whose bounds lie in one period [x*c1, (x+1)*c1): the code reads x off the bounds.
+        Rule("floordiv-by-bound", (x * c1 + y) // c1, x, when=lambda m: m.below(m.y, m.c1)),
+        Rule(
+            "floordiv-scale-down",
+            (x * c1 + y) // (c1 * c2),
+            x // c2,
+            when=lambda m: m.below(m.y, m.c1) and m.c2 > 0,
+        ),
+        Rule("floormod-drop-multiple", (x * c1 + y) % c1, y % c1, when=lambda m: m.c1 != 0),
+        Rule("floormod-by-bound", (x * c1 + y) % c1, y, when=lambda m: m.below(m.y, m.c1)),
+        Rule(
+            "floormod-scale-down",
+            (x * c1 + y) % (c1 * c2),
+            (x % c2) * c1 + y,
+            when=lambda m: m.below(m.y, m.c1) and m.c2 > 0,
+        ),
+        # Comparisons are statements about `x - y`: decided by its bounds, or divided by the gcd.
+        Rule("sum-collect-terms", x * c1 + y + x * c2, x * (c1 + c2) + y),
+        Rule("cmp-by-bound", x < y, 1, when=lambda m: m.bound(m.x - m.y).max_value < 0),
+        Rule("cmp-normalize", x * c1 < c2, x < (c2 - 1) // c1 + 1, when=lambda m: m.c1 > 0),
+    ],
+)
 
 
 def _period(bound: object, c: int) -> int | None:
     """k when the bound lies within [k*c, (k+1)*c), else None (also when unbounded)."""
-    lo, hi = bound.min_value, bound.max_value  # type: ignore[attr-defined]  (a ConstIntBound)
+    lo, hi = bound.min_value, bound.max_value  # type: ignore[attr-defined]  # a ConstIntBound
     if isinstance(lo, float) or isinstance(hi, float) or lo // c != hi // c:
         return None
     return lo // c
 
 
 def simplify_with_sums(node: PrimExpr, rewriter: Rewriter) -> PrimExpr:
-    """A simpler equal expression for a floordiv/floormod by a constant or a comparison, or `node`."""
+    """A simpler equal expression for a floordiv/floormod by a constant or a comparison, or
+    `node`."""
     if isinstance(node, CmpOp):
         return _compare(node, rewriter)
     divisor = node.b
@@ -154,15 +174,20 @@ def join_div_mod(total: Sum, rewriter: Rewriter) -> Sum:
         for monomial, coeff in list(total.items()):
             if monomial not in total.terms:
                 continue
-            if _try_join(total, monomial, coeff, rewriter) or _try_complement(total, monomial, coeff, rewriter):
+            if _try_join(total, monomial, coeff, rewriter) or _try_complement(
+                total, monomial, coeff, rewriter
+            ):
                 changed = True
     return total
 
 
 def _try_complement(total: Sum, monomial: tuple[int, ...], coeff: int, rewriter: Rewriter) -> bool:
-    """`k*x - k*c*(x // c)` -> `k*(x % c)`, and `k*x - k*(x % c)` -> `k*c*(x // c)`, for an atom x."""
+    """`k*x - k*c*(x // c)` -> `k*(x % c)`, and `k*x - k*(x % c)` -> `k*c*(x // c)`, for an
+    atom x."""
     atom = _single(monomial, rewriter)
-    if not (isinstance(atom, FloorDiv | FloorMod) and isinstance(atom.b, IntImm) and atom.b.value > 0):
+    if not (
+        isinstance(atom, FloorDiv | FloorMod) and isinstance(atom.b, IntImm) and atom.b.value > 0
+    ):
         return False
     c = atom.b.value
     x_id = rewriter.table.intern(atom.a)
@@ -186,48 +211,63 @@ def _single(monomial: tuple[int, ...], rewriter: Rewriter) -> PrimExpr | None:
     return rewriter.table.atoms[monomial[0]] if len(monomial) == 1 else None
 
 
-def _try_join(total: Sum, mod_monomial: tuple[int, ...], k: int, rewriter: Rewriter) -> bool:
-    """`mod_monomial` is `x % c` (or `x // c1 % c2`): look for its partner and join them."""
-    atom = _single(mod_monomial, rewriter)
-    if not (isinstance(atom, FloorMod) and isinstance(atom.b, IntImm) and atom.b.value > 0):
+def _try_join(total: Sum, low_monomial: tuple[int, ...], k: int, rewriter: Rewriter) -> bool:
+    """`low_monomial` is a digit with an upper bound (`x % u` or `x % u // l`): look for the
+    digit just above it (coefficient k times the ratio of their lower factors) and join them."""
+    low = _digit(_single(low_monomial, rewriter))
+    if low is None or low[2] is None:
         return False
-    c = atom.b.value
-    inner_div = atom.a if isinstance(atom.a, FloorDiv) and isinstance(atom.a.b, IntImm) else None
+    source, low_lower, low_upper = low
     for monomial, coeff in list(total.items()):
-        other = _single(monomial, rewriter)
-        if other is None or monomial == mod_monomial:
+        if monomial == low_monomial:
             continue
-        joined = _join_pair(atom, c, inner_div, other, coeff, k)
-        if joined is not None:
-            name, replacement = joined
-            before = from_sum(total, rewriter.table, atom.dtype)
-            del total.terms[mod_monomial]
-            del total.terms[monomial]
-            total.add(to_sum(replacement, rewriter.table, rewriter.visit), k)
-            rewriter.fired(name, before, from_sum(total, rewriter.table, atom.dtype))
-            return True
+        high = _digit(_single(monomial, rewriter))
+        if high is None or high[1] != low_upper or not same_expr(high[0], source):
+            continue
+        if coeff != k * (low_upper // low_lower):
+            continue
+        joined = _digit_expr(source, low_lower, high[2])
+        before = from_sum(total, rewriter.table, joined.dtype)
+        del total.terms[low_monomial]
+        del total.terms[monomial]
+        total.add(to_sum(joined, rewriter.table, rewriter.visit), k)
+        after = from_sum(total, rewriter.table, joined.dtype)
+        rewriter.fired(_join_name(low_lower, high[2]), before, after)
+        return True
     return False
 
 
-def _join_pair(mod: FloorMod, c: int, inner_div: FloorDiv | None, other: PrimExpr,
-               coeff: int, k: int) -> tuple[str, PrimExpr] | None:  # fmt: skip
-    """The joined expression when `coeff * other + k * mod` is one of the three join laws."""
-    if isinstance(other, FloorDiv) and isinstance(other.b, IntImm) and coeff == k * c:
-        if other.b.value == c and same_expr(other.a, mod.a):
-            return "floordiv-mod-join", mod.a  # (x // c) * c + x % c
-        if inner_div is not None and same_expr(other.a, inner_div.a) and (
-            other.b.value == inner_div.b.value * c
-        ):
-            return "floordiv-join", inner_div  # (x // (c1*c)) * c + (x // c1) % c
-    if isinstance(other, FloorMod) and isinstance(other.a, FloorDiv) and coeff == k * c:
-        div = other.a
-        if isinstance(div.b, IntImm) and div.b.value == c and same_expr(div.a, mod.a):
-            return "floormod-join", builders.floormod(mod.a, c * _const(other.b))
-    return None
+def _digit(atom: PrimExpr | None) -> tuple[PrimExpr, int, int | None] | None:
+    """(x, l, u) for an atom `x % u // l` (TVM's split of x between the factors l and u; u None
+    for no upper bound), in any of its spellings: `x // l`, `x % u`, `x // l % m`."""
+    if not isinstance(atom, FloorDiv | FloorMod) or not _positive_const(atom.b):
+        return None
+    c = atom.b.value
+    inner = atom.a
+    if isinstance(atom, FloorMod):
+        if isinstance(inner, FloorDiv) and _positive_const(inner.b):  # x // l % m
+            return inner.a, inner.b.value, inner.b.value * c
+        return inner, 1, c
+    if isinstance(inner, FloorMod) and _positive_const(inner.b) and inner.b.value % c == 0:
+        return inner.a, c, inner.b.value  # x % u // l
+    return inner, c, None
 
 
-def _const(expr: PrimExpr) -> int:
-    return expr.value if isinstance(expr, IntImm) else 0
+def _positive_const(expr: PrimExpr) -> bool:
+    return isinstance(expr, IntImm) and expr.value > 0
+
+
+def _digit_expr(source: PrimExpr, lower: int, upper: int | None) -> PrimExpr:
+    """The digit (x, l, u) in TVM's canonical spelling `x % u // l`, leaving out unit parts."""
+    result = source if upper is None else builders.floormod(source, upper)
+    return result if lower == 1 else builders.floordiv(result, lower)
+
+
+def _join_name(lower: int, upper: int | None) -> str:
+    """The law a join applies: to the whole value, to a quotient, or to a remainder."""
+    if upper is not None:
+        return "floormod-join"
+    return "floordiv-mod-join" if lower == 1 else "floordiv-join"
 
 
 # ---------------------------------------------------------------------------- comparisons

@@ -56,48 +56,62 @@ def _model_commands(commands: Any) -> None:
     compile_cmd = commands.add_parser("compile", help="compile an ONNX model to native code")
     _model_arguments(compile_cmd)
     compile_cmd.add_argument(
-        "-o", "--output", metavar="DIR",
+        "-o",
+        "--output",
+        metavar="DIR",
         help="export the model into directory DIR (made if missing): model.so, model.h, "
         "params.safetensors, params.bin; a previous export there is replaced",
-    )  # fmt: skip
+    )
     compile_cmd.add_argument(
-        "--timings", action="store_true",
+        "--timings",
+        action="store_true",
         help="print the wall time of each compile stage (import, graph passes, scheduling, "
         "lowering, C compilation) and of each graph pass",
-    )  # fmt: skip
+    )
     run_cmd = commands.add_parser("run", help="compile an ONNX model and run it on .npy inputs")
     _model_arguments(run_cmd)
     run_cmd.add_argument(
-        "--input", action="append", default=[], metavar="NAME=FILE.npy",
+        "--input",
+        action="append",
+        default=[],
+        metavar="NAME=FILE.npy",
         help="the value of the model's input NAME, a NumPy .npy file; give one --input for "
         "each input of the model",
-    )  # fmt: skip
+    )
     run_cmd.add_argument("--save", metavar="DIR", help="write each output as DIR/<i>.npy")
     _threads_argument(run_cmd)
     bench_cmd = commands.add_parser(
-        "bench", help="time an ONNX model (and onnxruntime beside it)",
+        "bench",
+        help="time an ONNX model (and onnxruntime beside it)",
         description=BENCH_DESCRIPTION,
-    )  # fmt: skip
+    )
     _model_arguments(bench_cmd)
     bench_cmd.add_argument(
-        "--runs", type=_positive, default=BENCH_RUNS, metavar="N",
+        "--runs",
+        type=_positive,
+        default=BENCH_RUNS,
+        metavar="N",
         help="timed runs of each runtime, after one untimed warm-up run; the table shows "
         f"their median (default: {BENCH_RUNS})",
-    )  # fmt: skip
+    )
     _threads_argument(bench_cmd)
     show_cmd = commands.add_parser(
-        "show", help="print an ONNX model's graph in the text format, after graph passes",
+        "show",
+        help="print an ONNX model's graph in the text format, after graph passes",
         description=SHOW_DESCRIPTION,
-    )  # fmt: skip
+    )
     _model_arguments(show_cmd)
     show_cmd.add_argument("--after", default=SHOW_DEFAULT, metavar="PASS", help=AFTER_HELP)
 
 
 def _threads_argument(command: argparse.ArgumentParser) -> None:
     command.add_argument(
-        "--threads", type=_positive, default=None, metavar="N",
+        "--threads",
+        type=_positive,
+        default=None,
+        metavar="N",
         help="run the model's kernels on N threads (default: the cores this process may use)",
-    )  # fmt: skip
+    )
 
 
 def _positive(text: str) -> int:
@@ -114,9 +128,12 @@ def _positive(text: str) -> int:
 def _model_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("model", help="an .onnx file")
     command.add_argument(
-        "--shape", action="append", default=[], metavar="NAME=1x3x224x224",
+        "--shape",
+        action="append",
+        default=[],
+        metavar="NAME=1x3x224x224",
         help="the static shape of an input with dynamic dimensions",
-    )  # fmt: skip
+    )
     command.add_argument(
         "-q", "--quiet", action="store_true", help="show no progress on stderr (errors only)"
     )

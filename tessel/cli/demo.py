@@ -13,8 +13,8 @@ import numpy as np
 
 from tessel import driver, graph, script
 from tessel.cli import minilm
-from tessel.schedule.rules import default_schedule
 from tessel.frontend.onnx import from_onnx
+from tessel.schedule.rules import default_schedule
 from tessel.tir import interpreter
 
 SENTENCES = (
@@ -202,8 +202,11 @@ def run_matmul_demo(out: Callable[[str], None] = print) -> bool:
         ("reference interpreter", t_interp, f"max |error| vs NumPy {err_interp:.2e}"),
         ("lower + C codegen + compile", t_build, "cached by the IR's digest and the C's hash"),
         ("compiled C run (median of 20)", t_native, f"max |error| vs NumPy {err_native:.2e}"),
-        ("default-scheduled C run (median of 20)", t_scheduled,
-         f"max |error| vs NumPy {err_scheduled:.2e}"),
+        (
+            "default-scheduled C run (median of 20)",
+            t_scheduled,
+            f"max |error| vs NumPy {err_scheduled:.2e}",
+        ),
         ("NumPy a @ b (median of 20)", t_numpy, "reference"),
     ]
     _print_steps(out, rows)

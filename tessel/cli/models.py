@@ -71,8 +71,9 @@ def _compile(args: argparse.Namespace) -> Any:
             progress = timer = StageTimer(progress)
         mod, params = _import(args, progress)
         ctx = PassContext(instruments=(timer,) if timer else ())
-        model = compile_graph(mod, params, progress=progress, ctx=ctx,
-                              threads=getattr(args, "threads", None))  # fmt: skip
+        model = compile_graph(
+            mod, params, progress=progress, ctx=ctx, threads=getattr(args, "threads", None)
+        )
         if timer is not None:
             timer.end()
     if timer is not None:
@@ -127,8 +128,9 @@ def _export(model: Any, out: Path) -> list[str]:
         model.export(out)
     except OSError as err:
         where = f" ({err.filename})" if err.filename else ""
-        raise CommandError(f"-o {out}: cannot write the export: {err.strerror or err}{where}",
-                           rule="cli.output") from err  # fmt: skip
+        raise CommandError(
+            f"-o {out}: cannot write the export: {err.strerror or err}{where}", rule="cli.output"
+        ) from err
     names = (LIBRARY, HEADER, SAFETENSORS, RAW_PARAMS)
     return sorted(name for name in names if (out / name).exists())
 

@@ -128,8 +128,12 @@ class RichProgress(Progress):
             self.display.update(self.task, completed=done)
             return
         left = (task.elapsed or 0.0) / done * (task.total - done)
-        self.display.update(self.task, completed=done, count=f"{int(done)}/{int(task.total)}",
-                            eta=f"ETA {_seconds(left)}" if done < task.total else "")  # fmt: skip
+        self.display.update(
+            self.task,
+            completed=done,
+            count=f"{int(done)}/{int(task.total)}",
+            eta=f"ETA {_seconds(left)}" if done < task.total else "",
+        )
 
     def _end_stage(self) -> None:
         if self.task is None:

@@ -74,8 +74,11 @@ class StageTimer(Progress, PassInstrument):
 
     def table(self) -> str:
         """The timings as a plain-text table: stages, their passes indented, then the total."""
-        width = max([len(s.name) for s in self.stages] + [len(p) + 2 for s in self.stages
-                    for p, _ in s.passes] + [len("stage")])  # fmt: skip
+        width = max(
+            [len(s.name) for s in self.stages]
+            + [len(p) + 2 for s in self.stages for p, _ in s.passes]
+            + [len("stage")]
+        )
         lines = [f"{'stage':<{width}}  {'seconds':>8}  {'items':>5}"]
         for stage in self.stages:
             items = str(stage.items) if stage.items else ""

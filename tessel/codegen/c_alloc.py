@@ -26,7 +26,6 @@ from tessel.tir import stmt as S
 from tessel.tir.layout import extent_product
 
 
-
 class ChunkAllocation:
     """Emits N-d allocations for StmtPrinter (which provides the attributes declared here)."""
 
@@ -119,4 +118,6 @@ class ChunkAllocation:
         if self.parallel_depth:
             self.emit(f"if ({pointer} == NULL) abort();  /* no return out of a parallel loop */")
             return
-        self.emit_failure_if(f"{pointer} == NULL", f"tessel_set_error({c_string_literal(message)});")
+        self.emit_failure_if(
+            f"{pointer} == NULL", f"tessel_set_error({c_string_literal(message)});"
+        )

@@ -10,8 +10,19 @@ from tessel.codegen.c_types import c_type
 from tessel.support.dtype import DataType
 
 # Calls that only move bfloat16 bits; any other call on bfloat16 would compute on them.
-MOVING_CALLS = frozenset({"if_then_else", "address_of", "tvm_access_ptr", "call_extern",
-                          "call_pure_extern", "likely", "undef", "ret"})  # fmt: skip
+MOVING_CALLS = frozenset(
+    {
+        "if_then_else",
+        "address_of",
+        "tvm_access_ptr",
+        "call_extern",
+        "call_pure_extern",
+        "likely",
+        "undef",
+        "ret",
+        "reinterpret",
+    }
+)
 
 
 def through_float32(src: DataType, dst: DataType) -> bool:

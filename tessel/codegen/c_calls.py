@@ -91,8 +91,7 @@ def call_text(callee: CalleeC, args: list[str], table: str | None) -> str:
     if callee.table:
         if table is None:
             raise CodegenError(
-                "a function reading module constants is called from one without the constant "
-                "table",
+                "a function reading module constants is called from one without the constant table",
                 rule="codegen.call-constants",
             )
         texts.append(table)

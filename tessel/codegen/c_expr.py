@@ -12,19 +12,23 @@ it has exactly the scalar semantics. Contiguous loads (`Ramp(b, 1, n)`)
 copy memory with `__builtin_memcpy` (unaligned); other loads read per lane. A predicated
 contiguous load copies too when no lane is disabled (every chunk of a vectorized loop but the
 last), else it reads per lane, and a disabled lane never touches memory.
+
+The `tessel.*` builtins, the forms lowering passes give their decisions about C (the clamped
+vector exp, the deinterleaved load), are printed by c_tessel_ops.py.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
 
 from tessel.codegen import c_bfloat16
-from tessel.codegen.c_access import BufferAccess
+from tessel.codegen.c_access import BufferAccess, all_lanes_test, masked_copy_helper
 from tessel.codegen.c_names import NameScope
 from tessel.codegen.c_operands import print_order
+from tessel.codegen.c_reinterpret import reinterpret_text
 from tessel.codegen.c_select import VectorSelect, blendable
+from tessel.codegen.c_tessel_ops import TesselOps
 from tessel.codegen.c_types import (
     c_type,
     float_literal,
@@ -34,7 +38,6 @@ from tessel.codegen.c_types import (
     type_suffix,
 )
 from tessel.codegen.errors import CodegenError
-from tessel.ir import builders
 from tessel.ir import expr as E
 from tessel.ir.expr import PrimExpr
 from tessel.ir.functor import method_name
@@ -70,14 +73,14 @@ def is_checked_division(node: object) -> bool:
     return divisor.value == 0 or (divisor.value == -1 and divisor.dtype.is_int)
 
 
-class ExprPrinter(BufferAccess, VectorSelect):
+class ExprPrinter(BufferAccess, VectorSelect, TesselOps):
     """C text for expressions, using `names` for variables."""
 
     def __init__(self, names: NameScope) -> None:
         self.names = names
         self.checked_divisions = 0  # how many checked division helpers were printed
         self.chunk_tables = {}  # N-d allocations (c_access.py), filled as they are printed
-        self.exp_floors: list[E.Var] = []  # the bounds _exp_clamp printed: numbers, never NaN
+        self.exp_floors: list[E.Var] = []  # exp floors printed (c_tessel_ops.py): never NaN
         # The C of the subexpressions of the expression being printed (c_operands.py), emptied
         # when the outermost `expr` call returns: names differ between statements.
         self._printed: dict[PrimExpr, str] = {}
@@ -231,11 +234,10 @@ class ExprPrinter(BufferAccess, VectorSelect):
             return self.per_lane(node, (node.a, node.b))
         return f"({self.expr(node.a)} {_INFIX[type(node)]} {self.expr(node.b)})"
 
-    def per_lane(self, node: PrimExpr, operands: tuple[PrimExpr, ...]) -> str:
-        """`node` computed lane by lane: each vector operand is evaluated once into a local,
-        then a loop applies the scalar operation (printed as for scalars) to each lane."""
-        if _is_vector_exp(node):
-            operands = (self._exp_clamp(operands[0]),)
+    def per_lane(self, node: PrimExpr, operands: tuple[PrimExpr, ...], finish: str = "") -> str:
+        """`node` computed lane by lane: each vector operand is evaluated once into a local
+        (`tessel_p0`, ...), then a loop applies the scalar operation (printed as for scalars)
+        to each lane of `tessel_r`; `finish` is C run on the result after the loop."""
         decls, scalars = [], []
         for k, operand in enumerate(operands):
             if not operand.dtype.is_vector:
@@ -255,72 +257,16 @@ class ExprPrinter(BufferAccess, VectorSelect):
         return (
             f"({{ {' '.join(decls)} {vector} tessel_r; {simd}"
             f"for (int32_t tessel_l = 0; tessel_l < {node.dtype.lanes}; ++tessel_l) "
-            f"tessel_r[tessel_l] = {lane}; {self._exp_underflow(node)}tessel_r; }})"
+            f"tessel_r[tessel_l] = {lane}; {finish}tessel_r; }})"
         )
-
-    def _exp_underflow(self, node: PrimExpr) -> str:
-        """After a vector exp of a clamped argument: the C that makes the clamped lanes 0, as
-        exp of anything below the bound is to float precision. Left at e**-87 they became
-        subnormal once softmax divided them by its sum, and a matmul reading subnormal
-        probabilities (attention over padded tokens) ran 90x slower. Lanes whose argument was
-        the bound itself become 0 too (1.6e-38 before); NaN lanes stay NaN (the clamp keeps
-        NaN, and NaN == bound is false)."""
-        if not _is_vector_exp(node):
-            return ""
-        floor = f"tessel_exp_floor_{type_suffix(node.dtype.element)}"
-        mask = c_type(DataType("int", node.dtype.bits, node.dtype.lanes))
-        vector = c_type(node.dtype)
-        return f"tessel_r = ({vector})(({mask})tessel_r & ~({mask})(tessel_p0 == {floor})); "
-
-    def _exp_clamp(self, x: PrimExpr) -> PrimExpr:
-        """The argument of a vector exp clamped from below where exp is still a normal number:
-        the vector exp of libmvec takes a slow scalar path for every lane whose result would
-        be denormal or zero, which softmax over masked scores (-1e4) hits on nearly every lane
-        (9x slower). The lanes clamped are then set to 0 (`_exp_underflow`); NaN
-        propagates. The bound is a variable of the prelude: a constant one lets gcc fold exp of
-        it and call exp on the unclamped argument. A vector max before the lane loop: a compare
-        inside the simd loop needs gcc's loop if-conversion, which the build turns off
-        (tessel.runtime.compiler), and exp then ran one lane at a time."""
-        floor = E.Var("tessel_exp_floor", x.dtype.element)
-        self.names.element_of(floor, f"tessel_exp_floor_{type_suffix(x.dtype.element)}")
-        self.exp_floors.append(floor)
-        return E.Max(x, E.Broadcast(floor, x.dtype.lanes) if x.dtype.is_vector else floor)
-
-    def vector_access(
-        self, buffer: Any, indices: tuple[PrimExpr, ...], lanes: int
-    ) -> tuple[str, str | None]:
-        """For a vector access: (pointer to the first element, None) when it is contiguous,
-        else (the pointer, the C of the vector of indices)."""
-        pointer, index = self.access_parts(buffer, indices)  # the chunk's pointer, N-d or not
-        c_type(index.dtype)  # an index without a C vector type is refused first, as written
-        affine = _affine(index)
-        if affine is not None and builders.is_const_int(affine[1], 1):
-            return f"({pointer} + {self.expr(affine[0])})", None
-        if not index.dtype.is_vector:
-            index = E.Broadcast(index, lanes)
-        return pointer, self.expr(index)
-
-    def last_lane_test(self, predicate: PrimExpr) -> str | None:
-        """C of a scalar test that every lane of `predicate` is enabled, when each of its parts
-        is `Ramp(b, s, n) < x` with s >= 0 (the predicates VectorizeLoop writes): the last
-        lane's compare. None for other forms (test the mask itself, `all_lanes_test`)."""
-        tests = []
-        for part in builders.conjuncts(predicate):
-            last = _last_lane_bound(part)
-            if last is None:
-                return None
-            tests.append(self.expr(last))
-        return " && ".join(tests) or "true"
 
     def _vector_load(self, node: BufferLoad) -> str:
         vector, lanes = c_type(node.dtype), node.dtype.lanes
-        deinterleaved = self._deinterleaved_load(node, vector, lanes)
-        if deinterleaved is not None:
-            return deinterleaved
         pointer, indices = self.vector_access(node.buffer, node.indices, lanes)
         if indices is None and node.predicate is not None:
-            return self._masked_copy_load(vector, lanes, pointer, node.predicate,
-                                          node.dtype.element.itemsize)  # fmt: skip
+            return self._masked_copy_load(
+                vector, lanes, pointer, node.predicate, node.dtype.element.itemsize
+            )
         if indices is None:
             copy = f"__builtin_memcpy(&tessel_v, {pointer}, sizeof(tessel_v));"
             return f"({{ {vector} tessel_v; {copy} tessel_v; }})"
@@ -336,47 +282,9 @@ class ExprPrinter(BufferAccess, VectorSelect):
         )
         return f"({{ {' '.join(lines)} tessel_v; }})"
 
-    def _deinterleaved_load(self, node: BufferLoad, vector: str, lanes: int) -> str | None:
-        """A load of every second element (8 or 16 lanes of 4 bytes: a stride-2 pooling window,
-        a strided slice): the span of the even elements read as two vectors, each by a masked
-        load of its even lanes only (those of a disabled result lane off too), then one shuffle
-        keeps the even lanes (vpermt2ps), instead of a gather of one element per lane. None for
-        any other access."""
-        if not masked_copy_helper(lanes, node.dtype.element.itemsize):
-            return None
-        pointer, index = self.access_parts(node.buffer, node.indices)
-        affine = _affine(index) if index.dtype.is_vector else None
-        if affine is None or not builders.is_const_int(affine[1], 2):
-            return None
-        mask_type = c_type(DataType.of("bool").with_lanes(lanes))
-        even = ", ".join("1" if j % 2 == 0 else "0" for j in range(lanes))
-        masks = [f"{mask_type} tessel_even = ({mask_type}){{{even}}};"]
-        if node.predicate is None:
-            masks.append(f"{mask_type} tessel_lo = tessel_even, tessel_hi = tessel_even;")
-        else:
-            # Result lane i reads even element 2i: lane 2i of the first half or of the second.
-            spread = [
-                ", ".join(str(start + j // 2) for j in range(lanes)) for start in (0, lanes // 2)
-            ]
-            masks += [
-                f"{c_type(node.predicate.dtype)} tessel_p = {self.expr(node.predicate)};",
-                f"{mask_type} tessel_lo = __builtin_shufflevector(tessel_p, tessel_p, {spread[0]})"
-                " & tessel_even;",
-                f"{mask_type} tessel_hi = __builtin_shufflevector(tessel_p, tessel_p, {spread[1]})"
-                " & tessel_even;",
-            ]
-        start = f"({pointer} + {self.expr(affine[0])})"
-        evens = ", ".join(str(2 * j) for j in range(lanes))
-        loads = (
-            f"{vector} tessel_a, tessel_b; "
-            f"tessel_masked_load4x{lanes}(&tessel_a, {start}, &tessel_lo); "
-            f"tessel_masked_load4x{lanes}(&tessel_b, {start} + {lanes}, &tessel_hi);"
-        )
-        shuffle = f"__builtin_shufflevector(tessel_a, tessel_b, {evens})"
-        return f"({{ {' '.join(masks)} {loads} {shuffle}; }})"
-
-    def _masked_copy_load(self, vector: str, lanes: int, pointer: str, predicate: PrimExpr,
-                          element_bytes: int) -> str:  # fmt: skip
+    def _masked_copy_load(
+        self, vector: str, lanes: int, pointer: str, predicate: PrimExpr, element_bytes: int
+    ) -> str:
         """A contiguous masked load: one copy when no lane is disabled (every chunk of a
         vectorized loop but the last), else lane by lane, disabled lanes reading 0 and never
         touching memory (one masked instruction for 8 or 16 lanes of 4 bytes, c_prelude.py)."""
@@ -422,6 +330,8 @@ class ExprPrinter(BufferAccess, VectorSelect):
                 f"calls of module functions (`{node.op.name_hint}`) are not supported yet",
                 rule="codegen.call-global",
             )
+        if node.op.name.startswith("tessel."):  # lowering's explicit forms (c_tessel_ops.py)
+            return self.print_tessel_call(node)
         short = node.op.name.removeprefix("tir.")
         if short not in c_bfloat16.MOVING_CALLS and any(
             x.dtype.is_bfloat16 for x in (node, *node.args)
@@ -429,6 +339,10 @@ class ExprPrinter(BufferAccess, VectorSelect):
             reject_bfloat16_arithmetic(DataType("bfloat", 16))
         if node.dtype.is_vector and short in (*builtin.MATH_UNARY, *builtin.MATH_BINARY):
             return self.per_lane(node, node.args)
+        if short == "reinterpret":  # scalar or vector alike: the bits move as a whole
+            return reinterpret_text(
+                self.names, node.args[0].dtype, node.dtype, self.expr(node.args[0])
+            )
         if short == "if_then_else" and not node.args[0].dtype.is_vector:
             c_type(node.dtype)  # vector branches under one condition: a C conditional
             return self._if_then_else(node)
@@ -494,17 +408,18 @@ class ExprPrinter(BufferAccess, VectorSelect):
     def _call_packed(self, node: E.Call) -> str:
         name = getattr(node.args[0], "value", "?") if node.args else "?"
         raise CodegenError(
-            f"T.call_packed(\"{name}\", ...) needs TVM's packed-function runtime, which the C "
+            f'T.call_packed("{name}", ...) needs TVM\'s packed-function runtime, which the C '
             "backend does not have",
             rule="codegen.call-packed",
             hint="call a C function with T.call_extern instead",
         )
 
     def _ret(self, node: E.Call) -> str:
+        # A statement T.ret is printed by StmtPrinter; this one is inside an expression.
         raise CodegenError(
-            "functions that return a value (T.ret) are not supported by the C backend yet",
+            "T.ret inside an expression: the C backend returns from a statement `T.ret(v)` only",
             rule="codegen.ret",
-            hint="write the result into an output buffer; the interpreter runs T.ret",
+            hint="compute the value first, then T.ret(value) as a statement of its own",
         )
 
     def _undef(self, node: E.Call) -> str:
@@ -513,49 +428,6 @@ class ExprPrinter(BufferAccess, VectorSelect):
             rule="codegen.undef",
             hint="T.undef() may only be stored (and such stores are removed)",
         )
-
-
-def _last_lane_bound(part: PrimExpr) -> PrimExpr | None:
-    """For `Ramp(b, s, n) < Broadcast(x)` (or `<=`) with a constant s >= 0, the scalar test of
-    its last lane, which holds exactly when every lane's does; None for other forms."""
-    if not isinstance(part, E.LT | E.LE):
-        return None
-    ramp, bound = part.a, part.b
-    if not (isinstance(ramp, E.Ramp) and isinstance(bound, E.Broadcast)):
-        return None
-    if not isinstance(ramp.stride, E.IntImm) or ramp.stride.value < 0:
-        return None
-    last = ramp.base + (ramp.lanes - 1) * ramp.stride.value
-    return type(part)(last, bound.value)
-
-
-def _affine(index: PrimExpr) -> tuple[PrimExpr, PrimExpr] | None:
-    """(base, stride) when the vector `index` is base + lane * stride (FlattenBuffer writes
-    `Broadcast(offset) + Ramp(...) * Broadcast(stride)` for a vector index)."""
-    if isinstance(index, E.Ramp):
-        return index.base, index.stride
-    if isinstance(index, E.Broadcast):
-        return index.value, builders.const(0, index.value.dtype)
-    if isinstance(index, E.Add | E.Mul):
-        a, b = _affine(index.a), _affine(index.b)
-        if a is None or b is None:
-            return None
-        if isinstance(index, E.Add):
-            return a[0] + b[0], a[1] + b[1]
-        if builders.is_const_int(b[1], 0):
-            return a[0] * b[0], a[1] * b[0]
-        if builders.is_const_int(a[1], 0):
-            return a[0] * b[0], a[0] * b[1]
-    return None
-
-
-def _is_vector_exp(node: PrimExpr) -> bool:
-    return (
-        isinstance(node, E.Call)
-        and isinstance(node.op, E.Op)
-        and node.op.name.removeprefix("tir.") == "exp"
-        and node.dtype.bits in (32, 64)
-    )
 
 
 def _scalar_version(node: PrimExpr, operands: tuple[PrimExpr, ...]) -> PrimExpr:
@@ -601,21 +473,3 @@ _CALL_PRINTERS: dict[str, Callable[[ExprPrinter, E.Call], str]] = {
     "ret": ExprPrinter._ret,
     "undef": ExprPrinter._undef,
 }
-
-
-def all_lanes_test(mask: str, lanes: int) -> str:
-    """C that is true when every lane of the mask vector `mask` (bytes holding 0 or 1) is on,
-    testing its bits by value, 8 lanes a compare. Not through a pointer to the mask: gcc 12 at
-    -O3 misplaces the scope marks of a statement expression's mask whose address an inlined
-    helper takes, and AddressSanitizer then reports its own store (fuzz seed 21, case 19027)."""
-    if lanes <= 8:
-        return f"((uint{8 * lanes}_t)({mask}) == 0x{'01' * lanes}ULL)"
-    words = f"((tessel_uint64x{lanes // 8})({mask}))"
-    return "(" + " && ".join(
-        f"{words}[{k}] == 0x0101010101010101ULL" for k in range(lanes // 8)
-    ) + ")"  # fmt: skip
-
-
-def masked_copy_helper(lanes: int, element_bytes: int) -> bool:
-    """True if the prelude has a masked load and store for `lanes` elements of this size."""
-    return element_bytes == 4 and lanes in (8, 16)

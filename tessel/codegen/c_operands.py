@@ -24,6 +24,7 @@ _PRINTED_ARGS = frozenset(
     | {f"tir.{name}" for name in ("if_then_else", "isnan", "isinf", "isfinite", "likely")}
     | {f"tir.{name}" for name in ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not")}
     | {"tir.shift_left", "tir.shift_right"}
+    | {"tessel.exp_flush_below"}  # its argument is the exp's (c_tessel_ops.py)
 )
 
 _OPERANDS: dict[type, Callable[[PrimExpr], tuple[PrimExpr, ...]]] = {

@@ -27,8 +27,9 @@ _HEADER = r"""
 
 /* Vector exp clamps its argument to these (just above the log of the smallest normal number):
    libmvec's exp is slow on every lane whose result is denormal or zero; the clamped lanes are
-   then set to 0. Variables, not constants, so that gcc cannot fold exp of the bound and drop
-   the clamp (c_expr.py). */
+   then set to 0 (tessel.exp_flush_below, written by the pass ClampVectorExp; the values are
+   tessel.tir.builtin.EXP_FLOORS). Variables, not constants, so that gcc cannot fold exp of the
+   bound and drop the clamp (c_tessel_ops.py). */
 __attribute__((visibility("hidden"))) float tessel_exp_floor_f32 = -87.0f;
 __attribute__((visibility("hidden"))) double tessel_exp_floor_f64 = -708.0;
 
@@ -292,7 +293,7 @@ static inline uint16_t tessel_f32_to_bf16(float f) {
 }
 """
 
-# A mask's lanes are bytes holding 0 or 1 (whether all are on: c_expr.all_lanes_test).
+# A mask's lanes are bytes holding 0 or 1 (whether all are on: c_access.all_lanes_test).
 _VECTOR_HELPERS = r"""
 /* A contiguous load or store of the enabled lanes of 4-byte elements (8 or 16 lanes): one
    masked instruction where the target has them (AVX-512, AVX2: disabled lanes never touch

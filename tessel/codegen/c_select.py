@@ -48,8 +48,12 @@ class VectorSelect:
         """A select under a vector condition: a bool lane is 0 or 1, negated in the value's
         width it is 0 or all ones. Both values are evaluated, as a lane loop would."""
         condition = self.expr(node.condition)
-        return _blend(node.dtype, self.expr(node.true_value), self.expr(node.false_value),
-                      lambda bits: f"-__builtin_convertvector({condition}, {bits})")  # fmt: skip
+        return _blend(
+            node.dtype,
+            self.expr(node.true_value),
+            self.expr(node.false_value),
+            lambda bits: f"-__builtin_convertvector({condition}, {bits})",
+        )
 
 
 def blendable(dtype: DataType) -> bool:

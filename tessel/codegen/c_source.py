@@ -9,11 +9,20 @@ is embedded once, in a binary blob the C file includes with `.incbin` (c_blob.py
 text: `CSource.data_files` holds the blob the compiler driver writes next to the C file), and
 every AllocateConst referring to it points at its symbol. Without, the C file holds no constant
 data: a function that uses constants takes the module's constant table as its last argument,
-which the runtime Module fills from the arrays it is handed at load (`CSource.constants` says which). Passing the table, rather than storing it in
-the library, keeps two Modules loaded from one cached library independent.
+which the runtime Module fills from the arrays it is handed at load (`CSource.constants` says
+which). Passing the table, rather than storing it in the library, keeps two Modules loaded from
+one cached library independent.
 
 A function another function of the module calls is also a static internal function, which its
 exported entry wraps and its callers call directly (c_calls.py); a caller passes its own table.
+
+A function that returns a value (`-> T.int32` and `T.ret(v)`, tessel.tir.builtin.ret) keeps
+the status as its C return value and takes one more argument, last: a pointer its `T.ret`
+writes the value through before returning 0 (`FunctionSignature.returns`); the runtime passes
+a one-element array and gives its element back to the Python caller. A `T.ret` anywhere
+(inside loops and branches) is a C `return` after freeing the live heap allocations; leaving
+the body without one is an error at run time, since there would be no value to give back.
+Such a function may not be called by another module function (whose call has no value).
 """
 
 from __future__ import annotations
@@ -32,23 +41,25 @@ from tessel.codegen.c_calls import (
     wrapper_text,
 )
 from tessel.codegen.c_expr import STATUS
+from tessel.codegen.c_gpu_intrinsics import refuse_gpu_intrinsics
 from tessel.codegen.c_names import RESERVED_NAMES, NameScope
 from tessel.codegen.c_prelude import PRELUDE
 from tessel.codegen.c_stmt import StmtPrinter
 from tessel.codegen.c_types import c_type, vector_typedefs
 from tessel.codegen.errors import CodegenError
-from tessel.ir.expr import IntImm, Var
+from tessel.ir.expr import Call, IntImm, Var
 from tessel.ir.functor import post_order
 from tessel.ir.module import IRModule
 from tessel.ir.target import Target
 from tessel.support.abi import ConstantSpec, DataFile, FunctionSignature, ParamSpec
-from tessel.support.names import c_identifier, unique_name
+from tessel.support.names import c_identifier, c_string_literal, unique_name
+from tessel.tir import builtin
 from tessel.tir.analysis.written import written_data
 from tessel.tir.buffer import Buffer
 from tessel.tir.function import PrimFunc
 from tessel.tir.layout import row_major_strides
 from tessel.tir.module_calls import ModuleCallError, check_module_calls
-from tessel.tir.stmt import AllocateConst
+from tessel.tir.stmt import AllocateConst, Evaluate, SeqStmt, Stmt
 
 
 @dataclass(frozen=True)
@@ -68,6 +79,7 @@ def generate(mod: IRModule, target: Target | str = "c") -> CSource:
         if not isinstance(func, PrimFunc):
             raise CodegenError(f"`{gv.name_hint}` is not a PrimFunc", rule="codegen.not-prim-func")
     _check_calls(mod)
+    refuse_gpu_intrinsics(mod)
     taken = set(RESERVED_NAMES)
     symbols = {name: unique_name(c_identifier(name), taken) for name in mod.names()}
     constants = tuple(np.asarray(c) for c in mod.attrs.get("constants", ()))
@@ -163,23 +175,40 @@ class _FunctionWriter:
         self.internal = internal
         params = tuple(self._param(p) for p in self.func.params)
         table = self.names.fresh("constants") if table_needed else None
+        returned = self._returned_pointer()
         printer = StmtPrinter(
-            self.names, target, constants, linked=linked, table=table, callees=callees
+            self.names,
+            target,
+            constants,
+            linked=linked,
+            table=table,
+            callees=callees,
+            returned=returned,
         )
         for var, arg_name in self.size_args:
             cast = f"({c_type(var.dtype)}){arg_name}"
             printer.emit(f"{c_type(var.dtype)} {self.names.name_of(var)} = {cast};")
         printer.stmt(self.func.body)
-        printer.emit("return 0;")
+        if returned is not None and not _ends_in_ret(self.func.body):  # no value to give back
+            message = f"`{self.name}` ended without returning a value (T.ret)"
+            printer.emit(f"tessel_set_error({c_string_literal(message)});")
+            printer.emit("return -1;")
+        else:
+            printer.emit("return 0;")
         if printer.checked_divisions:  # their status (c_prelude.py), first in the function
             printer.lines.insert(0, f"  int32_t {STATUS} = 0;")
         size_params = [f"int64_t {arg}" for _, arg in self.size_args]
         if table is not None:
             size_params.append(f"const void* const* {table}")
+        if returned is not None:
+            size_params.append(f"{c_type(self.func.ret_type)}* {returned}")
         c_params = ", ".join(self.c_params + size_params) or "void"
         entry_header = f"TESSEL_EXPORT int32_t {self.symbol}({c_params})"
         sizes = tuple(self.size_symbols[var] for var, _ in self.size_args)
-        signature = FunctionSignature(self.name, self.symbol, params, sizes, table is not None)
+        returns = None if returned is None else str(self.func.ret_type)
+        signature = FunctionSignature(
+            self.name, self.symbol, params, sizes, table is not None, returns
+        )
         if internal is None:
             return "\n".join([f"{entry_header} {{", *printer.lines, "}", ""]), signature
         header = f"static int32_t {internal.symbol}({c_params})"
@@ -188,6 +217,28 @@ class _FunctionWriter:
             return text, None
         names = [c.rsplit(" ", 1)[1] for c in self.c_params + size_params]
         return text + "\n" + wrapper_text(entry_header, internal, names), signature
+
+    def _returned_pointer(self) -> str | None:
+        """The name of the pointer T.ret writes through, or None for a function without a
+        return type; refused for a function others call."""
+        ret_type = self.func.ret_type
+        if ret_type is None:
+            return None
+        if self.internal is not None:
+            raise CodegenError(
+                f"`{self.name}` returns a value (T.ret) and is called by another function of "
+                "the module, whose call has no value",
+                rule="codegen.ret",
+                hint="write the result into a buffer the caller passes",
+            )
+        if ret_type.is_handle or ret_type.is_vector:
+            raise CodegenError(
+                f"`{self.name}` returns a {ret_type}; the C backend returns scalar numbers and "
+                "bools only",
+                rule="codegen.ret",
+            )
+        c_type(ret_type)  # rejects types C has no spelling for
+        return self.names.fresh("returned")
 
     def _param(self, param: Var) -> ParamSpec:
         buffer = self.func.buffer_map.get(param)
@@ -235,6 +286,14 @@ class _FunctionWriter:
             self.names.bind(extent)
             self.size_args.append((extent, self.names.fresh(f"{extent.name}_size")))
         return self.size_symbols[extent]
+
+
+def _ends_in_ret(body: Stmt) -> bool:
+    """True if the last statement of `body` is a T.ret, so control never falls off its end."""
+    while isinstance(body, SeqStmt) and body.seq:
+        body = body.seq[-1]
+    value = body.value if isinstance(body, Evaluate) else None
+    return isinstance(value, Call) and value.op is builtin.ret_op
 
 
 def _uses_module_constants(func: PrimFunc) -> bool:

@@ -19,19 +19,12 @@ from typing import Any
 
 import numpy as np
 
+from tessel.codegen.c_access import all_lanes_test, masked_copy_helper
 from tessel.codegen.c_alloc import ChunkAllocation
 from tessel.codegen.c_calls import CalleeC, call_text
-from tessel.codegen.c_expr import (
-    STATUS,
-    ExprPrinter,
-    all_lanes_test,
-    is_checked_division,
-    masked_copy_helper,
-)
+from tessel.codegen.c_expr import STATUS, ExprPrinter, is_checked_division
 from tessel.codegen.c_names import NameScope
 from tessel.codegen.c_pragma import (
-    auto_unroll_budget,
-    auto_unrolled,
     is_pragma,
     loop_pragmas,
     pragma_comment,
@@ -73,8 +66,10 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
         linked: Sequence[str] = (),
         table: str | None = None,
         callees: Mapping[str, CalleeC] | None = None,
+        returned: str | None = None,
     ) -> None:
         super().__init__(names)
+        self.returned = returned  # the pointer T.ret writes through (c_source.py), if any
         self.callees = callees or {}  # the internal function of each called module function
         self.target = target
         self.constants = constants  # the module's "constants"
@@ -209,8 +204,9 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
         self.depth -= 1
         self.emit("}")
 
-    def _masked_copy_store(self, pointer: str, lanes: int, last_lane: str | None,
-                           mask: str | None, element_bytes: int) -> None:  # fmt: skip
+    def _masked_copy_store(
+        self, pointer: str, lanes: int, last_lane: str | None, mask: str | None, element_bytes: int
+    ) -> None:
         """A contiguous masked store: one copy when no lane is disabled (every chunk of a
         vectorized loop but the last), else lane by lane. With `last_lane` (a scalar test) the
         mask is declared in the per-lane branch only; without, it is declared already."""
@@ -246,6 +242,9 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
         if is_module_call(value):
             self._module_call(value)
             return
+        if value.op is builtin.ret_op:
+            self._return_value(value)
+            return
         if any(is_checked_division(n) for n in post_order(value)):
             value = self._call_with_local_arguments(value)
             self.emit_division_check(f"the arguments of `{_callee_name(value)}`")
@@ -254,7 +253,7 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
     def _module_call(self, call: Call) -> None:
         """A call of a module function's internal C function (c_calls.py); its failure is
         returned, after the frees of this function's live allocations."""
-        name = call.op.name_hint  # type: ignore[union-attr]
+        name = call.op.name_hint  # type: ignore[union-attr]  # a module call's op is a GlobalVar
         if self.parallel_depth:
             raise CodegenError(
                 f"a call of the module function `{name}` inside a parallel loop (which cannot "
@@ -273,6 +272,32 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
             )
         text = call_text(callee, [self.expr(a) for a in call.args], self.table)
         self.emit_failure_if(f"{text} != 0", "/* the callee recorded its error */")
+
+    def _return_value(self, call: Call) -> None:
+        """T.ret(v): write v through the returned pointer, free the live heap allocations and
+        return success; from anywhere but a parallel loop, which cannot return."""
+        if self.returned is None:
+            raise CodegenError(
+                "T.ret in a function without a return type",
+                rule="codegen.ret",
+                hint="declare the type it returns: def f(...) -> T.int32",
+            )
+        if self.parallel_depth:
+            raise CodegenError(
+                "T.ret inside a parallel loop (which cannot return early)",
+                rule="codegen.ret",
+                hint="make the loop serial, or write the result into a buffer",
+            )
+        value = self.checked_value(call.args[0], "value", "the value of T.ret")
+        self.emit("{")
+        self.depth += 1
+        self.emit(f"*{self.returned} = {value};")
+        for lines in reversed(self.cleanups):
+            for line in lines:
+                self.emit(line)
+        self.emit("return 0;")
+        self.depth -= 1
+        self.emit("}")
 
     def _call_with_local_arguments(self, call: Call) -> Call:
         """`call` with each argument that is not a string replaced by a local holding it."""
@@ -306,9 +331,8 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
         if not is_pragma(node):
             self.stmt(node.body)  # other attributes are hints; none changes the C code yet
             return
-        self.emit(pragma_comment(node))
-        budget = auto_unroll_budget(node)
-        self.stmt(node.body if budget is None else auto_unrolled(node.body, budget))
+        self.emit(pragma_comment(node))  # AutoUnrollLoop has applied an unroll budget already
+        self.stmt(node.body)
 
     def stmt_IfThenElse(self, node: S.IfThenElse) -> None:
         condition = self.checked_value(node.condition, "condition", "an if condition")
@@ -392,13 +416,10 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
                 hint="use T.parallel for CPU threads",
             )
         pragmas, body = loop_pragmas(node)
-        if pragmas:  # about this loop: said before it, and the unrolling rule applied to it
+        if pragmas:  # about this loop: said before it
             for pragma in pragmas:
                 self.emit(pragma_comment(pragma))
             node = with_changes(node, body=body)
-            for budget in filter(None, map(auto_unroll_budget, pragmas)):
-                node = auto_unrolled(node, budget)
-            assert isinstance(node, S.For)
         start, end = self._loop_bounds(node)
         parallel = node.kind is S.ForKind.PARALLEL and not self.parallel_depth
         # One iteration is not worth a parallel region (waking the team costs microseconds: a

@@ -105,9 +105,12 @@ def aot_module(
     main = builder.build()
     kernels = {gv.name_hint: f for gv, f in lowered.items() if isinstance(f, PrimFunc)}
     if "main" in kernels:
-        raise LoweringError("the lowered module already has a PrimFunc `main`",
-                            rule="aot.main-taken", hint="rename the kernel")  # fmt: skip
-    # The graph module's attributes (LayoutRewrite's packed constants) are nothing to TensorIR.
+        raise LoweringError(
+            "the lowered module already has a PrimFunc `main`",
+            rule="aot.main-taken",
+            hint="rename the kernel",
+        )
+    # The graph module's attributes are nothing to TensorIR.
     mod = IRModule.from_dict({"main": main, **kernels})
     return AotModule(mod, params, link_params, table)
 
@@ -120,8 +123,10 @@ def _params(
 ) -> tuple[AotParam, ...]:
     taken: set[str] = set()
     names = list(input_names) or [p.name_hint for p in lowered["main"].params]
-    params = [_param(plan.tensors[s], unique_name(n, taken), "input", k)
-              for k, (n, s) in enumerate(zip(names, plan.inputs, strict=True))]  # fmt: skip
+    params = [
+        _param(plan.tensors[s], unique_name(n, taken), "input", k)
+        for k, (n, s) in enumerate(zip(names, plan.inputs, strict=True))
+    ]
     constant_slots = {t.index: t for t in plan.tensors if t.kind == "constant"}
     for k in range(len(plan.constants)):
         base = weight_names[k] if k < len(weight_names) else f"constant_{k}"
@@ -236,8 +241,9 @@ class _MainBuilder:
         for index in reversed(indices):
             buffer = self.constants[index]
             data = self.plan.constants[index].reshape(buffer.const_shape())
-            body = AllocateConst(buffer.data, buffer.dtype, buffer.shape, data, None,
-                                 DeclBuffer(buffer, body))  # fmt: skip
+            body = AllocateConst(
+                buffer.data, buffer.dtype, buffer.shape, data, None, DeclBuffer(buffer, body)
+            )
         return body
 
     def _pointer(self, slot_id: int, loaded: dict[int, Var]) -> PrimExpr:
@@ -258,8 +264,9 @@ class _MainBuilder:
     def _with_arena(self, body: Stmt) -> Stmt:
         extents = (IntImm(DataType.of("int32"), self.plan.peak_bytes),)
         true = IntImm(DataType.of("bool"), 1)
-        return Allocate(self.arena_var, DataType.of("uint8"), extents, true,
-                        DeclBuffer(self.arena, body))  # fmt: skip
+        return Allocate(
+            self.arena_var, DataType.of("uint8"), extents, true, DeclBuffer(self.arena, body)
+        )
 
 
 __all__ = ["ARENA_SCOPE", "AotModule", "AotParam", "aot_module"]

@@ -98,8 +98,9 @@ def api_model(aot: AotModule, plan: MemoryPlan, outputs: Sequence[ApiTensor]) ->
     unsupported = ""
     if any(kind == "linked" for kind, _ in sources):
         unsupported = "a result of the model is a weight linked into model.so"
-    return ApiModel(inputs, weights, tuple(outputs), tuple(main_args), tuple(sources),
-                    aot.linked, unsupported)  # fmt: skip
+    return ApiModel(
+        inputs, weights, tuple(outputs), tuple(main_args), tuple(sources), aot.linked, unsupported
+    )
 
 
 def _source(plan: MemoryPlan, slot: int, first: dict[int, int], linked: bool) -> tuple[str, int]:
@@ -133,8 +134,10 @@ def c_api_source(model: ApiModel, entry: FunctionSignature) -> str:
         *_table("tessel_api_inputs", model.inputs),
         *_table("tessel_api_weights", weights),
         *_table("tessel_api_outputs", model.outputs),
-        _array("static const char* const tessel_api_weight_st_dtypes",
-               [c_string_literal(_SAFETENSORS_DTYPES.get(w.dtype, w.dtype)) for w in weights]),
+        _array(
+            "static const char* const tessel_api_weight_st_dtypes",
+            [c_string_literal(_SAFETENSORS_DTYPES.get(w.dtype, w.dtype)) for w in weights],
+        ),
         _array("static const size_t tessel_api_weight_offsets", [str(o) for o in offsets]),
         f"static const size_t tessel_api_weight_bytes = {total};",
         f"static const int tessel_api_linked = {int(model.linked)};",
@@ -160,10 +163,17 @@ def _table(symbol: str, tensors: Sequence[ApiTensor]) -> list[str]:
     for k, t in enumerate(tensors):
         lines.append(_array(f"static const int64_t {symbol}_shape_{k}", [str(n) for n in t.shape]))
         name = t.name.encode("utf-8", "surrogatepass")
-        rows.append(f"  {{{c_string_literal(t.name)}, {len(name)}, {c_string_literal(t.dtype)}, "
-                    f"{len(t.shape)}, {symbol}_shape_{k}, {t.nbytes}}},")  # fmt: skip
-    return [*lines, f"static const tessel_model_tensor_info {symbol}[] = {{", *rows,
-            "  {0, 0, 0, 0, 0, 0},", "};"]  # fmt: skip
+        rows.append(
+            f"  {{{c_string_literal(t.name)}, {len(name)}, {c_string_literal(t.dtype)}, "
+            f"{len(t.shape)}, {symbol}_shape_{k}, {t.nbytes}}},"
+        )
+    return [
+        *lines,
+        f"static const tessel_model_tensor_info {symbol}[] = {{",
+        *rows,
+        "  {0, 0, 0, 0, 0, 0},",
+        "};",
+    ]
 
 
 def _run_function(model: ApiModel, c_symbol: str) -> str:
@@ -178,17 +188,19 @@ def _run_function(model: ApiModel, c_symbol: str) -> str:
             nbytes = model.outputs[k].nbytes
             note = c_comment(f"{model.outputs[k].name} is {kind} {index}")
             copies.append(f"  memcpy(outputs[{k}], {source}, {nbytes});  /* {note} */")
-    return "\n".join([
-        "TESSEL_EXPORT int tessel_model_run(tessel_model* model, const void* const inputs[],",
-        "                                   void* const outputs[]) {",
-        "  if (!tessel_api_check(model, inputs, outputs)) return -1;",
-        f"  int32_t status = {call};",
-        "  if (status != 0) return status;",
-        *copies,
-        "  return 0;",
-        "}",
-        "",
-    ])  # fmt: skip
+    return "\n".join(
+        [
+            "TESSEL_EXPORT int tessel_model_run(tessel_model* model, const void* const inputs[],",
+            "                                   void* const outputs[]) {",
+            "  if (!tessel_api_check(model, inputs, outputs)) return -1;",
+            f"  int32_t status = {call};",
+            "  if (status != 0) return status;",
+            *copies,
+            "  return 0;",
+            "}",
+            "",
+        ]
+    )
 
 
 _ENTRY_POINTS = r"""

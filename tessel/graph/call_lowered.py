@@ -34,6 +34,7 @@ def call_lowered(
     """A call of the lowered kernel `kernel` on tensor `args`, typed `result_type`."""
     attrs = {CALL_LOWERED: 1, **({RESHAPE_ONLY: 1} if reshape_only else {})}
     call = Call(kernel, tuple(args), attrs)
+    # with_type keeps the node class: a Call
     return with_type(call, result_type) if result_type is not None else call  # type: ignore[return-value]
 
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from tessel.graph.expr import Call, Constant, Expr, Function, If, Let, Tuple, TupleGetItem, Var
 from tessel.graph.op import get_op
+from tessel.graph.traversal import operands
 from tessel.graph.ty import TensorType
 from tessel.ir.expr import GlobalVar, Op
 from tessel.ir.module import IRModule
@@ -76,24 +77,13 @@ class _Interpreter:
             expr, ready = stack.pop()
             if id(expr) in frame.memo:
                 continue
-            children = self._dataflow_children(expr)
+            children = operands(expr)
             if ready or not children:
                 frame.memo[id(expr)] = self._step(expr, frame)
                 continue
             stack.append((expr, True))
             stack.extend((c, False) for c in children if id(c) not in frame.memo)
         return frame.memo[id(root)]
-
-    @staticmethod
-    def _dataflow_children(expr: Expr) -> tuple[Expr, ...]:
-        if isinstance(expr, Call):
-            callee = (expr.op,) if isinstance(expr.op, Expr) else ()
-            return callee + tuple(a for a in expr.args if isinstance(a, Expr))
-        if isinstance(expr, Tuple):
-            return expr.fields
-        if isinstance(expr, TupleGetItem):
-            return (expr.tuple_value,)
-        return ()
 
     def _value(self, expr: Any, frame: _Frame) -> Any:
         if isinstance(expr, GlobalVar):

@@ -26,8 +26,7 @@ from tessel.graph.c_api import ApiModel, ApiTensor, api_model, c_api_source
 from tessel.graph.export import export_model
 from tessel.graph.expr import OUTPUT_NAMES, Constant, Expr, Function, Var
 from tessel.graph.memory_plan import MemoryPlan, TensorSlot, plan_memory
-from tessel.graph.passes.fold_constant import FOLDED_CONSTANTS
-from tessel.graph.passes.layout_rewrite import PACKED_CONSTANTS, LayoutRewrite
+from tessel.graph.passes.layout_rewrite import LayoutRewrite
 from tessel.graph.passes.lower_te import LowerTE
 from tessel.graph.passes.pipeline import default_pipeline
 from tessel.graph.traversal import post_order_exprs
@@ -42,7 +41,6 @@ from tessel.schedule.rules.default import host_target
 from tessel.support.dtype import DataType
 from tessel.support.errors import UserError
 from tessel.support.frozen_map import FrozenMap
-from tessel.support.names import unique_name
 from tessel.support.progress import NO_PROGRESS, Progress
 from tessel.tir.function import PrimFunc
 
@@ -83,8 +81,10 @@ def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name user
     OpenMP's default, the cores this process may use)."""
     _check_threads(threads)
     if executor not in EXECUTORS:
-        raise UserError(f"unknown executor {executor!r}; choose one of {list(EXECUTORS)}",
-                        rule="executor.unknown")  # fmt: skip
+        raise UserError(
+            f"unknown executor {executor!r}; choose one of {list(EXECUTORS)}",
+            rule="executor.unknown",
+        )
     ctx = ctx or PassContext()
     # A kind name asks for the defaults: for a model, this machine (whose -march=native the C
     # compiler builds for: AVX-512's row vectors took MiniLM's softmax and gelu 15% faster than
@@ -93,10 +93,7 @@ def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name user
         target = replace(host_target(), kind=target, fp_contract=True)
     if isinstance(params, str | Path):
         params = load_params(params)
-    mod, names = _bind(mod, params or {})
-    _name_constants(mod, names)
-    folded: list[tuple[Constant, tuple[Constant, ...]]] = []
-    ctx = replace(ctx, config={**ctx.config, FOLDED_CONSTANTS: folded})
+    mod = bind_params(mod, params or {})
     passes = default_passes(target) if passes is None else passes
     progress.stage("graph passes", total=len(passes))
     for pass_ in passes:
@@ -105,18 +102,14 @@ def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name user
     lowered = LowerTE(target=target, progress=progress)(mod, ctx)
     progress.stage("planning memory")
     lowered = LayoutRewrite(target)(lowered, ctx)
-    _name_folded(names, folded)
-    for packed, source in lowered.attrs.get(PACKED_CONSTANTS, ()):
-        if id(source.data) in names:  # a packed weight is named after its parameter
-            name, _ = names[id(source.data)]
-            names[id(packed.data)] = (f"{name}_packed", packed.data)
     plan = plan_memory(lowered)
     if executor == "python":
         kernels = {gv: f for gv, f in lowered.items() if isinstance(f, PrimFunc)}
         library = build(IRModule(FrozenMap(kernels)), target, progress=progress)
         return CompiledModel(lowered, plan, library, threads=threads)
-    weight_names = [_weight_name(names, c, k) for k, c in enumerate(plan.constants)]
-    aot = aot_module(lowered, plan, weight_names, link_params=target.link_params)
+    # Weights are named by their Constants' name_hints: a parameter's or an ONNX initializer's
+    # name, `<name>_folded` / `<name>_packed` after the passes that computed them from it.
+    aot = aot_module(lowered, plan, plan.weight_names(), link_params=target.link_params)
     outputs = [ApiTensor(o.name, o.shape, o.dtype) for o in _output_specs(lowered, plan)]
     api = functools.partial(_c_api, api_model(aot, plan, outputs))  # compiled into the library
     library = build(aot.mod, target, progress=progress, extra_source=api)
@@ -126,8 +119,9 @@ def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name user
 def _check_threads(count: Any) -> int | None:
     """`count` when it is a thread count or None, else a UserError."""
     if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
-        raise UserError(f"threads must be a positive integer or None, got {count!r}",
-                        rule="executor.threads")  # fmt: skip
+        raise UserError(
+            f"threads must be a positive integer or None, got {count!r}", rule="executor.threads"
+        )
     return count
 
 
@@ -154,61 +148,24 @@ def load_params(path: str | Path) -> dict[str, np.ndarray]:
 
 
 def bind_params(mod: IRModule, params: Mapping[str, Any]) -> IRModule:
-    """`mod` with the parameters of main named in `params` replaced by Constants."""
-    return _bind(mod, params)[0]
-
-
-_Names = dict[int, tuple[str, np.ndarray]]
-
-
-def _bind(mod: IRModule, params: Mapping[str, Any]) -> tuple[IRModule, _Names]:
-    """`bind_params`, and the parameter name of each bound Constant's data by id (the plan's
-    constants are those very arrays when no pass replaced the Constant); the array is kept so
-    that its id cannot be reused."""
+    """`mod` with the parameters of main named in `params` replaced by Constants, each named
+    after its parameter (its name_hint: the weight's name in a compiled model)."""
     if not params:
-        return mod, {}
+        return mod
     main = mod["main"]
     names = {p.name_hint: p for p in main.params}
     unknown = sorted(set(params) - set(names))
     if unknown:
-        raise UserError(f"`params` names no parameter of main: {unknown}; it has {sorted(names)}",
-                        rule="executor.unknown-param")  # fmt: skip
+        raise UserError(
+            f"`params` names no parameter of main: {unknown}; it has {sorted(names)}",
+            rule="executor.unknown-param",
+        )
     bound = {names[n]: _constant(names[n], v) for n, v in params.items()}
     body = _substitute(main.body, bound)
     func = Function(
         tuple(p for p in main.params if p not in bound), body, main.ret_type, main.attrs
     )
-    names = {id(c.data): (var.name_hint, c.data) for var, c in bound.items()}
-    return mod.with_function("main", func), names
-
-
-def _name_folded(names: _Names, folded: Sequence[tuple[Constant, Sequence[Constant]]]) -> None:
-    """Name each Constant that FoldConstant computed from exactly one named weight (with
-    others unnamed: a pad value, a shape) `<weight>_folded`, `_folded_1`, ... (a conv weight
-    that AlterOpLayout blocks, then padded or not), so an exported model keeps its weights'
-    names rather than `constant_k`. In folding order, so a chain of folds names its end."""
-    roots: dict[int, str] = {}
-    taken = {name for name, _ in names.values()}
-    for constant, sources in folded:
-        found = set()
-        for source in sources:
-            name, array = names.get(id(source.data), ("", None))
-            if array is source.data:
-                found.add(roots.get(id(source.data), name))
-        if len(found) != 1:
-            continue
-        root = found.pop()
-        name = unique_name(f"{root}_folded", taken)
-        names[id(constant.data)] = (name, constant.data)
-        roots[id(constant.data)] = root
-
-
-def _name_constants(mod: IRModule, names: _Names) -> None:
-    """Name each Constant of main that carries a name (a frontend's: an ONNX initializer's)
-    after it, as `_bind` names the bound parameters."""
-    for node in post_order_exprs(mod["main"].body):
-        if isinstance(node, Constant) and node.name_hint and id(node.data) not in names:
-            names[id(node.data)] = (node.name_hint, node.data)
+    return mod.with_function("main", func)
 
 
 def _output_specs(lowered: IRModule, plan: MemoryPlan) -> tuple[_Input, ...]:
@@ -222,18 +179,13 @@ def _output_specs(lowered: IRModule, plan: MemoryPlan) -> tuple[_Input, ...]:
     return tuple(_Input(n, tuple(t.shape), t.dtype) for n, t in zip(names, slots, strict=True))
 
 
-def _weight_name(names: _Names, constant: np.ndarray, k: int) -> str:
-    name, array = names.get(id(constant), ("", None))
-    return name if array is constant else f"constant_{k}"
-
-
 def _constant(param: Var, value: Any) -> Constant:
     array = np.asarray(value)
     ty = param.type_annotation
     if isinstance(ty, TensorType):
         _check_array(f"%{param.name_hint}", array, ty.shape, ty.dtype, cast=True)
         array = array.astype(DataType.of(ty.dtype).numpy, copy=False)
-    return Constant(array)
+    return Constant(array, name_hint=param.name_hint)
 
 
 def _substitute(root: Expr, bound: dict[Var, Constant]) -> Expr:
@@ -264,16 +216,21 @@ def _rebuilt(value: Any, new: dict[int, Any]) -> Any:
     return new.get(id(value), value)
 
 
-def _check_array(name: str, array: np.ndarray, shape: tuple[int, ...], dtype: str,
-                 cast: bool = False) -> None:  # fmt: skip
+def _check_array(
+    name: str, array: np.ndarray, shape: tuple[int, ...], dtype: str, cast: bool = False
+) -> None:
     if array.shape != tuple(shape):
-        raise ModelInputError(f"input `{name}`: expected shape {tuple(shape)}, got {array.shape}",
-                              rule="executor.input-shape")  # fmt: skip
+        raise ModelInputError(
+            f"input `{name}`: expected shape {tuple(shape)}, got {array.shape}",
+            rule="executor.input-shape",
+        )
     want = _numpy_dtype(dtype)
     if array.dtype != want and not (cast and np.can_cast(array.dtype, want, "same_kind")):
-        raise ModelInputError(f"input `{name}`: expected dtype {want}, got {array.dtype}",
-                              rule="executor.input-dtype",
-                              hint=f"convert it first, e.g. x.astype('{want}')")  # fmt: skip
+        raise ModelInputError(
+            f"input `{name}`: expected dtype {want}, got {array.dtype}",
+            rule="executor.input-dtype",
+            hint=f"convert it first, e.g. x.astype('{want}')",
+        )
 
 
 @dataclass(frozen=True)
@@ -301,19 +258,25 @@ class CompiledModel:
         self.lowered, self.plan, self.library, self.aot = lowered, plan, library, aot
         self.threads = threads
         main = lowered["main"]
-        self.inputs = tuple(_Input(p.name_hint, p.checked_type.shape, p.checked_type.dtype)
-                            for p in main.params)  # fmt: skip
+        self.inputs = tuple(
+            _Input(p.name_hint, p.checked_type.shape, p.checked_type.dtype) for p in main.params
+        )
         self.outputs = _output_specs(lowered, plan)  # the flattened results, named
         # What every call allocates, and the weights it returns as results, worked out once.
-        self._fresh = tuple((t.id, t.shape, DataType.of(t.dtype).numpy)
-                            for t in plan.tensors if t.kind == "output")  # fmt: skip
-        self._constant_results = {i: plan.constants[plan.tensors[i].index] for i in plan.outputs
-                                  if plan.tensors[i].kind == "constant"}  # fmt: skip
+        self._fresh = tuple(
+            (t.id, t.shape, DataType.of(t.dtype).numpy) for t in plan.tensors if t.kind == "output"
+        )
+        self._constant_results = {
+            i: plan.constants[plan.tensors[i].index]
+            for i in plan.outputs
+            if plan.tensors[i].kind == "constant"
+        }
         if aot is not None:
             # Private, writeable, C-contiguous copies: main hands the kernels non-const
             # pointers. Linked weights (link_params) live in the library: none is copied.
-            copies = () if aot.linked else (_aligned_copy(c, plan.alignment)
-                                            for c in plan.constants)  # fmt: skip
+            copies = (
+                () if aot.linked else (_aligned_copy(c, plan.alignment) for c in plan.constants)
+            )
             self.weights = tuple(copies)
             # main takes the weights as one table of their addresses (tessel.graph.aot), bound
             # once here while `weights` keeps the arrays alive: a call checks only its inputs
@@ -327,20 +290,25 @@ class CompiledModel:
             # The usual model returns each of its fresh outputs once, in main's order: a call
             # then allocates them, calls main and returns them, with no slot bookkeeping.
             fresh = {slot: (shape, dtype) for slot, shape, dtype in self._fresh}
-            simple = (list(plan.outputs) == list(self._output_slots)
-                      and len(set(plan.outputs)) == len(plan.outputs)
-                      and all(slot in fresh for slot in plan.outputs))  # fmt: skip
+            simple = (
+                list(plan.outputs) == list(self._output_slots)
+                and len(set(plan.outputs)) == len(plan.outputs)
+                and all(slot in fresh for slot in plan.outputs)
+            )
             self._simple_outputs = tuple(fresh[s] for s in plan.outputs) if simple else None
             return
         self._simple_outputs = None
         self._arena = _aligned_bytes(plan.peak_bytes, plan.alignment)
-        self._fixed = {t.id: self._fixed_array(t) for t in plan.tensors
-                       if t.kind in ("constant", "intermediate")}  # fmt: skip
+        self._fixed = {
+            t.id: self._fixed_array(t)
+            for t in plan.tensors
+            if t.kind in ("constant", "intermediate")
+        }
         self._kernels = [(library[c.kernel], c.inputs + c.outputs) for c in plan.calls]
 
     @property
     def executor(self) -> str:
-        """"aot" or "python"."""
+        """ "aot" or "python"."""
         return "python" if self.aot is None else "aot"
 
     def _fixed_array(self, slot: TensorSlot) -> np.ndarray:

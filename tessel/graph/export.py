@@ -37,12 +37,17 @@ if TYPE_CHECKING:
 def export_model(model: CompiledModel, directory: str | Path) -> Path:
     """Write the library, header and weights of an AOT-compiled `model` into `directory`."""
     if model.aot is None:
-        raise UserError('only a model compiled with executor="aot" can be exported',
-                        rule="export.executor", hint='compile it with executor="aot"')  # fmt: skip
+        raise UserError(
+            'only a model compiled with executor="aot" can be exported',
+            rule="export.executor",
+            hint='compile it with executor="aot"',
+        )
     signature = model.library["main"].signature
     if signature.constants:
-        raise UserError("the model's kernels read module constants, which export does not "
-                        "write yet", rule="export.module-constants")  # fmt: skip
+        raise UserError(
+            "the model's kernels read module constants, which export does not write yet",
+            rule="export.module-constants",
+        )
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(model.library.library_path, out / LIBRARY)
@@ -76,8 +81,9 @@ def _write_params(model: CompiledModel, out: Path) -> None:
             raw.write(array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes())
 
 
-def header_text(aot: AotModule, c_symbol: str, arena_bytes: int,
-                names: Sequence[str] | None = None) -> str:  # fmt: skip
+def header_text(
+    aot: AotModule, c_symbol: str, arena_bytes: int, names: Sequence[str] | None = None
+) -> str:
     """The C header of an exported model whose library entry `main` is `c_symbol`; `names`
     names the rows of the tensor table (default: the tensors' names)."""
     params = aot.params
@@ -135,9 +141,11 @@ def _table_rows(params: tuple[AotParam, ...], max_ndim: int, names: Sequence[str
         file_offset = offset if p.kind == "weight" else -1
         offset += nbytes if p.kind == "weight" else 0
         length = len(name.encode("utf-8", "surrogatepass"))
-        rows.append(f"  {{{c_string_literal(name)}, {c_string_literal(p.kind)}, "
-                    f"{c_string_literal(p.dtype)}, {len(p.shape)}, {{{shape}}}, {nbytes}, "
-                    f"{file_offset}, {length}}},")  # fmt: skip
+        rows.append(
+            f"  {{{c_string_literal(name)}, {c_string_literal(p.kind)}, "
+            f"{c_string_literal(p.dtype)}, {len(p.shape)}, {{{shape}}}, {nbytes}, "
+            f"{file_offset}, {length}}},"
+        )
     return rows
 
 

@@ -8,6 +8,7 @@ that changes types runs InferType again (the graph passes do).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
@@ -46,7 +47,11 @@ class Var(Expr):
 @dataclass(frozen=True, slots=True, eq=False)
 class Constant(Expr):
     """A constant tensor (weights, shapes, scalars); `name_hint` is where it came from (an ONNX
-    initializer's name), a hint like a Var's name: never compared, kept by exports."""
+    initializer's name, a bound parameter's), a hint like a Var's name: never compared, not
+    printed (Relay's text has no place for it), and the name of the weight in a compiled or
+    exported model. A pass that computes a constant from one named constant names the result
+    after it (`derived_name`); one computed from several (CombineParallelDense's concatenated
+    weights) or from none is unnamed, and an export calls it `constant_<k>`."""
 
     data: np.ndarray
     name_hint: str = field(default="", kw_only=True, compare=False)
@@ -152,6 +157,18 @@ class TupleGetItem(Expr):
 
     tuple_value: Expr
     index: int
+
+
+def derived_name(sources: Iterable[Expr], suffix: str) -> str:
+    """The name_hint of a constant computed from `sources` (`<name><suffix>`: a weight folded
+    or packed keeps its weight's name): the one name the named Constants among them share,
+    else "" (several weights combined, or none named). A name already ending in `suffix` is
+    kept, so a chain of folds stays `<name>_folded`."""
+    names = {s.name_hint for s in sources if isinstance(s, Constant) and s.name_hint}
+    if len(names) != 1:
+        return ""
+    (name,) = names
+    return name if name.endswith(suffix) else f"{name}{suffix}"
 
 
 def const(value: Any, dtype: str | None = None) -> Constant:

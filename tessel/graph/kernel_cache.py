@@ -21,9 +21,12 @@ KERNEL_KIND = "kernels"
 
 
 def cached_kernel(
-    func: Function, name: str, target: Target | None, schedule: bool,
+    func: Function,
+    name: str,
+    target: Target | None,
+    schedule: bool,
     make: Callable[[], PrimFunc],
-) -> PrimFunc:  # fmt: skip
+) -> PrimFunc:
     """The kernel `make()` builds for `func`, from the cache when it was built before."""
     key = kernel_key(func, name, target, schedule)
     cached = read_artifact(KERNEL_KIND, source_fingerprint(), key)

@@ -84,6 +84,14 @@ class MemoryPlan:
     peak_bytes: int
     constant_bytes: int
     alignment: int = ALIGNMENT
+    # per constant, its Constant's name_hint ("" when unnamed): a weight's name in the model
+    constant_names: tuple[str, ...] = ()
+
+    def weight_names(self) -> tuple[str, ...]:
+        """The name of each constant in a compiled model: its Constant's name_hint (a weight's
+        ONNX or parameter name), else `constant_<k>`; not yet unique nor a C identifier."""
+        names = self.constant_names or ("",) * len(self.constants)
+        return tuple(name or f"constant_{k}" for k, name in enumerate(names))
 
     def offsets(self) -> dict[int, int]:
         """Arena offset of every intermediate slot, by id."""
@@ -184,8 +192,11 @@ def plan_memory(mod: IRModule, alignment: int = ALIGNMENT) -> MemoryPlan:
 def _type(expr: Expr) -> Type:
     ty = expr.checked_type or getattr(expr, "type_annotation", None)
     if ty is None:
-        raise LoweringError("memory_plan needs a typed main", rule="memory_plan.untyped",
-                            hint="run InferType and LowerTE first")  # fmt: skip
+        raise LoweringError(
+            "memory_plan needs a typed main",
+            rule="memory_plan.untyped",
+            hint="run InferType and LowerTE first",
+        )
     return ty
 
 
@@ -198,20 +209,30 @@ class _SlotBuilder:
         self.values: dict[int, tuple[int, ...]] = {}
         self.calls: list[KernelCall] = []
         self.constants: list[np.ndarray] = []
+        self.constant_names: list[str] = []
         self.aliases: list[tuple[int, int, int]] = []  # (reshaped slot, its input, call index)
 
     def leaves(self, ty: Type, kind: str, index: int = -1) -> tuple[int, ...]:
         if isinstance(ty, TupleType):
             return tuple(i for f in ty.fields for i in self.leaves(f, kind, index))
         assert isinstance(ty, TensorType), ty
-        self.slots.append({"id": len(self.slots), "shape": ty.shape, "dtype": ty.dtype,
-                           "kind": kind, "index": index, "start": len(self.calls)})  # fmt: skip
+        self.slots.append(
+            {
+                "id": len(self.slots),
+                "shape": ty.shape,
+                "dtype": ty.dtype,
+                "kind": kind,
+                "index": index,
+                "start": len(self.calls),
+            }
+        )
         return (len(self.slots) - 1,)
 
     def visit(self, node: Expr) -> None:
         if isinstance(node, Constant):
             self.values[id(node)] = self.leaves(node.tensor_type, "constant", len(self.constants))
             self.constants.append(np.require(node.data, requirements="C"))
+            self.constant_names.append(node.name_hint)
         elif isinstance(node, Tuple):
             self.values[id(node)] = tuple(i for f in node.fields for i in self.values[id(f)])
         elif isinstance(node, TupleGetItem):
@@ -302,6 +323,7 @@ class _SlotBuilder:
             peak_bytes=peak,
             constant_bytes=sum(int(c.nbytes) for c in self.constants),
             alignment=alignment,
+            constant_names=tuple(self.constant_names),
         )
 
 

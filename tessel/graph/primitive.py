@@ -129,8 +129,10 @@ def kernel_name(func: Function) -> str:
 
 def build_prim_func(func: Function, name: str) -> PrimFunc:
     """The PrimFunc of canonical primitive `func`: its parameters, then its outputs (flattened)."""
-    inputs = [te.placeholder(p.type_annotation.shape, p.type_annotation.dtype, name=p.name_hint)
-              for p in func.params]  # fmt: skip
+    inputs = [
+        te.placeholder(p.type_annotation.shape, p.type_annotation.dtype, name=p.name_hint)
+        for p in func.params
+    ]
     values: dict[int, Any] = {id(p): t for p, t in zip(func.params, inputs, strict=True)}
     for node in post_order_exprs(func.body):
         if id(node) in values:

@@ -24,7 +24,9 @@ class TensorType(Type):
     def __post_init__(self) -> None:
         shape = tuple(self.shape)
         if any(not isinstance(d, int) or isinstance(d, bool) or d < 0 for d in shape):
-            raise IRTypeError(f"a tensor shape is non-negative ints, got {self.shape!r}", rule="type.shape")
+            raise IRTypeError(
+                f"a tensor shape is non-negative ints, got {self.shape!r}", rule="type.shape"
+            )
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "dtype", str(DataType.of(self.dtype)))
 

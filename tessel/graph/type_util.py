@@ -6,7 +6,8 @@ from tessel.graph.ty import FuncType, IncompleteType, TensorType, TupleType, Typ
 
 
 def type_str(ty: Type | None) -> str:
-    """A type as Relay's text format writes it: `Tensor[(1, 3), float32]`, `(A, B)`, `fn (A) -> B`."""
+    """A type as Relay's text format writes it: `Tensor[(1, 3), float32]`, `(A, B)`,
+    `fn (A) -> B`."""
     if ty is None or isinstance(ty, IncompleteType):
         return "?"
     if isinstance(ty, TensorType):

@@ -38,11 +38,12 @@ def well_formed(root: Expr) -> None:
     while stack:
         action, item = stack.pop()
         if action == "bind":
-            _bind(item, bound)  # type: ignore[arg-type]
-            in_scope.add(item)  # type: ignore[arg-type]
+            _bind(item, bound)  # type: ignore[arg-type]  # "bind" entries hold Vars
+            in_scope.add(item)  # type: ignore[arg-type]  # "bind" entries hold Vars
         elif action == "unbind":
-            in_scope.discard(item)  # type: ignore[arg-type]
+            in_scope.discard(item)
         else:
+            # "visit" entries hold Exprs
             _visit(item, stack, in_scope, visited)  # type: ignore[arg-type]
 
 

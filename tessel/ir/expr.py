@@ -15,6 +15,21 @@ from tessel.support.dtype import DataType, bool_, handle, int32
 from tessel.support.errors import IRTypeError
 
 
+def _defers_to_tensors(method: Any) -> Any:
+    """An arithmetic operator that leaves a whole-tensor operand to the tensor's own operator
+    (`A[0] + B` with B a te.Tensor broadcasts, as in TVM): classes that build tensor arithmetic
+    set `defers_expr_operators`, and Python then calls their reflected operator."""
+
+    def operator(self: PrimExpr, other: Any) -> Any:
+        if getattr(type(other), "defers_expr_operators", False):
+            return NotImplemented
+        return method(self, other)
+
+    operator.__name__ = method.__name__
+    operator.__doc__ = method.__doc__
+    return operator
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class PrimExpr(Node):
     """A scalar (or vector) expression with a dtype."""
@@ -30,45 +45,57 @@ class PrimExpr(Node):
 
     # `==`/`!=` give a SymbolicEquality: IR where an expression is expected (`i == 3` in an index
     # map lambda), object identity where Python wants a bool (so nodes stay usable as dict keys).
-    def __eq__(self, other: object) -> SymbolicEquality:  # type: ignore[override]
+    def __eq__(self, other: object) -> SymbolicEquality:  # type: ignore[override]  # see above
         return SymbolicEquality(self, other, negated=False)
 
-    def __ne__(self, other: object) -> SymbolicEquality:  # type: ignore[override]
+    def __ne__(self, other: object) -> SymbolicEquality:  # type: ignore[override]  # see above
         return SymbolicEquality(self, other, negated=True)
 
+    @_defers_to_tensors
     def __add__(self, other: Any) -> PrimExpr:
         return _b.add(self, other)
 
+    @_defers_to_tensors
     def __radd__(self, other: Any) -> PrimExpr:
         return _b.add(other, self)
 
+    @_defers_to_tensors
     def __sub__(self, other: Any) -> PrimExpr:
         return _b.sub(self, other)
 
+    @_defers_to_tensors
     def __rsub__(self, other: Any) -> PrimExpr:
         return _b.sub(other, self)
 
+    @_defers_to_tensors
     def __mul__(self, other: Any) -> PrimExpr:
         return _b.mul(self, other)
 
+    @_defers_to_tensors
     def __rmul__(self, other: Any) -> PrimExpr:
         return _b.mul(other, self)
 
+    @_defers_to_tensors
     def __truediv__(self, other: Any) -> PrimExpr:
         return _b.div(self, other)
 
+    @_defers_to_tensors
     def __rtruediv__(self, other: Any) -> PrimExpr:
         return _b.div(other, self)
 
+    @_defers_to_tensors
     def __floordiv__(self, other: Any) -> PrimExpr:
         return _b.floordiv(self, other)
 
+    @_defers_to_tensors
     def __rfloordiv__(self, other: Any) -> PrimExpr:
         return _b.floordiv(other, self)
 
+    @_defers_to_tensors
     def __mod__(self, other: Any) -> PrimExpr:
         return _b.floormod(self, other)
 
+    @_defers_to_tensors
     def __rmod__(self, other: Any) -> PrimExpr:
         return _b.floormod(other, self)
 
@@ -219,7 +246,9 @@ class StringImm(PrimExpr):
 
     def __post_init__(self) -> None:
         if not isinstance(self.value, str):
-            raise IRTypeError(f"StringImm holds a str, not {type(self.value).__name__} {self.value!r}")
+            raise IRTypeError(
+                f"StringImm holds a str, not {type(self.value).__name__} {self.value!r}"
+            )
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -482,7 +511,9 @@ class Let(PrimExpr):
 
     def __post_init__(self) -> None:
         if self.var.dtype != self.value.dtype:
-            raise IRTypeError(f"let binds `{self.var.name}` of {self.var.dtype} to {self.value.dtype}")
+            raise IRTypeError(
+                f"let binds `{self.var.name}` of {self.var.dtype} to {self.value.dtype}"
+            )
         object.__setattr__(self, "dtype", self.body.dtype)
 
 

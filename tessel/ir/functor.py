@@ -185,8 +185,10 @@ class _Frame:
                     changes[name] = items
         for name, mapping in self.maps:
             pairs = [(next(results), next(results)) for _ in range(len(mapping))]
-            if any(nk is not k or nv is not v
-                   for (nk, nv), (k, v) in zip(pairs, mapping.items(), strict=True)):  # fmt: skip
+            if any(
+                nk is not k or nv is not v
+                for (nk, nv), (k, v) in zip(pairs, mapping.items(), strict=True)
+            ):
                 changes[name] = FrozenMap(pairs)
         return with_changes(self.node, **changes)
 

@@ -38,7 +38,9 @@ def with_changes(node: N, /, **changes: object) -> N:
 def field_names(cls: type) -> tuple[str, ...]:
     """The dataclass fields of an IR node class that carry meaning (all but `span`)."""
     # `compare=False` marks derived fields (a graph expression's checked type): not meaning.
-    return tuple(f.name for f in dataclasses.fields(cls) if f.name != "span" and f.init and f.compare)
+    return tuple(
+        f.name for f in dataclasses.fields(cls) if f.name != "span" and f.init and f.compare
+    )
 
 
 def child_items(node: Node) -> list[tuple[str, Any]]:

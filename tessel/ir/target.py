@@ -59,8 +59,11 @@ class Target:
             raise UserError("max_stack_alloca_size must be >= 0", rule="target.stack-size")
         _check_cpu(self)
         if self.sanitize is not None and self.sanitize not in _SANITIZERS:
-            raise UserError(f"unknown sanitizer {self.sanitize!r}", rule="target.sanitize",
-                            hint=f"use one of {_SANITIZERS}, or None")  # fmt: skip
+            raise UserError(
+                f"unknown sanitizer {self.sanitize!r}",
+                rule="target.sanitize",
+                hint=f"use one of {_SANITIZERS}, or None",
+            )
 
     @staticmethod
     def of(value: Target | str) -> Target:
@@ -99,15 +102,18 @@ def _check_cpu(target: Target) -> None:
     if target.vector_bytes < 2:
         raise UserError("vector_bytes must be at least 2", rule="target.vector-bytes")
     if target.vector_bytes & (target.vector_bytes - 1):
-        raise UserError(f"vector_bytes must be a power of two, got {target.vector_bytes}",
-                        rule="target.vector-bytes",
-                        hint="16 (SSE2, NEON), 32 (AVX2) or 64 (AVX-512)")  # fmt: skip
+        raise UserError(
+            f"vector_bytes must be a power of two, got {target.vector_bytes}",
+            rule="target.vector-bytes",
+            hint="16 (SSE2, NEON), 32 (AVX2) or 64 (AVX-512)",
+        )
     if target.vector_registers < 1:
         raise UserError("vector_registers must be at least 1", rule="target.vector-registers")
     for name in ("l1_bytes", "l2_bytes", "l3_bytes"):
         if getattr(target, name) < 0:
-            raise UserError(f"{name} must be >= 0 (0: the CPU has no such cache)",
-                            rule="target.cache-size")  # fmt: skip
+            raise UserError(
+                f"{name} must be >= 0 (0: the CPU has no such cache)", rule="target.cache-size"
+            )
     if target.cores < 1:
         raise UserError("cores must be at least 1", rule="target.cores")
 

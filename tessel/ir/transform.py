@@ -1,4 +1,5 @@
-"""Pass infrastructure: passes are frozen dataclasses `IRModule -> IRModule` run in a PassContext."""
+"""Pass infrastructure: passes are frozen dataclasses `IRModule -> IRModule` run in a
+PassContext."""
 
 from __future__ import annotations
 

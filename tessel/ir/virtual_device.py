@@ -42,15 +42,22 @@ def device_type_code(device_type: int | str) -> int:
     if isinstance(device_type, str):
         code = DEVICE_TYPE_CODES.get(device_type.lower())
         if code is None:
-            raise UserError(f"unknown device type {device_type!r}", rule="virtual-device.type",
-                            hint=f"use one of {sorted(DEVICE_TYPE_NAMES.values())}")  # fmt: skip
+            raise UserError(
+                f"unknown device type {device_type!r}",
+                rule="virtual-device.type",
+                hint=f"use one of {sorted(DEVICE_TYPE_NAMES.values())}",
+            )
         return code
     if isinstance(device_type, bool) or not isinstance(device_type, int):
-        raise UserError(f"a device type is an int or a name, not {device_type!r}",
-                        rule="virtual-device.type")  # fmt: skip
+        raise UserError(
+            f"a device type is an int or a name, not {device_type!r}", rule="virtual-device.type"
+        )
     if device_type != UNCONSTRAINED and device_type < 1:
-        raise UserError(f"device type {device_type} is not a DLPack device type (1, 2, ...)",
-                        rule="virtual-device.type", hint="-1 leaves it unconstrained")  # fmt: skip
+        raise UserError(
+            f"device type {device_type} is not a DLPack device type (1, 2, ...)",
+            rule="virtual-device.type",
+            hint="-1 leaves it unconstrained",
+        )
     return device_type
 
 
@@ -79,11 +86,15 @@ class VirtualDevice:
                 hint="-1 leaves it unconstrained",
             )
         if self.target is not None and not isinstance(self.target, Target):
-            raise UserError(f"target must be a Target or None, got {self.target!r}",
-                            rule="virtual-device.target")  # fmt: skip
+            raise UserError(
+                f"target must be a Target or None, got {self.target!r}",
+                rule="virtual-device.target",
+            )
         if not isinstance(self.memory_scope, str):
-            raise UserError(f"memory_scope must be a string, got {self.memory_scope!r}",
-                            rule="virtual-device.scope")  # fmt: skip
+            raise UserError(
+                f"memory_scope must be a string, got {self.memory_scope!r}",
+                rule="virtual-device.scope",
+            )
         # As TVM checks: a target generates code for one device type, which must be this one.
         if self.target is not None:
             wanted = _TARGET_DEVICE_TYPE[self.target.kind]
@@ -141,8 +152,10 @@ class VirtualDevice:
     def default(self, other: VirtualDevice) -> VirtualDevice:
         """`self` with its unconstrained fields taken from `other` (TVM's Default)."""
         # `other`'s target is taken only where it fits this device type, so this never fails.
-        merged = {name: getattr(other if getattr(self, name) == unset else self, name)
-                  for name, unset in _FIELDS}  # fmt: skip
+        merged = {
+            name: getattr(other if getattr(self, name) == unset else self, name)
+            for name, unset in _FIELDS
+        }
         if (
             self.target is None
             and other.target is not None

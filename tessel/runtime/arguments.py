@@ -34,7 +34,8 @@ def argument_types(signature: FunctionSignature) -> list[type]:
     """The ctypes of the C function's arguments, in order."""
     types = [ctypes.c_void_p if p.kind == "buffer" else CTYPES[p.dtype] for p in signature.params]
     table = [ctypes.c_void_p] if signature.constants else []
-    return types + [ctypes.c_int64] * len(signature.size_args) + table
+    returned = [ctypes.c_void_p] if signature.returns is not None else []
+    return types + [ctypes.c_int64] * len(signature.size_args) + table + returned
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,8 +160,7 @@ def _scalar(param: ParamSpec, arg: Any) -> Any:
         info = np.iinfo(dtype)
         if not info.min <= int(arg) <= info.max:
             raise ValueError(
-                f"argument `{param.name}`: {arg} does not fit in {dtype} "
-                f"([{info.min}, {info.max}])"
+                f"argument `{param.name}`: {arg} does not fit in {dtype} ([{info.min}, {info.max}])"
             )
         return int(arg)
     if not isinstance(arg, numbers.Real | dtype.type):  # ml_dtypes' bfloat16 is no Real

@@ -64,8 +64,9 @@ def find_compiler() -> tuple[str, ...]:
 
 def _run_compiler(command: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """Run one compiler command (the single place a compiler process starts)."""
-    return subprocess.run(command, capture_output=True, text=True, check=False, cwd=cwd,
-                          env=_compiler_environment())  # fmt: skip
+    return subprocess.run(
+        command, capture_output=True, text=True, check=False, cwd=cwd, env=_compiler_environment()
+    )
 
 
 def _compiler_environment() -> dict[str, str] | None:
@@ -75,7 +76,9 @@ def _compiler_environment() -> dict[str, str] | None:
     preload = os.environ.get("LD_PRELOAD")
     if not preload:
         return None
-    kept = [p for p in preload.split() if not Path(p).name.startswith(("libasan", "libclang_rt.asan"))]
+    kept = [
+        p for p in preload.split() if not Path(p).name.startswith(("libasan", "libclang_rt.asan"))
+    ]
     env = dict(os.environ)
     if kept:
         env["LD_PRELOAD"] = " ".join(kept)
@@ -131,8 +134,11 @@ def compile_source(
         flags = (*flags, "-ffp-contract=fast")
     if sanitize is not None:
         if sanitize not in SANITIZER_FLAGS:
-            raise BuildError(f"unknown sanitizer {sanitize!r}", rule="build.sanitize",
-                             hint=f"use one of {sorted(SANITIZER_FLAGS)}")  # fmt: skip
+            raise BuildError(
+                f"unknown sanitizer {sanitize!r}",
+                rule="build.sanitize",
+                hint=f"use one of {sorted(SANITIZER_FLAGS)}",
+            )
         flags = (*flags, *SANITIZER_FLAGS[sanitize])
     directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     directory.mkdir(parents=True, exist_ok=True)

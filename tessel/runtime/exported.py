@@ -66,8 +66,9 @@ class ExportedModel:
         try:
             _declare(lib)
         except AttributeError as err:
-            raise BuildError(f"{library_path} has no model C API ({err})",
-                             rule="runtime.load-model") from err  # fmt: skip
+            raise BuildError(
+                f"{library_path} has no model C API ({err})", rule="runtime.load-model"
+            ) from err
         self.inputs = _specs(lib.tessel_model_input_info, lib.tessel_model_num_inputs())
         self.outputs = _specs(lib.tessel_model_output_info, lib.tessel_model_num_outputs())
         self._numpy_outputs = tuple((s.shape, DataType.of(s.dtype).numpy) for s in self.outputs)
@@ -75,8 +76,10 @@ class ExportedModel:
         path = None if self.params_path is None else str(self.params_path).encode()
         self._handle = lib.tessel_model_create(path)
         if not self._handle:
-            raise UserError(f"cannot load the model in {self.directory}: {self._last_error()}",
-                            rule="runtime.load-model")  # fmt: skip
+            raise UserError(
+                f"cannot load the model in {self.directory}: {self._last_error()}",
+                rule="runtime.load-model",
+            )
 
     def _params_path(self, params: str | Path | None) -> Path | None:
         """The weights file: `params`, else the export's params.safetensors or params.bin; None
@@ -147,16 +150,21 @@ def _specs(getter: Any, count: int) -> tuple[TensorSpec, ...]:
     return tuple(specs)
 
 
-def _match(specs: tuple[TensorSpec, ...], args: tuple[Any, ...],
-           named: dict[str, Any]) -> list[tuple[TensorSpec, Any]]:  # fmt: skip
+def _match(
+    specs: tuple[TensorSpec, ...], args: tuple[Any, ...], named: dict[str, Any]
+) -> list[tuple[TensorSpec, Any]]:
     """Each input's spec with its value: positional first, then by name."""
     unknown = sorted(set(named) - {s.name for s in specs})
     if unknown:
-        raise UserError(f"no input named {unknown}; the inputs are {[s.name for s in specs]}",
-                        rule="runtime.input-name")  # fmt: skip
+        raise UserError(
+            f"no input named {unknown}; the inputs are {[s.name for s in specs]}",
+            rule="runtime.input-name",
+        )
     if len(args) > len(specs):
-        raise UserError(f"{len(args)} arguments, but the model has {len(specs)} inputs",
-                        rule="runtime.input-count")  # fmt: skip
+        raise UserError(
+            f"{len(args)} arguments, but the model has {len(specs)} inputs",
+            rule="runtime.input-count",
+        )
     pairs = []
     for k, spec in enumerate(specs):
         if k < len(args) and spec.name in named:
@@ -174,12 +182,16 @@ def _as_input(spec: TensorSpec, value: Any) -> np.ndarray:
     array = np.asarray(value)
     want = np.dtype(DataType.of(spec.dtype).numpy)
     if array.shape != spec.shape:
-        raise UserError(f"input `{spec.name}`: expected shape {spec.shape}, got {array.shape}",
-                        rule="runtime.input-shape")  # fmt: skip
+        raise UserError(
+            f"input `{spec.name}`: expected shape {spec.shape}, got {array.shape}",
+            rule="runtime.input-shape",
+        )
     if array.dtype != want:
-        raise UserError(f"input `{spec.name}`: expected dtype {want}, got {array.dtype}",
-                        rule="runtime.input-dtype",
-                        hint=f"convert it first, e.g. x.astype('{want}')")  # fmt: skip
+        raise UserError(
+            f"input `{spec.name}`: expected dtype {want}, got {array.dtype}",
+            rule="runtime.input-dtype",
+            hint=f"convert it first, e.g. x.astype('{want}')",
+        )
     # A read-only input is copied, as CompiledModel does: main's signature says it may write it.
     if not array.flags.c_contiguous or not array.flags.writeable:
         array = np.array(array, order="C", copy=True)

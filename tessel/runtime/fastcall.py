@@ -196,9 +196,7 @@ def _source() -> str:
     for n in range(_MAX_ARGS + 1):
         params = ", ".join(["P"] * n) or "void"
         call_args = ", ".join(f"a[{k}]" for k in range(n))
-        cases.append(
-            f"    case {n}: *status = ((int32_t (*)({params}))f)({call_args}); return 0;"
-        )
+        cases.append(f"    case {n}: *status = ((int32_t (*)({params}))f)({call_args}); return 0;")
     return _HEADER + "\n".join(cases) + _FOOTER
 
 
@@ -219,7 +217,8 @@ def _extension() -> Any | None:
         return None
     try:
         spec = importlib.util.spec_from_file_location(_MODULE, path)
-        assert spec is not None and spec.loader is not None
+        assert spec is not None
+        assert spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
     except (ImportError, OSError):
@@ -245,14 +244,20 @@ def _build(compiler: tuple[str, ...], include: str | None, source: str, path: Pa
     return True
 
 
-def fast_caller(address: int, signature: FunctionSignature, values: tuple[Any, ...],
-                free: tuple[int, ...], spans: tuple[tuple[Any, int, int], ...],
-                extra: tuple[int, ...]) -> Any | None:  # fmt: skip
+def fast_caller(  # noqa: C901 - each early return names a signature the fast path cannot take
+    address: int,
+    signature: FunctionSignature,
+    values: tuple[Any, ...],
+    free: tuple[int, ...],
+    spans: tuple[tuple[Any, int, int], ...],
+    extra: tuple[int, ...],
+) -> Any | None:
     """A C caller of the function at `address` whose arguments other than `free` are the
     addresses in `values` (then `extra`), or None when its arguments are not all arrays of
-    static shape and pointers, or the extension is not available."""
+    static shape and pointers, the function returns a value (T.ret: the Python path gives it
+    back), or the extension is not available."""
     params = signature.params
-    if signature.size_args or len(params) + len(extra) > _MAX_ARGS:
+    if signature.size_args or signature.returns or len(params) + len(extra) > _MAX_ARGS:
         return None
     specs = []
     for position in free:

@@ -1,5 +1,9 @@
 """A loaded shared object: each exported entry function as a checked Python callable.
 
+A call returns None, or, for a function that returns a value (T.ret, `FunctionSignature.returns`),
+that value as the interpreter gives it (a Python int or bool, a NumPy float scalar of its
+width): the C function writes it through a pointer to a one-element array passed last.
+
 A library built without linked parameters holds no constant data: the Module is handed the
 module's constants when it loads, checks them against the library's `ConstantSpec`s, keeps them
 alive, and passes their table to each function that reads them (TVM's RFC 22 on constants).
@@ -18,6 +22,7 @@ import numpy as np
 from tessel.runtime.arguments import (
     BoundArguments,
     argument_types,
+    array_dtype,
     bind_arguments,
     c_arguments,
 )
@@ -56,7 +61,7 @@ class Function:
     def name(self) -> str:
         return self.signature.name
 
-    def __call__(self, *args: Any) -> None:
+    def __call__(self, *args: Any) -> Any:
         # Checked in C where the arguments allow (as BoundFunction): the Python checks cost
         # 3.7 us a call, as much as a small kernel itself.
         fast = self._fast
@@ -65,10 +70,10 @@ class Function:
         if fast is not None:
             status = fast(*args)
             if status == 0:
-                return
+                return None
             if status != FALLBACK:
                 self._raise(status)
-        self._call(c_arguments(self.signature, args))
+        return self._call(c_arguments(self.signature, args))
 
     def bind(self, fixed: dict[int, Any]) -> BoundFunction:
         """This function with the arguments at the positions of `fixed` checked once and kept:
@@ -77,10 +82,21 @@ class Function:
         checking weights)."""
         return BoundFunction(self, bind_arguments(self.signature, fixed))
 
-    def _call(self, values: list[Any]) -> None:
-        status = self._c_function(*values, *self._extra)
+    def _call(self, values: list[Any]) -> Any:
+        returns = self.signature.returns
+        if returns is None:
+            status = self._c_function(*values, *self._extra)
+            if status != 0:
+                self._raise(status)
+            return None
+        returned = np.zeros(1, array_dtype(returns))  # a fresh one: calls may be concurrent
+        status = self._c_function(*values, *self._extra, returned.ctypes.data)
         if status != 0:
             self._raise(status)
+        value = returned[0]
+        # As the interpreter gives them: integers and bools as Python's, floats as NumPy's
+        # scalars of their width.
+        return value.item() if returned.dtype.kind in "biu" else value
 
     def _raise(self, status: int) -> None:
         message = (self._last_error() or b"").decode("utf-8", "replace")
@@ -99,8 +115,9 @@ class Function:
         address = ctypes.cast(self._c_function, ctypes.c_void_p).value
         if address is None:
             return None
-        return fast_caller(address, self.signature, bound.values, bound.free, bound.spans,
-                           tuple(extra))  # fmt: skip
+        return fast_caller(
+            address, self.signature, bound.values, bound.free, bound.spans, tuple(extra)
+        )
 
     def __repr__(self) -> str:
         params = ", ".join(p.name for p in self.signature.params)
@@ -116,15 +133,15 @@ class BoundFunction:
         self.function, self.bound = function, bound
         self._fast = function._fast_caller(bound)
 
-    def __call__(self, *args: Any) -> None:
+    def __call__(self, *args: Any) -> Any:
         fast = self._fast
         if fast is not None:  # checked and called in C; FALLBACK: the Python path says why
             status = fast(*args)
             if status == 0:
-                return
+                return None
             if status != FALLBACK:
                 self.function._raise(status)
-        self.function._call(c_arguments(self.function.signature, args, self.bound))
+        return self.function._call(c_arguments(self.function.signature, args, self.bound))
 
     def __repr__(self) -> str:
         params = ", ".join(self.function.signature.params[i].name for i in self.bound.free)
@@ -192,13 +209,13 @@ class Module:
             setter(WORKSPACE_ALLOC(), WORKSPACE_FREE())  # NULL: the default allocator
             del callbacks
 
-    def __call__(self, *args: Any) -> None:
+    def __call__(self, *args: Any) -> Any:
         if len(self._functions) != 1:
             raise TypeError(
                 f"the module has {len(self._functions)} functions {self.names()}; "
                 'call one by name: mod["name"](...)'
             )
-        next(iter(self._functions.values()))(*args)
+        return next(iter(self._functions.values()))(*args)
 
 
 def _checked_constants(

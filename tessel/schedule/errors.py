@@ -16,8 +16,16 @@ class ScheduleError(UserError):
     underlined (TVM's design, rendered as a pure function of the exception's data).
     """
 
-    def __init__(self, primitive: str, rule: str, message: str, *, func: Any = None,
-                 culprits: Sequence[Any] = (), hint: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        primitive: str,
+        rule: str,
+        message: str,
+        *,
+        func: Any = None,
+        culprits: Sequence[Any] = (),
+        hint: str | None = None,
+    ) -> None:
         super().__init__(f"{primitive}: {message}", rule=f"{primitive}.{rule}", hint=hint)
         self.primitive = primitive
         self.func = func

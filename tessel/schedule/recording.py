@@ -24,13 +24,14 @@ def recorded(method: F) -> F:
 def recorded_as(name: str) -> Callable[[F], F]:
     """`recorded`, with the trace naming the primitive `name` (for a method behind a wrapper
     that normalises its arguments, so the trace shows what replay needs)."""
-    return lambda method: _recording(method, name)  # type: ignore[return-value]
+    return lambda method: _recording(method, name)
 
 
 def _recording(method: F, name: str) -> F:
     signature = inspect.signature(method)
-    block_params = {p for p, param in signature.parameters.items()
-                    if "BlockRV" in str(param.annotation)}  # fmt: skip
+    block_params = {
+        p for p, param in signature.parameters.items() if "BlockRV" in str(param.annotation)
+    }
 
     @functools.wraps(method)
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -51,15 +52,16 @@ def _recording(method: F, name: str) -> F:
         self.trace.append(Instruction(name, args, tuple(kwargs.items()), outputs))
         return result
 
-    return run  # type: ignore[return-value]  (same signature as `method`)
+    return run  # type: ignore[return-value]  # same signature as `method`
 
 
 def _names_a_block(args: tuple, kwargs: dict) -> bool:
     return any(isinstance(a, str | list) for a in (*args, *kwargs.values()))
 
 
-def _blocks_by_name(sch: Any, signature: inspect.Signature, block_params: set[str],
-                    args: tuple, kwargs: dict) -> tuple[tuple, dict]:  # fmt: skip
+def _blocks_by_name(
+    sch: Any, signature: inspect.Signature, block_params: set[str], args: tuple, kwargs: dict
+) -> tuple[tuple, dict]:
     """The arguments with each block given by name (as TVM accepts: `transform_layout("B", ...)`)
     turned into its BlockRV by a recorded get_block, so the printed trace runs."""
     bound = signature.bind(sch, *args, **kwargs)
@@ -68,8 +70,9 @@ def _blocks_by_name(sch: Any, signature: inspect.Signature, block_params: set[st
         if isinstance(value, str):
             bound.arguments[param] = _block_named(sch, value)
         elif isinstance(value, list) and any(isinstance(v, str) for v in value):
-            bound.arguments[param] = [_block_named(sch, v) if isinstance(v, str) else v
-                                      for v in value]  # fmt: skip
+            bound.arguments[param] = [
+                _block_named(sch, v) if isinstance(v, str) else v for v in value
+            ]
     return bound.args[1:], bound.kwargs
 
 
@@ -82,4 +85,6 @@ def _check_still_well_formed(primitive: str, func: Any) -> None:
     try:
         verify_well_formed(func)
     except VerifyError as err:
-        raise InternalError(f"schedule primitive `{primitive}` produced ill-formed IR: {err}") from err
+        raise InternalError(
+            f"schedule primitive `{primitive}` produced ill-formed IR: {err}"
+        ) from err

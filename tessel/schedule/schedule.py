@@ -10,14 +10,14 @@ from tessel.ir.module import IRModule
 from tessel.schedule import primitives as P
 from tessel.schedule.errors import ScheduleError
 from tessel.schedule.handles import BlockRV, BufferAxisRV, LoopRV
-from tessel.schedule.primitives.unit_iters import drop_unit_iters
-from tessel.schedule.state import Located, block_names, find_block_realize, find_loop
 from tessel.schedule.methods.cache import CacheMethods
 from tessel.schedule.methods.compute import ComputeMethods
 from tessel.schedule.methods.layout import LayoutMethods, ParamLayout
 from tessel.schedule.methods.reduction import ReductionMethods
 from tessel.schedule.methods.tensorize import TensorizeMethods
+from tessel.schedule.primitives.unit_iters import drop_unit_iters
 from tessel.schedule.recording import recorded
+from tessel.schedule.state import Located, block_names, find_block_realize, find_loop
 from tessel.schedule.trace import Trace
 from tessel.tir.block import BlockRealize
 from tessel.tir.function import PrimFunc
@@ -27,8 +27,9 @@ from tessel.tir.stmt import For
 class Schedule(ComputeMethods, CacheMethods, ReductionMethods, TensorizeMethods, LayoutMethods):
     """Schedules one PrimFunc (of a module, by name): `Schedule(func)`, then primitives."""
 
-    def __init__(self, func_or_mod: PrimFunc | IRModule, func_name: str | None = None, *,
-                 verify: bool = True) -> None:  # fmt: skip
+    def __init__(
+        self, func_or_mod: PrimFunc | IRModule, func_name: str | None = None, *, verify: bool = True
+    ) -> None:
         """`verify` checks the IR after every primitive (TVM's debug_mask)."""
         self.verify = verify
         if isinstance(func_or_mod, IRModule):
@@ -43,8 +44,12 @@ class Schedule(ComputeMethods, CacheMethods, ReductionMethods, TensorizeMethods,
         names = block_names(func)
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
-            raise ScheduleError("schedule", "unique-block-names",
-                                f"block names must be unique, but {duplicates} occur twice", func=func)  # fmt: skip
+            raise ScheduleError(
+                "schedule",
+                "unique-block-names",
+                f"block names must be unique, but {duplicates} occur twice",
+                func=func,
+            )
         self._func: PrimFunc = func
         self.trace = Trace()
         self._layouts: dict[str, ParamLayout] = {}
@@ -77,9 +82,12 @@ class Schedule(ComputeMethods, CacheMethods, ReductionMethods, TensorizeMethods,
         """The For loop a handle names (ScheduleError if a primitive removed it)."""
         located = find_loop(self._func, rv.loop_var)
         if located is None:
-            raise ScheduleError(primitive, "stale-handle",
-                                f"loop `{rv.loop_var.name}` is no longer in the function "
-                                "(a primitive such as fuse or split replaced it)")  # fmt: skip
+            raise ScheduleError(
+                primitive,
+                "stale-handle",
+                f"loop `{rv.loop_var.name}` is no longer in the function "
+                "(a primitive such as fuse or split replaced it)",
+            )
         _refuse_in_init(primitive, located, f"loop `{rv.loop_var.name}`")
         return located.node
 
@@ -87,8 +95,11 @@ class Schedule(ComputeMethods, CacheMethods, ReductionMethods, TensorizeMethods,
     def get_block(self, name: str) -> BlockRV:
         """The block called `name`."""
         if find_block_realize(self._func, name) is None:
-            raise ScheduleError("get_block", "no-such-block",
-                                f"no block `{name}`; blocks: {block_names(self._func)}")  # fmt: skip
+            raise ScheduleError(
+                "get_block",
+                "no-such-block",
+                f"no block `{name}`; blocks: {block_names(self._func)}",
+            )
         return BlockRV(name)
 
     @recorded
@@ -101,8 +112,9 @@ class Schedule(ComputeMethods, CacheMethods, ReductionMethods, TensorizeMethods,
 
     # ------------------------------------------------------------------ loop primitives
     @recorded
-    def split(self, loop: LoopRV, factors: Sequence[int | None],
-              preserve_unit_iters: bool = True) -> list[LoopRV]:  # fmt: skip
+    def split(
+        self, loop: LoopRV, factors: Sequence[int | None], preserve_unit_iters: bool = True
+    ) -> list[LoopRV]:
         """Split `loop` into nested loops of the given extents (one None is inferred); without
         `preserve_unit_iters` (TVM's flag) unit loops leave the bindings under it."""
         func, new_vars = P.split(self, loop, list(factors))
@@ -158,8 +170,10 @@ class Schedule(ComputeMethods, CacheMethods, ReductionMethods, TensorizeMethods,
 def _refuse_in_init(primitive: str, located: Located, what: str) -> None:
     owner = located.init_owner()
     if owner is not None:
-        raise ScheduleError(primitive, "in-init",
-                            f"{what} is in the init of block `{owner.name_hint}`, which runs as "
-                            "part of that block and is not scheduled on its own",
-                            hint=f"decompose_reduction of `{owner.name_hint}` makes the init a "
-                                 "block of its own")  # fmt: skip
+        raise ScheduleError(
+            primitive,
+            "in-init",
+            f"{what} is in the init of block `{owner.name_hint}`, which runs as "
+            "part of that block and is not scheduled on its own",
+            hint=f"decompose_reduction of `{owner.name_hint}` makes the init a block of its own",
+        )

@@ -39,7 +39,11 @@ class Located:
         None: an init runs as part of its block and is not scheduled on its own."""
         chain = (*self.ancestors, self.node)
         for k, ancestor in enumerate(chain[:-1]):
-            if isinstance(ancestor, Block) and ancestor.init is not None and chain[k + 1] is ancestor.init:
+            if (
+                isinstance(ancestor, Block)
+                and ancestor.init is not None
+                and chain[k + 1] is ancestor.init
+            ):
                 return ancestor
         return None
 

@@ -131,10 +131,12 @@ def _check_whole_regions(
             )
         shape = region.buffer.const_shape()
         whole = all(
-            isinstance(r.min, IntImm) and r.min.value == 0
-            and isinstance(r.extent, IntImm) and r.extent.value == extent
+            isinstance(r.min, IntImm)
+            and r.min.value == 0
+            and isinstance(r.extent, IntImm)
+            and r.extent.value == extent
             for r, extent in zip(region.region, shape or (), strict=True)
-        )  # fmt: skip
+        )
         if not whole:
             raise _invalid(
                 name,

@@ -53,7 +53,8 @@ class Trace:
         lines = []
         for inst in self.instructions:
             call = ", ".join(
-                [_show(a, names) for a in inst.args] + [f"{k}={_show(v, names)}" for k, v in inst.kwargs]
+                [_show(a, names) for a in inst.args]
+                + [f"{k}={_show(v, names)}" for k, v in inst.kwargs]
             )
             lines.append(f"{_assignment(inst, names)}sch.{inst.kind}({call})")
         return "\n".join(lines)
@@ -94,7 +95,9 @@ def _translate(value: Any, mapping: dict[int, Any]) -> Any:
 
 
 def _name_of(handle: Any, names: dict[int, str]) -> str:
-    if not isinstance(handle, BlockRV | LoopRV | BufferAxisRV):  # a sampled value: printed as a literal where used
+    if not isinstance(
+        handle, BlockRV | LoopRV | BufferAxisRV
+    ):  # a sampled value: printed as a literal where used
         names[-1 - len(names)] = name = f"v{len(names)}"  # a fresh key: equal ints share an id
         return name
     if id(handle) not in names:
@@ -108,5 +111,9 @@ def _show(value: Any, names: dict[int, str]) -> str:
         return _name_of(value, names)
     if isinstance(value, list | tuple):
         inner = ", ".join(_show(v, names) for v in value)
-        return f"[{inner}]" if isinstance(value, list) else f"({inner}{',' if len(value) == 1 else ''})"
+        return (
+            f"[{inner}]"
+            if isinstance(value, list)
+            else f"({inner}{',' if len(value) == 1 else ''})"
+        )
     return repr(value)

@@ -25,60 +25,64 @@ from tessel.ir.expr import Let as LetNode
 from tessel.ir.expr import Mod as ModNode
 from tessel.ir.expr import Ramp as RampNode
 from tessel.ir.expr import Select as SelectNode
-from tessel.ir.target import TargetValue
 from tessel.script.errors import ArgumentError
 from tessel.script.parser import intents
 from tessel.script.parser.entry import prim_func as prim_func
+from tessel.script.tir_gpu import GPU_FUNCTIONS as _GPU_FUNCTIONS
+from tessel.script.tir_gpu import comm_reducer as comm_reducer
+from tessel.script.tir_gpu import reinterpret as reinterpret
 from tessel.script.tir_math import (  # noqa: F401, A004  (the T namespace)
+    acos,
+    asin,
+    atan,
+    atan2,
+    bitwise_and,
+    bitwise_not,
+    bitwise_or,
+    bitwise_xor,
+    ceil,
+    copysign,
+    cos,
+    cosh,
+    erf,
     exp,
     exp2,
     exp10,
-    log,
-    log2,
-    log10,
-    log1p,
-    sqrt,
-    rsqrt,
-    sin,
-    cos,
-    tan,
-    sinh,
-    cosh,
-    tanh,
-    asin,
-    acos,
-    atan,
-    erf,
-    sigmoid,
     fabs,
     floor,
-    ceil,
-    round,
-    trunc,
-    nearbyint,
-    pow,
-    atan2,
     fmod,
     hypot,
-    copysign,
-    isnan,
-    isinf,
     isfinite,
-    bitwise_and,
-    bitwise_or,
-    bitwise_xor,
+    isinf,
+    isnan,
+    log,
+    log1p,
+    log2,
+    log10,
+    nearbyint,
+    pow,
+    round,
+    rsqrt,
     shift_left,
     shift_right,
-    bitwise_not,
+    sigmoid,
+    sin,
+    sinh,
+    sqrt,
+    tan,
+    tanh,
+    trunc,
 )
 from tessel.script.tir_math import with_dtype as _with_dtype
-from tessel.support.frozen_map import freeze
+from tessel.script.tir_target import target as target
 from tessel.support.names import is_c_identifier
 from tessel.tir import builtin
 from tessel.tir.block import IterVarType
 from tessel.tir.buffer import Buffer as _Buffer
 from tessel.tir.buffer import BufferLoad
 from tessel.tir.stmt import Evaluate, ForKind
+
+globals().update(_GPU_FUNCTIONS)  # T.ptx_mma, T.tvm_fill_fragment, ... (tir_gpu.py)
 
 # ----------------------------------------------------------------------------- data types
 DTypeFunction, HandleFunction = intents.DTypeFunction, intents.HandleFunction
@@ -240,22 +244,6 @@ def launch_thread(thread: Any, extent: Any) -> intents.LaunchThreadIntent:
         raise ArgumentError(message, 0)
     return intents.LaunchThreadIntent(
         thread, intents.integer_arg("T.launch_thread", "extents", extent, 1)
-    )
-
-
-def target(config: Any, host: Any = None) -> TargetValue:
-    """A target as an attribute value: `T.target("llvm")`, `T.target({"kind": "cuda", ...})`."""
-    if host is not None:
-        raise ArgumentError(
-            'T.target(..., host=...) is not supported; put "host" in the dict', "host"
-        )
-    if isinstance(config, str):
-        return TargetValue(config)
-    if isinstance(config, Mapping) and isinstance(config.get("kind"), str):
-        return TargetValue(freeze(config))
-    raise ArgumentError(
-        f'T.target expects a target string such as "llvm" or a dict with a "kind", got {config!r}',
-        0,
     )
 
 
@@ -569,9 +557,12 @@ def max_value(dtype: Any) -> PrimExpr:
     return builders.const(element.max_value(), element)
 
 
-def ret(value: Any) -> PrimExpr:
-    """`T.ret(value)`: leave the function, returning `value`."""
-    return builtin.ret(value)
+def ret(value: Any, dtype: Any = None) -> PrimExpr:
+    """`T.ret(value)`: leave the function, returning `value` (`dtype=` as TVM scripts pass it
+    must be the value's dtype; a Python number takes it)."""
+    if dtype is not None and isinstance(value, numbers.Real):
+        value = builders.const(value, intents.dtype_arg(dtype, "dtype"))
+    return _with_dtype("T.ret", builtin.ret(value), dtype)
 
 
 def type_annotation(dtype: Any) -> PrimExpr:

@@ -36,8 +36,9 @@ class FunctionSignature:
     The C arguments are, in order: one per parameter (a data pointer or a scalar), then one
     int64 per name in `size_args` (symbolic sizes bound from the arrays' shapes), then, when
     `constants` is set, the module's constant table (`const void* const*`, one data pointer per
-    `ConstantSpec`, in order). The C function returns 0, or nonzero after recording a message
-    for `tessel_get_last_error`.
+    `ConstantSpec`, in order), then, when `returns` is set (a function ending in `T.ret`),
+    a pointer to one value of that dtype, which the function writes before it returns 0. The
+    C function returns 0, or nonzero after recording a message for `tessel_get_last_error`.
     """
 
     name: str
@@ -45,6 +46,7 @@ class FunctionSignature:
     params: tuple[ParamSpec, ...]
     size_args: tuple[str, ...] = ()
     constants: bool = False
+    returns: str | None = None  # the dtype of the value T.ret gives back, if any
 
 
 @dataclass(frozen=True)
@@ -71,4 +73,5 @@ class DataFile:
 
     def __post_init__(self) -> None:
         assert self.name, "a data file needs a name"
-        assert "/" not in self.name and '"' not in self.name, self.name  # `.incbin "name"`
+        assert "/" not in self.name, self.name  # `.incbin "name"`
+        assert '"' not in self.name, self.name

@@ -146,7 +146,9 @@ def _parse(text: str) -> DataType:
     if code in ("bool", "handle") and bits:
         raise UserError(f"unknown data type {text!r}", rule="dtype.unknown")
     if code not in ("bool", "handle") and not bits:
-        raise UserError(f"data type {text!r} needs a bit width, e.g. {code}32", rule="dtype.unknown")
+        raise UserError(
+            f"data type {text!r} needs a bit width, e.g. {code}32", rule="dtype.unknown"
+        )
     return DataType(code, int(bits) if bits else default_bits, int(lanes) if lanes else 1)
 
 

@@ -41,7 +41,6 @@ from tessel.te.math import (
     truncmod,
 )
 from tessel.te.operation import compute, const, placeholder, reduce_axis, size_var, var
-from tessel.te.reduce_expr import CommReducer, Reduce
 from tessel.te.reduction import comm_reducer, max, max_value, min, min_value, prod, sum
 from tessel.te.tensor import (
     ComputeOp,
@@ -51,6 +50,7 @@ from tessel.te.tensor import (
     Tensor,
     TensorIterVar,
 )
+from tessel.tir.reduce_expr import CommReducer, Reduce
 
 __all__ = [
     "CommReducer", "ComputeOp", "NotDifferentiableError", "Operation", "PlaceholderOp",

@@ -10,13 +10,13 @@ from tessel.ir.functor import Mutator
 from tessel.support.dtype import handle
 from tessel.support.errors import UserError
 from tessel.support.names import unique_name
-from tessel.te.reduce_expr import Reduce
 from tessel.te.tensor import ComputeOp, Operation, PlaceholderOp, ProducerLoad, Tensor
 from tessel.tir.analysis.access_region import infer_access_regions
 from tessel.tir.analysis.interval import mentions
 from tessel.tir.block import Block, BlockRealize, IterVar
 from tessel.tir.buffer import Buffer, BufferLoad, decl_buffer
 from tessel.tir.function import PrimFunc
+from tessel.tir.reduce_expr import Reduce
 from tessel.tir.stmt import BufferStore, For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt
 
 
@@ -30,6 +30,7 @@ def create_prim_func(args: Sequence[Tensor | Var], name: str = "main") -> PrimFu
                 f"create_prim_func: arguments are tensors or scalar vars, got {arg!r}",
                 rule="te.create_prim_func-arg",
             )
+    _check_distinct(args)
     ops = topological_order([t.op for t in tensors])
     _check_inputs_listed(ops, tensors)
     buffers = _Buffers(ops)
@@ -95,6 +96,22 @@ def topological_order(roots: Sequence[Operation]) -> list[Operation]:
 
 def _outputs(op: Operation) -> tuple[Tensor, ...]:
     return op.outputs  # type: ignore[attr-defined]  # every concrete operation has outputs
+
+
+def _check_distinct(args: Sequence[Tensor | Var]) -> None:
+    """Each parameter is its own tensor or var: a tensor listed twice would give two parameters
+    one buffer, and a call passing two arrays would write only one of them."""
+    first: dict[int, int] = {}
+    for position, arg in enumerate(args):
+        earlier = first.setdefault(id(arg), position)
+        if earlier != position:
+            what = "tensor" if isinstance(arg, Tensor) else "var"
+            raise UserError(
+                f"create_prim_func: arguments {earlier} and {position} are the same {what} "
+                f"`{arg.name}`; each parameter needs its own",
+                rule="te.create_prim_func-repeated-arg",
+                hint="list it once, or list a copy: te.compute(t.shape, lambda *i: t(*i))",
+            )
 
 
 def _check_inputs_listed(ops: list[Operation], tensors: list[Tensor]) -> None:

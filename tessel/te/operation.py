@@ -11,9 +11,9 @@ from tessel.ir.expr import IntImm, PrimExpr, Range, SizeVar, Var
 from tessel.ir.functor import post_order
 from tessel.support.dtype import DataType
 from tessel.support.errors import UserError
-from tessel.te.reduce_expr import Reduce, same_reduction
 from tessel.te.tensor import ComputeOp, PlaceholderOp, Tensor, TensorIterVar, as_expr
 from tessel.tir.block import IterVarType
+from tessel.tir.reduce_expr import Reduce, same_reduction
 
 
 def var(name: str = "tindex", dtype: str = "int32") -> Var:

@@ -9,9 +9,9 @@ from tessel.ir import builders
 from tessel.ir.expr import PrimExpr, Var
 from tessel.support.dtype import DataType
 from tessel.support.errors import UserError
-from tessel.te.reduce_expr import CommReducer, Reduce, true_condition
 from tessel.te.tensor import as_expr
 from tessel.tir.block import IterVar, IterVarType
+from tessel.tir.reduce_expr import CommReducer, Reduce, true_condition
 
 
 def _as_tuple(value: Any) -> tuple[Any, ...]:

@@ -15,9 +15,10 @@ from tessel.ir.expr import PrimExpr
 from tessel.ir.functor import post_order
 from tessel.support.dtype import DataType
 from tessel.support.errors import UserError
-from tessel.te.reduce_expr import Reduce
+from tessel.te.tensor_operators import TensorOperators
 from tessel.tir.block import IterVar
 from tessel.tir.layout import const_extents
+from tessel.tir.reduce_expr import Reduce
 
 if TYPE_CHECKING:
     from tessel.support.frozen_map import FrozenMap
@@ -77,8 +78,9 @@ def as_expr(value: Any) -> PrimExpr:
     return builders.convert(value)
 
 
-class Tensor:
-    """Output `value_index` of an operation: a shape, a dtype, and `A[i, j]` to read it."""
+class Tensor(TensorOperators):
+    """Output `value_index` of an operation: a shape, a dtype, and `A[i, j]` to read it; `A + B`,
+    `A * 2`, `-A` on whole tensors build elementwise computes (see `tensor_operators`)."""
 
     __slots__ = ("op", "value_index", "shape", "dtype")
 
@@ -216,4 +218,3 @@ def tensors_read(exprs: tuple[PrimExpr, ...] | list[PrimExpr]) -> list[Tensor]:
             if isinstance(node, ProducerLoad):
                 seen.setdefault(node.producer, None)
     return list(seen)
-

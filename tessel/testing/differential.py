@@ -33,7 +33,10 @@ def _as_func(func_or_mod: PrimFunc | IRModule, name: str | None) -> PrimFunc:
 
 
 def run_with(
-    backend: str, program: PrimFunc | IRModule, args: Sequence[Any], name: str | None = None,
+    backend: str,
+    program: PrimFunc | IRModule,
+    args: Sequence[Any],
+    name: str | None = None,
     target: Target | str = "c",
 ) -> list[Any]:
     """Run `program` (a PrimFunc, or function `name` of a module, which keeps the module's
@@ -52,7 +55,12 @@ def run_with(
 
 
 def assert_arguments_close(
-    expected: Sequence[Any], actual: Sequence[Any], func: PrimFunc, label: str, rtol: float, atol: float
+    expected: Sequence[Any],
+    actual: Sequence[Any],
+    func: PrimFunc,
+    label: str,
+    rtol: float,
+    atol: float,
 ) -> None:
     """Compare every buffer argument after two runs; the message names the parameter."""
     for param, want, got in zip(func.params, expected, actual, strict=True):
@@ -83,4 +91,6 @@ def check_same_results(
     reference = run_with("interpreter", before, args, name)
     for backend in backends:
         result = run_with(backend, after, args, name)
-        assert_arguments_close(reference, result, candidate, f"{backend} vs interpreter", rtol, atol)
+        assert_arguments_close(
+            reference, result, candidate, f"{backend} vs interpreter", rtol, atol
+        )

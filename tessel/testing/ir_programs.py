@@ -1,4 +1,5 @@
-"""Small TensorIR programs built with the Python API, for tests that must not depend on the parser."""
+"""Small TensorIR programs built with the Python API, for tests that must not depend on the
+parser."""
 
 from __future__ import annotations
 
@@ -32,8 +33,9 @@ def prim_func(name: str, params: Sequence[Buffer | Var], body: Stmt, **attrs: An
     )
 
 
-def loops(extents: Sequence[Any], make_body: Any, kind: ForKind = ForKind.SERIAL,
-          names: str = "ijklmn") -> Stmt:
+def loops(
+    extents: Sequence[Any], make_body: Any, kind: ForKind = ForKind.SERIAL, names: str = "ijklmn"
+) -> Stmt:
     """Nested loops over `extents`; `make_body(*loop_vars)` builds the innermost body."""
     loop_vars = [Var(names[d]) for d in range(len(extents))]
     body = make_body(*loop_vars)
@@ -92,10 +94,13 @@ def matmul(n: int = 127, dtype: str = "float32", name: str = "matmul") -> PrimFu
 
     def body(i: Var, j: Var, k: Var) -> Stmt:
         return block(
-            "C", "SSR", (i, j, k), (n, n, n),
+            "C",
+            "SSR",
+            (i, j, k),
+            (n, n, n),
             lambda vi, vj, vk: store(c, (vi, vj), c[vi, vj] + a[vi, vk] * b[vk, vj]),
             init=lambda vi, vj, vk: store(c, (vi, vj), 0),
-        )  # fmt: skip
+        )
 
     return prim_func(name, (a, b, c), root(loops((n, n, n), body)))
 
@@ -103,4 +108,3 @@ def matmul(n: int = 127, dtype: str = "float32", name: str = "matmul") -> PrimFu
 def seq(*stmts: Stmt) -> Stmt:
     """A SeqStmt of the given statements."""
     return SeqStmt.flatten(stmts)
-

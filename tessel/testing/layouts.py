@@ -46,21 +46,31 @@ def check_layout_schedule(
     return sch
 
 
-def check_transformed_results(before: PrimFunc, sch: Schedule, *, backends: Sequence[str] = BACKENDS,
-                              seed: int = 0, rtol: float = 1e-5, atol: float = 1e-5,
-                              target: Target | str = "c") -> None:  # fmt: skip
+def check_transformed_results(
+    before: PrimFunc,
+    sch: Schedule,
+    *,
+    backends: Sequence[str] = BACKENDS,
+    seed: int = 0,
+    rtol: float = 1e-5,
+    atol: float = 1e-5,
+    target: Target | str = "c",
+) -> None:
     """`sch.func` on forward-transformed arguments, reverse-transformed, equals `before`
     (C built for `target`)."""
     args = random_arguments(before, np.random.default_rng(seed))
     reference = run_with("interpreter", before, args)
     records = sch.layout_records()
     names = [before.buffer_map[p].name if p in before.buffer_map else None for p in before.params]
-    transformed = [records[n].forward(a) if n in records else a for n, a in zip(names, args, strict=True)]
+    transformed = [
+        records[n].forward(a) if n in records else a for n, a in zip(names, args, strict=True)
+    ]
     for backend in backends:
         results = run_with(backend, sch.func, transformed, target=target)
         for name, want, got in zip(names, reference, results, strict=True):
             if not isinstance(want, np.ndarray):
                 continue
             back = records[name].reverse(got) if name in records else got
-            np.testing.assert_allclose(back, want, rtol=rtol, atol=atol,
-                                       err_msg=f"{backend}: parameter `{name}` differs")  # fmt: skip
+            np.testing.assert_allclose(
+                back, want, rtol=rtol, atol=atol, err_msg=f"{backend}: parameter `{name}` differs"
+            )

@@ -31,7 +31,7 @@ def expect_parse_error(
 
 
 def _marker(text: str) -> tuple[int, str]:
-    marked = [(n, l) for n, l in enumerate(text.splitlines(), start=1) if _MARKER in l]
+    marked = [(n, row) for n, row in enumerate(text.splitlines(), start=1) if _MARKER in row]
     if len(marked) != 1:
         raise AssertionError(f"the source needs exactly one `{_MARKER}` line, found {len(marked)}")
     number, line = marked[0]

@@ -23,7 +23,8 @@ def _extent(expr: PrimExpr, sizes: Mapping[str, int]) -> int:
 
 
 def random_array(shape: tuple[int, ...], dtype: DataType, rng: np.random.Generator) -> np.ndarray:
-    """Small random values of `dtype`: floats in [-1, 1), signed ints in [-8, 8), uints in [0, 16)."""
+    """Small random values of `dtype`: floats in [-1, 1), signed ints in [-8, 8), uints in
+    [0, 16)."""
     if dtype.is_float:
         return rng.uniform(-1.0, 1.0, size=shape).astype(dtype.numpy)
     if dtype.is_bool:

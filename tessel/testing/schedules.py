@@ -36,7 +36,8 @@ def check_schedule(
 
 
 def named_like(expected: PrimFunc, actual: PrimFunc) -> PrimFunc:
-    """`expected` under the actual function's name: an Expected script's own name is not the point."""
+    """`expected` under the actual function's name: an Expected script's own name is not the
+    point."""
     attrs = dict(expected.attrs)
     if "global_symbol" in actual.attrs:
         attrs["global_symbol"] = actual.attrs["global_symbol"]

@@ -120,8 +120,10 @@ def _tokens(vocab: int, seq_small: int, seq_full: int = 128) -> Callable[[bool],
         rng = np.random.default_rng(0)
         attention = np.ones((2, seq), np.int64)
         attention[1, seq - seq // 3 :] = 0  # the second sentence is padded
-        return {"input_ids": rng.integers(0, vocab, (2, seq), dtype=np.int64),
-                "attention_mask": attention}  # fmt: skip
+        return {
+            "input_ids": rng.integers(0, vocab, (2, seq), dtype=np.int64),
+            "attention_mask": attention,
+        }
 
     return inputs
 
@@ -145,14 +147,16 @@ def _tv_densenet(full_size: bool) -> Any:
     models = import_torchvision()
     if full_size:
         return models.densenet121()
-    return models.DenseNet(growth_rate=8, block_config=(2, 2), num_init_features=16,
-                           bn_size=2, num_classes=10)  # fmt: skip
+    return models.DenseNet(
+        growth_rate=8, block_config=(2, 2), num_init_features=16, bn_size=2, num_classes=10
+    )
 
 
 def _tv_googlenet(full_size: bool) -> Any:
     models = import_torchvision()
-    return models.googlenet(aux_logits=False, init_weights=True,
-                            num_classes=1000 if full_size else 10)  # fmt: skip
+    return models.googlenet(
+        aux_logits=False, init_weights=True, num_classes=1000 if full_size else 10
+    )
 
 
 def _timm(name: str, **small: Any) -> Callable[[bool], Any]:
@@ -172,9 +176,13 @@ def _timm_efficientnet(full_size: bool) -> Any:
     import_torchvision()
     from timm.models import efficientnet  # the variant's generator takes the multipliers
 
-    return efficientnet._gen_efficientnet("efficientnet_b0", channel_multiplier=0.25,
-                                          depth_multiplier=0.25, pretrained=False,
-                                          num_classes=10)  # fmt: skip
+    return efficientnet._gen_efficientnet(
+        "efficientnet_b0",
+        channel_multiplier=0.25,
+        depth_multiplier=0.25,
+        pretrained=False,
+        num_classes=10,
+    )
 
 
 def _hf(kind: str) -> Callable[[bool], Any]:
@@ -211,8 +219,14 @@ def _LogitsOnly(model: Any) -> Any:  # noqa: N802 - builds the module class lazi
     return _logits_only_class()(model)
 
 
-_HF_SMALL = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                 intermediate_size=64, vocab_size=100, max_position_embeddings=64)  # fmt: skip
+_HF_SMALL = dict(
+    hidden_size=32,
+    num_hidden_layers=2,
+    num_attention_heads=2,
+    intermediate_size=64,
+    vocab_size=100,
+    max_position_embeddings=64,
+)
 _HF_MODELS = {
     "bert": ("BertConfig", "BertForSequenceClassification", _HF_SMALL),
     "distilbert": ("DistilBertConfig", "DistilBertForSequenceClassification",
@@ -269,12 +283,23 @@ def export(model: ZooModel, exporter: str, full_size: bool = False) -> bytes:
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")
         if exporter == "dynamo":
-            program = torch.onnx.export(module, args, input_names=list(named),
-                                        output_names=list(model.output_names), dynamo=True,
-                                        verbose=False)  # fmt: skip
+            program = torch.onnx.export(
+                module,
+                args,
+                input_names=list(named),
+                output_names=list(model.output_names),
+                dynamo=True,
+                verbose=False,
+            )
             program.optimize()
             return program.model_proto.SerializeToString()
-        torch.onnx.export(module, args, buffer, input_names=list(named),
-                          output_names=list(model.output_names), dynamo=False,
-                          opset_version=17)  # fmt: skip
+        torch.onnx.export(
+            module,
+            args,
+            buffer,
+            input_names=list(named),
+            output_names=list(model.output_names),
+            dynamo=False,
+            opset_version=17,
+        )
     return buffer.getvalue()

@@ -91,7 +91,9 @@ def decl_buffer(
 ) -> Buffer:
     """A new Buffer (with its own data variable unless `data` is given)."""
     dtype = DataType.of(dtype)
-    shape = tuple(builders.convert(e) for e in (shape if isinstance(shape, tuple | list) else (shape,)))
+    shape = tuple(
+        builders.convert(e) for e in (shape if isinstance(shape, tuple | list) else (shape,))
+    )
     if data is None:
         data = Var(name, handle, PointerType(dtype, scope))
     return Buffer(
@@ -127,7 +129,9 @@ def _check_access(kind: str, buffer: Buffer, indices: tuple, predicate: Any, spa
         )
     for index in indices:
         if not (index.dtype.is_integer or isinstance(index, Ramp)):
-            raise IRTypeError(f"{kind} `{buffer.name}` has a non-integer index `{index}`", span=span)
+            raise IRTypeError(
+                f"{kind} `{buffer.name}` has a non-integer index `{index}`", span=span
+            )
     lanes = _index_lanes(indices)
     if predicate is not None and predicate.dtype != DataType("bool", 1, lanes):
         raise IRTypeError(f"{kind} `{buffer.name}` needs a bool predicate of {lanes} lanes")

@@ -30,11 +30,34 @@ type_annotation_op = Op("tir.type_annotation")  # a dtype carried as a call's dt
 MATH_UNARY = {
     name: Op(f"tir.{name}")
     for name in (
-        "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos",
-        "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan", "erf", "sigmoid", "fabs",
-        "floor", "ceil", "round", "trunc", "nearbyint",
+        "exp",
+        "exp2",
+        "exp10",
+        "log",
+        "log2",
+        "log10",
+        "log1p",
+        "sqrt",
+        "rsqrt",
+        "sin",
+        "cos",
+        "tan",
+        "sinh",
+        "cosh",
+        "tanh",
+        "asin",
+        "acos",
+        "atan",
+        "erf",
+        "sigmoid",
+        "fabs",
+        "floor",
+        "ceil",
+        "round",
+        "trunc",
+        "nearbyint",
     )
-}  # fmt: skip
+}
 MATH_BINARY = {name: Op(f"tir.{name}") for name in ("pow", "atan2", "fmod", "hypot", "copysign")}
 FLOAT_TESTS = {name: Op(f"tir.{name}") for name in ("isnan", "isinf", "isfinite")}
 BITWISE_BINARY = {
@@ -46,12 +69,24 @@ bitwise_not_op = Op("tir.bitwise_not")
 ALL_OPS: dict[str, Op] = {
     op.name: op
     for op in (
-        undef_op, assume_op, likely_op, if_then_else_op, ret_op, call_extern_op, bitwise_not_op,
-        call_pure_extern_op, call_packed_op, address_of_op, access_ptr_op, type_annotation_op,
-        *MATH_UNARY.values(), *MATH_BINARY.values(), *FLOAT_TESTS.values(),
+        undef_op,
+        assume_op,
+        likely_op,
+        if_then_else_op,
+        ret_op,
+        call_extern_op,
+        bitwise_not_op,
+        call_pure_extern_op,
+        call_packed_op,
+        address_of_op,
+        access_ptr_op,
+        type_annotation_op,
+        *MATH_UNARY.values(),
+        *MATH_BINARY.values(),
+        *FLOAT_TESTS.values(),
         *BITWISE_BINARY.values(),
     )
-}  # fmt: skip
+}
 
 
 def undef(dtype: DataType | str = "int32") -> PrimExpr:
@@ -90,7 +125,9 @@ def math_unary(name: str, x: Any) -> PrimExpr:
     """A unary math intrinsic (exp, log, sqrt, tanh, erf, sigmoid, floor, ...) on a float."""
     x = builders.convert(x)
     if not x.dtype.is_float:
-        raise IRTypeError(f"T.{name} needs a float argument, got `{x}` of {x.dtype}", rule="call.dtype")
+        raise IRTypeError(
+            f"T.{name} needs a float argument, got `{x}` of {x.dtype}", rule="call.dtype"
+        )
     return Call(x.dtype, MATH_UNARY[name], (x,))
 
 
@@ -152,8 +189,9 @@ def call_packed(name: str, *args: Any, dtype: DataType | str = int32) -> PrimExp
     """A call of a function registered with TVM's packed-function runtime (parse and print
     only: the C backend has no such runtime)."""
     if not isinstance(name, str):
-        raise IRTypeError(f"call_packed needs a function name string, got {name!r}",
-                          rule="call_packed.name")
+        raise IRTypeError(
+            f"call_packed needs a function name string, got {name!r}", rule="call_packed.name"
+        )
     return Call(DataType.of(dtype), call_packed_op, (StringImm(name), *map(builders.convert, args)))
 
 
@@ -166,8 +204,10 @@ def ret(value: Any) -> PrimExpr:
 def address_of(load: Any) -> PrimExpr:
     """The address of the buffer element `load` reads (a handle)."""
     if not isinstance(load, BufferLoad):
-        raise IRTypeError(f"address_of takes a buffer element such as A[i], got `{load}`",
-                          rule="address_of.argument")
+        raise IRTypeError(
+            f"address_of takes a buffer element such as A[i], got `{load}`",
+            rule="address_of.argument",
+        )
     return Call(DataType.of("handle"), address_of_op, (load,))
 
 
@@ -176,8 +216,6 @@ def _bool(condition: Any) -> PrimExpr:
     if not condition.dtype.is_bool:
         raise IRTypeError(f"expected a bool condition, got `{condition}` of {condition.dtype}")
     return condition
-
-
 
 
 ACCESS_MASKS = {"r": 1, "w": 2, "rw": 3}
@@ -192,8 +230,9 @@ def access_ptr(ptype: Any, data: Any, offset: Any, extent: Any, mask: Any) -> Pr
     """TVM's tvm_access_ptr: a pointer to `extent` elements of type `ptype`'s dtype at `offset`
     into `data`, read (1), written (2) or both (3) through it."""
     if not (isinstance(ptype, Call) and ptype.op is type_annotation_op):
-        raise IRTypeError("tvm_access_ptr takes T.type_annotation(dtype) first",
-                          rule="access_ptr.type")
+        raise IRTypeError(
+            "tvm_access_ptr takes T.type_annotation(dtype) first", rule="access_ptr.type"
+        )
     offset, extent = builders.convert(offset), builders.convert(extent)
     args = (ptype, builders.convert(data), offset, extent, builders.convert(mask))
     return Call(DataType.of("handle"), access_ptr_op, args)
@@ -216,3 +255,47 @@ def buffer_access_ptr(
         extent = builders.sub(size, offset)
     start = builders.add(buffer.elem_offset, offset)
     return access_ptr(type_annotation(buffer.dtype), buffer.data, start, extent, mask)
+
+
+# Explicit forms of C-backend lowering decisions, written by passes of tessel/transform (never
+# by users, so the script has no function for them: they print as T.call_intrin). The
+# interpreter runs them with the semantics the C backend prints.
+#
+# tessel.exp_flush_below(x, floor): exp(x) where x > floor, 0 where x <= floor, NaN for NaN;
+# `floor` is a float constant of x's element type (ClampVectorExp).
+exp_flush_below_op = Op("tessel.exp_flush_below")
+# tessel.deinterleaved_load(load): the value of `load`, a vector BufferLoad of every second
+# element (index Ramp(base, 2, lanes)), read as contiguous loads and a shuffle (DeinterleaveLoads).
+deinterleaved_load_op = Op("tessel.deinterleaved_load")
+# The floor ClampVectorExp uses per float width: just above the log of the smallest normal
+# number, so exp of any argument above it is a normal number (libmvec's fast path).
+EXP_FLOORS: dict[int, float] = {32: -87.0, 64: -708.0}
+
+
+def exp_flush_below(x: PrimExpr, floor: float) -> PrimExpr:
+    """exp(x) with every result for an argument at or below `floor` made 0 (NaN stays NaN)."""
+    if not x.dtype.is_float or x.dtype.bits not in EXP_FLOORS:
+        raise IRTypeError(
+            f"exp_flush_below needs a float32 or float64 argument, got {x.dtype}", rule="call.dtype"
+        )
+    return Call(x.dtype, exp_flush_below_op, (x, builders.const(floor, x.dtype.element)))
+
+
+def deinterleaved_load(load: BufferLoad) -> PrimExpr:
+    """`load` marked to be read as contiguous loads and a shuffle (its index has stride 2)."""
+    index = load.indices[-1] if load.indices else None
+    stride = getattr(index, "stride", None)
+    if not (load.dtype.is_vector and builders.is_const_int(stride, 2)):
+        raise IRTypeError(
+            f"deinterleaved_load needs a vector load with index stride 2, got `{load}`",
+            rule="call.argument",
+        )
+    return Call(load.dtype, deinterleaved_load_op, (load,))
+
+
+reinterpret_op = Op("tir.reinterpret")  # not in ALL_OPS: printed with its dtype first
+
+
+def reinterpret(dtype: DataType | str, value: Any) -> PrimExpr:
+    """The bits of `value` read as `dtype` (TVM's reinterpret; `handle` makes a pointer)."""
+    return Call(DataType.of(dtype), reinterpret_op, (builders.convert(value),))

@@ -47,7 +47,14 @@ class PrimFunc(Node):
 
     def with_name(self, name: str) -> PrimFunc:
         """This function with `global_symbol` set to `name`."""
-        return PrimFunc(self.params, self.body, self.ret_type, self.buffer_map, self.attrs.set("global_symbol", name), span=self.span)
+        return PrimFunc(
+            self.params,
+            self.body,
+            self.ret_type,
+            self.buffer_map,
+            self.attrs.set("global_symbol", name),
+            span=self.span,
+        )
 
     def param_buffers(self) -> list[Buffer]:
         """The buffers of the handle parameters, in parameter order."""

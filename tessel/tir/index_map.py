@@ -77,9 +77,10 @@ class IndexMap(Node):
         func: Callable[..., Any], ndim: int | None = None, index_dtype: str = "int32"
     ) -> IndexMap:
         """The map `func` computes, traced with fresh Vars named after its parameters."""
-        names = _parameter_names(func, ndim)
-        variables = tuple(Var(name, index_dtype) for name in names)
-        result = func(*variables)
+        names, keywords = _parameter_names(func, ndim)
+        variables = tuple(Var(name, index_dtype) for name in (*names, *keywords))
+        positional = variables[: len(names)]
+        result = func(*positional, **dict(zip(keywords, variables[len(names) :], strict=True)))
         items = result if isinstance(result, tuple | list) else (result,)
         final: list[PrimExpr] = []
         separators: list[int] = []
@@ -99,6 +100,7 @@ class IndexMap(Node):
         retype = _IndexRetyper(dtype)
         variables = tuple(retype.visit(v) for v in self.initial_indices)
         final = tuple(retype.visit(e) for e in self.final_indices)
+        # the retyper keeps Vars Vars and exprs exprs
         return IndexMap(variables, final, self.axis_separators)  # type: ignore[arg-type]
 
     @staticmethod
@@ -118,15 +120,29 @@ class IndexMap(Node):
         mapped = tuple(substitute(e, values) for e in self.final_indices)
         return mapped if analyzer is None else tuple(analyzer.simplify(e) for e in mapped)
 
-    def map_shape(self, shape: Sequence[PrimExpr | int]) -> tuple[PrimExpr, ...]:
-        """The new buffer's shape: one past each final index's largest value over the old box."""
+    def map_shape(
+        self, shape: Sequence[PrimExpr | int], assumptions: Sequence[PrimExpr] = ()
+    ) -> tuple[PrimExpr, ...]:
+        """The new buffer's shape: one past each final index's largest value over the old box
+        (`assumptions` are facts about the shape's variables, such as `n > 0`)."""
         domain = self._domain(shape)
         dtype = next((r.extent.dtype for r in domain.values()), None)
-        analyzer = Analyzer()
+        analyzer = _analyzer(assumptions)
         new_shape = []
-        for index in self.final_indices:
+        detected: list[IterMapResult] = []
+        for position, index in enumerate(self.final_indices):
             bounds = analyzer.int_set(index, domain)  # term by term, unsimplified: TVM's padding
-            if bounds.min_value is None or bounds.max_value is None:
+            symbolic = bool(symbolic_divisors(index))
+            if symbolic or bounds.min_value is None or bounds.max_value is None:
+                # A symbolic extent times an iterator (`y * n + w`) has no interval bound when
+                # n's sign is unknown, and a split by a positive symbolic `n` only a rounded one
+                # (`(16 * n - 1) // n + 1`); as one iterator of the box, its extent is exact.
+                extent = _fused_extent(self.final_indices, domain, position, detected, analyzer)
+                if extent is not None:
+                    new_shape.append(extent if dtype is None else builders.cast(extent, dtype))
+                    continue
+                if symbolic:
+                    _raise_symbolic_split(self, index, shape, analyzer)
                 raise IndexMapError(
                     f"index `{index}` of {self!r} has no bound over shape {_text(shape)}",
                     rule="index_map.unbounded-index",
@@ -160,11 +176,14 @@ class IndexMap(Node):
         except presburger.NotPresburger:
             return self._detect(shape) is not None
 
-    def inverse(self, shape: Sequence[PrimExpr | int]) -> IndexMap:
-        """The inverse of a map that is a bijection from the box `shape` onto `map_shape(shape)`."""
-        new_shape = self.map_shape(shape)
-        found = self._detect(shape)
-        if not Analyzer().can_prove_equal(math.prod(shape), math.prod(new_shape)):
+    def inverse(
+        self, shape: Sequence[PrimExpr | int], assumptions: Sequence[PrimExpr] = ()
+    ) -> IndexMap:
+        """The inverse of a map that is a bijection from the box `shape` onto `map_shape(shape)`
+        (`assumptions` as for `map_shape`)."""
+        new_shape = self.map_shape(shape, assumptions)
+        found = self._detect(shape, assumptions)
+        if not _analyzer(assumptions).can_prove_equal(math.prod(shape), math.prod(new_shape)):
             reason = f"it pads {_text(shape)} to {_text(new_shape)}"
         elif found is None:
             reason = "it is not a split, fuse or reordering of the indices, or not injective"
@@ -176,11 +195,13 @@ class IndexMap(Node):
             hint="non_surjective_inverse inverts a map that pads",
         )
 
-    def non_surjective_inverse(self, shape: Sequence[PrimExpr | int]) -> tuple[IndexMap, PrimExpr]:
+    def non_surjective_inverse(
+        self, shape: Sequence[PrimExpr | int], assumptions: Sequence[PrimExpr] = ()
+    ) -> tuple[IndexMap, PrimExpr]:
         """The inverse on the new shape, and the padding predicate over its indices (true exactly
-        on the new elements no old element maps to)."""
-        new_shape = self.map_shape(shape)
-        found = self._detect(shape)
+        on the new elements no old element maps to); `assumptions` as for `map_shape`."""
+        new_shape = self.map_shape(shape, assumptions)
+        found = self._detect(shape, assumptions)
         if found is None:
             self._raise_not_invertible(shape)
         inverse = self._inverse_of(*found, new_shape)
@@ -198,12 +219,17 @@ class IndexMap(Node):
             analyzer.bind(var, Range(builders.const(0, extent.dtype), extent))
         return inverse, analyzer.simplify(padding)
 
-    def _detect(self, shape: Sequence[PrimExpr | int]) -> _Detected | None:
+    def _detect(
+        self, shape: Sequence[PrimExpr | int], assumptions: Sequence[PrimExpr] = ()
+    ) -> _Detected | None:
         """A bijective iterator map of the final indices over the old box, else over a padded one:
         fused numerators become fresh variables, and extents round up to the divisors applied."""
         domain = self._domain(shape)
         result = detect_iter_map(
-            _simplified(self.final_indices, domain), domain, check_level="bijective"
+            _simplified(self.final_indices, domain),
+            domain,
+            check_level="bijective",
+            analyzer=_analyzer(assumptions),
         )
         if not result.errors:
             return result, domain, {}
@@ -327,6 +353,67 @@ def _fuse_numerators(
     return final, domain, fused
 
 
+def _fused_extent(
+    final: Sequence[PrimExpr],
+    domain: Mapping[Var, Range],
+    position: int,
+    detected: list[IterMapResult],
+    analyzer: Analyzer,
+) -> PrimExpr | None:
+    """One past the largest value of `final[position]` when the final indices are a surjective
+    iterator map of the box and that index is one iterator of stride 1 from a base of 0 (TVM's
+    MapRanges by iterator-map detection); None otherwise. `detected` caches the detection."""
+    if not detected:
+        detected.append(detect_iter_map(final, domain, check_level="surjective", analyzer=analyzer))
+    result = detected[0]
+    if result.errors:
+        return None
+    index = result.indices[position]
+    if len(index.args) != 1 or not builders.is_const_int(index.base, 0):
+        return None
+    split = index.args[0]
+    return split.extent if builders.is_const_int(split.scale, 1) else None
+
+
+def symbolic_divisors(expr: PrimExpr) -> list[PrimExpr]:
+    """The divisors of the `//` and `%` in `expr` that involve a variable (`n` in `i // n`)."""
+    return [
+        node.b
+        for node in post_order(expr)
+        if isinstance(node, FloorDiv | FloorMod)
+        and any(isinstance(part, Var) for part in post_order(node.b))
+    ]
+
+
+def _analyzer(assumptions: Sequence[PrimExpr]) -> Analyzer:
+    """An analyzer that knows `assumptions` for as long as it lives."""
+    analyzer = Analyzer()
+    for fact in assumptions:
+        analyzer.assume(fact)
+    return analyzer
+
+
+def _raise_symbolic_split(
+    imap: IndexMap, index: PrimExpr, shape: Sequence[PrimExpr | int], analyzer: Analyzer
+) -> NoReturn:
+    """Say why a split by a symbolic divisor has no exact extent: the divisor is not known to be
+    positive, or not known to divide the extent it splits (padding is not computed for it)."""
+    for divisor in symbolic_divisors(index):
+        if not analyzer.can_prove(builders.gt(divisor, 0)):
+            raise IndexMapError(
+                f"index `{index}` of {imap!r} divides by `{divisor}`, which is not known to be "
+                f"positive (nothing states `{divisor} > 0`)",
+                rule="index_map.divisor-sign-unknown",
+                hint=f"state it in the function: T.assume({divisor} > 0)",
+            )
+    raise IndexMapError(
+        f"index `{index}` of {imap!r} splits shape {_text(shape)} by a symbolic divisor that "
+        "is not known to divide it; a padded layout with a symbolic divisor is not supported",
+        rule="index_map.symbolic-divisor-padding",
+        hint="make the extent a multiple of the divisor (e.g. `16 * n` split by `n`)",
+    )
+
+
 def _padded(final: Sequence[PrimExpr], domain: Mapping[Var, Range]) -> dict[Var, Range]:
     """`domain` with each extent rounded up to a multiple of every constant divisor applied to
     it (`x // 2 % 3` divides `x` by 6)."""
@@ -376,11 +463,13 @@ def _lanes(index: PrimExpr, extent: PrimExpr) -> PrimExpr:
     return extent
 
 
-def _parameter_names(func: Callable[..., Any], ndim: int | None) -> list[str]:
-    """The names of `func`'s positional parameters; `*args` stands for `i<d>` up to `ndim`."""
+def _parameter_names(func: Callable[..., Any], ndim: int | None) -> tuple[list[str], list[str]]:
+    """The names of `func`'s positional parameters, `*args` standing for `i<d>` up to `ndim`; and
+    of its keyword-only ones, which take the last indices (TVM's `lambda *rest, k: ...`)."""
     kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     parameters = inspect.signature(func).parameters.values()
     names = [p.name for p in parameters if p.kind in kinds]
+    keywords = [p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY]
     variadic = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters)
     if variadic and ndim is None:
         raise IndexMapError(
@@ -388,12 +477,14 @@ def _parameter_names(func: Callable[..., Any], ndim: int | None) -> list[str]:
             rule="index_map.ndim-needed",
             hint="pass ndim=<number of indices>",
         )
-    if ndim is not None and (ndim < len(names) or (ndim > len(names) and not variadic)):
+    fixed = len(names) + len(keywords)
+    if ndim is not None and (ndim < fixed or (ndim > fixed and not variadic)):
         raise IndexMapError(
-            f"the mapping function takes {len(names)} indices, but ndim={ndim}",
+            f"the mapping function takes {fixed} indices, but ndim={ndim}",
             rule="index_map.arity",
         )
-    return names + [f"i{d}" for d in range(len(names), ndim or 0)]
+    extra = [f"i{d}" for d in range(len(names), (ndim or 0) - len(keywords))]
+    return names + extra, keywords
 
 
 class _IndexRetyper(Mutator):

@@ -50,7 +50,7 @@ def is_module_call(node: object) -> bool:
 
 def module_calls(func: PrimFunc) -> Iterator[Call]:
     """Every call of a module function in `func`'s body."""
-    return (n for n in post_order(func.body) if is_module_call(n))  # type: ignore[misc]
+    return (n for n in post_order(func.body) if is_module_call(n))  # type: ignore[misc]  # Calls
 
 
 def is_pointer(arg: PrimExpr) -> bool:
@@ -76,7 +76,7 @@ def pointer_base(arg: PrimExpr) -> Var | None:
     if isinstance(arg, Var):
         return arg
     if isinstance(arg, Call) and arg.op is builtin.address_of_op:
-        return arg.args[0].buffer.data  # type: ignore[attr-defined]
+        return arg.args[0].buffer.data  # type: ignore[attr-defined]  # a BufferLoad
     if isinstance(arg, Call) and arg.op is builtin.access_ptr_op:
         base = arg.args[1]
         return base if isinstance(base, Var) else None
@@ -122,7 +122,7 @@ def size_symbols(callee: PrimFunc) -> list[Var]:
     for buffer in callee.param_buffers():
         for extent in buffer.shape:
             if not isinstance(extent, IntImm) and extent not in scalars and extent not in found:
-                found.append(extent)  # type: ignore[arg-type]
+                found.append(extent)  # type: ignore[arg-type]  # a Var
     return found
 
 
@@ -157,18 +157,18 @@ def check_module_calls(mod: IRModule) -> None:
         statements = {id(n.value) for n in post_order(func.body) if isinstance(n, Evaluate)}
         for call in module_calls(func):
             callee = resolve(mod, call, gv.name_hint)
-            name = call.op.name_hint  # type: ignore[union-attr]
+            name = call.op.name_hint  # type: ignore[union-attr]  # a GlobalVar
             if name not in written:
                 written[name] = written_data(callee)
             _check_call(call, callee, gv.name_hint, id(call) in statements, written[name])
-            graph[gv.name_hint].append(call.op.name_hint)  # type: ignore[union-attr]
+            graph[gv.name_hint].append(call.op.name_hint)  # type: ignore[union-attr]  # a GlobalVar
     _check_no_recursion(graph)
 
 
 def _check_call(
     call: Call, callee: PrimFunc, caller: str, is_statement: bool, written: set[Var]
 ) -> None:
-    name = call.op.name_hint  # type: ignore[union-attr]
+    name = call.op.name_hint  # type: ignore[union-attr]  # a module call's op is a GlobalVar
     where = f"`{caller}` calls `{name}`"
     if not is_statement or call.dtype != STATUS_DTYPE:
         raise ModuleCallError(
@@ -302,7 +302,7 @@ def _check_no_recursion(graph: dict[str, list[str]]) -> None:
 def called_names(mod: IRModule) -> set[str]:
     """The names of the module's functions that another function calls."""
     return {
-        call.op.name_hint  # type: ignore[union-attr]
+        call.op.name_hint  # type: ignore[union-attr]  # a module call's op is a GlobalVar
         for func in mod.functions.values()
         if isinstance(func, PrimFunc)
         for call in module_calls(func)

@@ -52,7 +52,7 @@ def storage_scope(alloc: Allocate) -> str:
 
 
 def placement_of(alloc: Allocate, target: Target) -> str:
-    """"stack" or "workspace": what LowerMemoryScopes recorded on `alloc`, else the rule's
+    """ "stack" or "workspace": what LowerMemoryScopes recorded on `alloc`, else the rule's
     answer for `target` (IR that did not go through the pipeline)."""
     recorded = alloc.annotations.get(PLACEMENT)
     if recorded in ("stack", "workspace"):

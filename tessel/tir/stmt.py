@@ -227,7 +227,9 @@ class AllocateConst(Stmt):
                 f"but its extents are {[str(e) for e in self.extents]}"
             )
         if data.dtype != self.dtype.numpy:
-            raise IRTypeError(f"constant `{self.buffer_var.name}` data is {data.dtype}, not {self.dtype}")
+            raise IRTypeError(
+                f"constant `{self.buffer_var.name}` data is {data.dtype}, not {self.dtype}"
+            )
         data.setflags(write=False)
 
 

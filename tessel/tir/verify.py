@@ -214,8 +214,9 @@ class _ScopeChecker(Visitor):
     def visit_For(self, node: For) -> None:
         self.visit(node.min)
         self.visit(node.extent)
-        with self.defining([node.loop_var], "loop variable"), self.inside(
-            f"loop `{node.loop_var.name}`"
+        with (
+            self.defining([node.loop_var], "loop variable"),
+            self.inside(f"loop `{node.loop_var.name}`"),
         ):
             self.visit(node.body)
 
@@ -279,8 +280,9 @@ class _ScopeChecker(Visitor):
     def _visit_block_buffers(self, block: Block) -> None:
         self._check_layouts(block.alloc_buffers)
         allocated = [b.data for b in block.alloc_buffers]
-        with self.defining(self._new(allocated), "buffer data"), self.declaring(
-            block.alloc_buffers
+        with (
+            self.defining(self._new(allocated), "buffer data"),
+            self.declaring(block.alloc_buffers),
         ):
             for match in block.match_buffers:
                 self.visit(match.source)

@@ -145,12 +145,19 @@ def gather_nd(data: Tensor, indices: Tensor, batch_dims: int = 0) -> Tensor:
     indices = expect_indices("gather_nd", indices)
     shape, index_shape = get_const_tuple(data.shape), get_const_tuple(indices.shape)
     if indices.ndim < 1 or not 0 <= batch_dims < indices.ndim:
-        raise op_error("gather_nd", "batch_dims", f"{batch_dims} is out of range for indices "
-                       f"of shape {list(index_shape)}")  # fmt: skip
+        raise op_error(
+            "gather_nd",
+            "batch_dims",
+            f"{batch_dims} is out of range for indices of shape {list(index_shape)}",
+        )
     depth = index_shape[0]
     if batch_dims + depth > data.ndim or index_shape[1 : 1 + batch_dims] != shape[:batch_dims]:
-        raise op_error("gather_nd", "indices", f"shape {list(index_shape)} does not index data "
-                       f"of shape {list(shape)} with batch_dims={batch_dims}")  # fmt: skip
+        raise op_error(
+            "gather_nd",
+            "indices",
+            f"shape {list(index_shape)} does not index data "
+            f"of shape {list(shape)} with batch_dims={batch_dims}",
+        )
     walked = indices.ndim - 1  # output axes that walk the index tuples (batch axes included)
 
     def read(*i: PrimExpr) -> PrimExpr:

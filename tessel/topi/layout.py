@@ -63,16 +63,18 @@ class Layout:
             if block and extents[axis] % block:
                 raise LayoutError(
                     f"layout {self.name}: axis {axis} of the {what} has extent {extents[axis]}, "
-                    f"which its block {block} does not divide", rule="layout.divisible"
-                )  # fmt: skip
+                    f"which its block {block} does not divide",
+                    rule="layout.divisible",
+                )
             shape.append(extents[axis] // block if block else extents[axis])
         return tuple(shape)
 
     def primal_shape(self, shape: Sequence[int]) -> tuple[int, ...]:
         """The primal extents (in the order of `primal`) of a tensor of `shape` in this layout."""
         sizes = dict(zip((a for a, _ in self.axes), shape, strict=True))
-        return tuple(sizes[a] * (sizes.get(a.lower(), 1) if self.factor(a) else 1)
-                     for a in self.primal)  # fmt: skip
+        return tuple(
+            sizes[a] * (sizes.get(a.lower(), 1) if self.factor(a) else 1) for a in self.primal
+        )
 
     def primal_indices(self, indices: Sequence[PrimExpr]) -> dict[str, PrimExpr]:
         """The primal index of each primal axis, from indices in this layout."""
@@ -99,8 +101,9 @@ class Layout:
 def layout(name: str) -> Layout:
     """Parse a layout string such as "NCHW16c" (TVM's tvm.tir.layout)."""
     if not isinstance(name, str) or not name:
-        raise LayoutError(f"a layout is a string such as 'NCHW16c', got {name!r}",
-                          rule="layout.syntax")  # fmt: skip
+        raise LayoutError(
+            f"a layout is a string such as 'NCHW16c', got {name!r}", rule="layout.syntax"
+        )
     axes: list[tuple[str, int]] = []
     position = 0
     for match in _AXIS.finditer(name):
@@ -120,8 +123,10 @@ def layout(name: str) -> Layout:
                 name, f"sub-axis {letter} needs a positive factor before it, as in 16{letter}"
             )
         if not any(a == letter.upper() for a, _ in axes) or any(a == letter for a, _ in axes):
-            raise _syntax(name, f"sub-axis {letter} must follow its primal axis "
-                                f"{letter.upper()} and appear once")  # fmt: skip
+            raise _syntax(
+                name,
+                f"sub-axis {letter} must follow its primal axis {letter.upper()} and appear once",
+            )
         axes.append((letter, int(digits)))
     if position != len(name):
         raise _syntax(name, f"unexpected {name[position:]!r}")
@@ -137,8 +142,10 @@ def transform_array(array: np.ndarray, src_layout: str, dst_layout: str) -> np.n
     reference of the operator, and how a constant is transformed at compile time)."""
     src, dst = layout(src_layout), layout(dst_layout)
     if sorted(src.primal) != sorted(dst.primal) or array.ndim != len(src.axes):
-        raise LayoutError(f"cannot transform an array of shape {array.shape} from {src.name} to "
-                          f"{dst.name}", rule="layout.transform")  # fmt: skip
+        raise LayoutError(
+            f"cannot transform an array of shape {array.shape} from {src.name} to {dst.name}",
+            rule="layout.transform",
+        )
     names = [a for a, _ in src.axes]
     # To the primal layout of `src`: each blocked axis next to its block, then merged.
     grouped = [a for axis in src.primal for a in (axis, axis.lower()) if a in names]
@@ -150,9 +157,11 @@ def transform_array(array: np.ndarray, src_layout: str, dst_layout: str) -> np.n
     for axis, extent in zip(src.primal, primal.shape, strict=True):
         block = dst.factor(axis)
         if block and extent % block:
-            raise LayoutError(f"layout {dst.name}: axis {axis} has extent {extent}, which its "
-                              f"block {block} does not divide",
-                              rule="layout.divisible")  # fmt: skip
+            raise LayoutError(
+                f"layout {dst.name}: axis {axis} has extent {extent}, which its "
+                f"block {block} does not divide",
+                rule="layout.divisible",
+            )
         split += [extent // block, block] if block else [extent]
         order += [axis, axis.lower()] if block else [axis]
     blocked = primal.reshape(split)

@@ -70,8 +70,9 @@ def _copy(data: Tensor, name: str) -> Tensor:
 
 def _has_empty_axis(data: Tensor, axes: tuple[int, ...]) -> bool:
     """True if some reduced axis has extent 0: the reduction has no element to combine."""
-    return builtins.any(isinstance(data.shape[d], IntImm) and data.shape[d].value == 0
-                        for d in axes)  # fmt: skip
+    return builtins.any(
+        isinstance(data.shape[d], IntImm) and data.shape[d].value == 0 for d in axes
+    )
 
 
 def _fill(shape: Sequence[PrimExpr], value: PrimExpr, name: str, tag: str) -> Tensor:
@@ -203,8 +204,12 @@ def _arg_reduce(op: str, data: Any, axis: Any, keepdims: bool, select_last_index
             out_shape, lambda *i: builders.const(0, "int32"), name=f"T_{op}", tag=COMM_REDUCE_IDX
         )
     if _has_empty_axis(data, axes):
-        raise op_error(op, "data", f"has no element to take the {op} of: a reduced axis of "
-                       f"shape {shape_str(data.shape)} is empty")  # fmt: skip
+        raise op_error(
+            op,
+            "data",
+            f"has no element to take the {op} of: a reduced axis of "
+            f"shape {shape_str(data.shape)} is empty",
+        )
     reducer = _ARG_REDUCERS[(op, bool(select_last_index))]
     ks = _reduce_axes(data, axes)
 

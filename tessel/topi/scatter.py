@@ -126,7 +126,7 @@ def scatter_elements(
         return tuple(
             k[0] if d == axis else builders.min_value(i[d], builders.const(n - 1, i[d].dtype))
             for d, n in enumerate(extents)
-        )  # fmt: skip
+        )
 
     def aims_at(i: tuple[PrimExpr, ...], k: tuple[PrimExpr, ...]) -> PrimExpr:
         inside = [i[d] < n for d, n in enumerate(extents) if d != axis]

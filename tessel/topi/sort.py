@@ -29,8 +29,9 @@ def _rank(data: Tensor, axis: int, largest: bool) -> Tensor:
         r = te.reduce_axis((0, extent), name="r")
         other, mine = data[_with(i, axis, r.var)], data[i]
         beats = other > mine if largest else other < mine
-        ahead = builders.logical_or(beats, builders.logical_and(builders.eq(other, mine),
-                                                                r.var < i[axis]))  # fmt: skip
+        ahead = builders.logical_or(
+            beats, builders.logical_and(builders.eq(other, mine), r.var < i[axis])
+        )
         return te.sum(builders.cast(ahead, "int32"), axis=r)
 
     return te.compute(data.shape, count, name="T_topk_rank")

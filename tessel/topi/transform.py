@@ -81,8 +81,12 @@ def reshape(a: Tensor, newshape: Any) -> Tensor:
         # Only unit axes added or dropped: each input axis is an output axis, no division (the
         # linear form cost 2 ns an element: NCHW to NCHW1c took longer than the conv after it).
         kept = [k for k, e in enumerate(target) if e != 1]
-        return compute(target, lambda *i: a[_unit_reshape_index(i, kept, shape)],
-                       name="T_reshape", tag=INJECTIVE)  # fmt: skip
+        return compute(
+            target,
+            lambda *i: a[_unit_reshape_index(i, kept, shape)],
+            name="T_reshape",
+            tag=INJECTIVE,
+        )
     return compute(
         target,
         lambda *i: a[tuple(unravel(ravel(i, target), shape))],

@@ -1,7 +1,10 @@
 """TensorIR lowering passes, one per file, ordered by `pipeline.lower` (docs/architecture.md §6)."""
 
+from tessel.transform.auto_unroll_loop import AutoUnrollLoop
+from tessel.transform.clamp_vector_exp import ClampVectorExp
 from tessel.transform.compact_buffer_allocation import CompactBufferAllocation
 from tessel.transform.convert_blocks_to_opaque import ConvertBlocksToOpaque
+from tessel.transform.deinterleave_loads import DeinterleaveLoads
 from tessel.transform.errors import LoweringError
 from tessel.transform.extract_constants import ExtractConstants
 from tessel.transform.flatten_buffer import FlattenBuffer
@@ -21,8 +24,11 @@ from tessel.transform.unroll_loop import UnrollLoop
 from tessel.transform.vectorize_loop import VectorizeLoop
 
 __all__ = [
+    "AutoUnrollLoop",
+    "ClampVectorExp",
     "CompactBufferAllocation",
     "ConvertBlocksToOpaque",
+    "DeinterleaveLoads",
     "ExtractConstants",
     "FlattenBuffer",
     "FunctionMemory",

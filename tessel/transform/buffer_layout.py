@@ -128,9 +128,7 @@ def physical_indices(buffer: Buffer, indices: Sequence[PrimExpr]) -> tuple[PrimE
     axis group (the flat index without separators), in int64 where the group may be that large."""
     if not buffer.axis_separators:
         return (flat_index(buffer, indices),)
-    return tuple(
-        _dense_index(buffer.shape[a:b], indices[a:b]) for a, b in axis_groups(buffer)
-    )
+    return tuple(_dense_index(buffer.shape[a:b], indices[a:b]) for a, b in axis_groups(buffer))
 
 
 def _dense_index(extents: Sequence[PrimExpr], indices: Sequence[PrimExpr]) -> PrimExpr:

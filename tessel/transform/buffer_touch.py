@@ -61,8 +61,9 @@ class _UseCollector(Visitor):
 
     def _record(self, buffer: Buffer, bounds: Bounds, path: list[Stmt]) -> None:
         if buffer in self.uses.accesses:
-            bound = tuple((substitute(lo, self.bindings), substitute(hi, self.bindings))
-                          for lo, hi in bounds)  # fmt: skip
+            bound = tuple(
+                (substitute(lo, self.bindings), substitute(hi, self.bindings)) for lo, hi in bounds
+            )
             self.uses.accesses[buffer].append(Access(bound, tuple(path)))
 
     def visit_Var(self, var: Var) -> None:

@@ -200,7 +200,9 @@ class _Flattener(Mutator):
     def visit_BufferLoad(self, load: BufferLoad) -> Node:
         predicate = None if load.predicate is None else self.visit(load.predicate)
         return BufferLoad(
-            self._flat(load.buffer), self._index(load.buffer, load.indices), predicate,
+            self._flat(load.buffer),
+            self._index(load.buffer, load.indices),
+            predicate,
             span=load.span,
         )
 

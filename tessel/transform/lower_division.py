@@ -17,11 +17,11 @@ from typing import ClassVar
 
 from tessel.arith import Analyzer
 from tessel.ir import expr as E
+from tessel.ir.functor import Mutator
 from tessel.ir.node import Node, with_changes
 from tessel.ir.transform import PassContext
 from tessel.tir import stmt as S
 from tessel.tir.function import PrimFunc
-from tessel.ir.functor import Mutator
 from tessel.transform.prim_func_pass import PrimFuncPass
 
 

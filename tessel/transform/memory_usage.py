@@ -195,7 +195,7 @@ class _Counter(Visitor):
         self.generic_visit(node)
         if not is_module_call(node):
             return
-        callee = self.callees[node.op.name_hint]  # type: ignore[union-attr]
+        callee = self.callees[node.op.name_hint]  # type: ignore[union-attr]  # a GlobalVar
         for place, nbytes in (("stack", callee.stack_bytes), ("workspace", callee.workspace_bytes)):
             self.peak[place] = max(self.peak[place], self.live[place] + nbytes)
         self.dynamic.extend(f"{callee.name}.{d}" for d in callee.dynamic_workspace)

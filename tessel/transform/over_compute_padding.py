@@ -62,7 +62,9 @@ def input_constraints(func: PrimFunc) -> list[BufferConstraint]:
         constraint = constraint_of(node) if isinstance(node, For) else None
         if constraint is None:
             continue
-        reads = {n.buffer.data for n in post_order(constraint.condition) if isinstance(n, BufferLoad)}
+        reads = {
+            n.buffer.data for n in post_order(constraint.condition) if isinstance(n, BufferLoad)
+        }
         if reads and not reads & written:
             found.append(constraint)
     return _unique(found)
@@ -89,7 +91,7 @@ class _Rewriter(Mutator):
         return self.generic_visit(loop)
 
     def visit_BlockRealize(self, realize: BlockRealize) -> Node:
-        realize = self.generic_visit(realize)  # type: ignore[assignment]
+        realize = self.generic_visit(realize)  # type: ignore[assignment]  # a realize
         block = realize.block
         if not isinstance(block.body, BufferStore) or block.alloc_buffers or block.match_buffers:
             return realize
@@ -112,7 +114,9 @@ class _Prover:
 
     def equal_under(self, condition: PrimExpr, value: PrimExpr, expected: PrimExpr) -> bool:
         """`value == expected` wherever `condition` holds (case by case over its disjuncts)."""
-        return all(self._equal_in_case(case, value, expected) for case in builders.disjuncts(condition))
+        return all(
+            self._equal_in_case(case, value, expected) for case in builders.disjuncts(condition)
+        )
 
     def _equal_in_case(self, case: PrimExpr, value: PrimExpr, expected: PrimExpr) -> bool:
         with ExitStack() as facts:
@@ -162,7 +166,9 @@ def _drop_padding_branch(realize: BlockRealize, prover: _Prover) -> BlockRealize
     return with_changes(realize, block=new_block)
 
 
-def _init_writes(init: object, store: BufferStore, condition: PrimExpr, pad: PrimExpr, prover: _Prover) -> bool:
+def _init_writes(
+    init: object, store: BufferStore, condition: PrimExpr, pad: PrimExpr, prover: _Prover
+) -> bool:
     """The init stores `pad` into the accumulator wherever `condition` holds."""
     if not isinstance(init, BufferStore) or init.buffer is not store.buffer:
         return False
@@ -173,7 +179,7 @@ def _init_writes(init: object, store: BufferStore, condition: PrimExpr, pad: Pri
 
 def substitute_load(expr: PrimExpr, load: BufferLoad, value: PrimExpr) -> PrimExpr:
     """`expr` with every load equal to `load` (same buffer and indices) replaced by `value`."""
-    return _LoadReplacer(load, value).visit(expr)  # type: ignore[return-value]
+    return _LoadReplacer(load, value).visit(expr)  # type: ignore[return-value]  # an expression
 
 
 class _LoadReplacer(Mutator):
@@ -189,7 +195,9 @@ class _LoadReplacer(Mutator):
         return self.generic_visit(load)
 
 
-def _drop_reduction_guards(realize: BlockRealize, prover: _Prover, loops: dict[Var, For]) -> BlockRealize:
+def _drop_reduction_guards(
+    realize: BlockRealize, prover: _Prover, loops: dict[Var, For]
+) -> BlockRealize:
     """Drop `T.where` conjuncts over reduction loops whose extra iterations change nothing."""
     block = realize.block
     if block.init is None:
@@ -208,7 +216,9 @@ def _drop_reduction_guards(realize: BlockRealize, prover: _Prover, loops: dict[V
     return realize
 
 
-def _widened_iterator(realize: BlockRealize, conjunct: PrimExpr, loops: dict[Var, For]) -> tuple[int, For] | None:
+def _widened_iterator(
+    realize: BlockRealize, conjunct: PrimExpr, loops: dict[Var, For]
+) -> tuple[int, For] | None:
     """(iterator position, loop) when `conjunct` bounds only one loop, to which a reduction
     iterator is bound (its binding simplifies to the loop variable); else None."""
     used = {n for n in post_order(conjunct) if isinstance(n, Var)}
@@ -232,21 +242,33 @@ def _widen(realize: BlockRealize, k: int, loop: For, conjunct: PrimExpr) -> Bloc
     iters[k] = with_changes(iters[k], dom=Range(loop.min, loop.extent))
     values = list(realize.iter_values)
     values[k] = loop.loop_var
-    predicate = builders.conjunction([c for c in builders.conjuncts(realize.predicate) if c is not conjunct])
-    return with_changes(realize, iter_values=tuple(values), predicate=predicate,
-                        block=with_changes(block, iter_vars=tuple(iters)))  # fmt: skip
+    predicate = builders.conjunction(
+        [c for c in builders.conjuncts(realize.predicate) if c is not conjunct]
+    )
+    return with_changes(
+        realize,
+        iter_values=tuple(values),
+        predicate=predicate,
+        block=with_changes(block, iter_vars=tuple(iters)),
+    )
 
 
-def _harmless(candidate: BlockRealize, k: int, conjunct: PrimExpr, prover: _Prover, loop: For) -> bool:
+def _harmless(
+    candidate: BlockRealize, k: int, conjunct: PrimExpr, prover: _Prover, loop: For
+) -> bool:
     """The widened iterations stay in bounds and leave the accumulator unchanged."""
     block = candidate.block
     iv = block.iter_vars[k]
     prover.rebind(iv.var, iv.dom)
     store = block.body
     assert isinstance(store, BufferStore)
-    outside = Analyzer().simplify(builders.logical_not(substitute(conjunct, {loop.loop_var: iv.var})))
+    outside = Analyzer().simplify(
+        builders.logical_not(substitute(conjunct, {loop.loop_var: iv.var}))
+    )
     accumulator = BufferLoad(store.buffer, store.indices)
-    return prover.equal_under(outside, store.value, accumulator) and _in_bounds(block, prover.analyzer)
+    return prover.equal_under(outside, store.value, accumulator) and _in_bounds(
+        block, prover.analyzer
+    )
 
 
 def _in_bounds(block: Block, analyzer: Analyzer) -> bool:
@@ -257,7 +279,9 @@ def _in_bounds(block: Block, analyzer: Analyzer) -> bool:
                 bounds = analyzer.int_set(index)
                 if bounds.min_value is None or bounds.max_value is None:
                     return False
-                inside = builders.logical_and(builders.ge(bounds.min_value, 0), builders.lt(bounds.max_value, extent))
+                inside = builders.logical_and(
+                    builders.ge(bounds.min_value, 0), builders.lt(bounds.max_value, extent)
+                )
                 if not analyzer.can_prove(inside):
                     return False
     return True

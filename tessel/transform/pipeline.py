@@ -9,8 +9,11 @@ from tessel.ir.target import Target
 from tessel.ir.transform import Pass, PassContext, PassInstrument
 from tessel.tir.function import PrimFunc
 from tessel.tir.module_calls import check_module_calls
+from tessel.transform.auto_unroll_loop import AutoUnrollLoop
+from tessel.transform.clamp_vector_exp import ClampVectorExp
 from tessel.transform.compact_buffer_allocation import CompactBufferAllocation
 from tessel.transform.convert_blocks_to_opaque import ConvertBlocksToOpaque
+from tessel.transform.deinterleave_loads import DeinterleaveLoads
 from tessel.transform.extract_constants import ExtractConstants
 from tessel.transform.flatten_buffer import FlattenBuffer
 from tessel.transform.lower_division import LowerDivision
@@ -74,9 +77,16 @@ def default_passes(target: Target) -> tuple[Pass, ...]:
         LowerDivision(),
         # After flattening (constants are flat arrays by then): one deduplicated copy per module.
         ExtractConstants(),
-        # Last: after StorageRewrite has fixed each allocation's size, record stack or workspace
-        # for the target in the IR, so codegen reads the decision instead of making it.
+        # After StorageRewrite has fixed each allocation's size, record stack or workspace for
+        # the target in the IR, so codegen reads the decision instead of making it.
         LowerMemoryScopes(target=target),
+        # Last, the C backend's decisions made explicit in the IR it prints (the printer only
+        # prints them), each on the final form of the code: every vector exp exists once
+        # VectorizeLoop has run; a load's index is final; a loop nest holds vector statements,
+        # not vectorized loops, when its statements are counted against an unroll budget.
+        ClampVectorExp(),
+        DeinterleaveLoads(),
+        AutoUnrollLoop(),
     )
 
 

@@ -61,7 +61,7 @@ def _storage_indices_in_range(mod: IRModule) -> str | None:
             if index is not None and not 0 <= index < count:
                 return (
                     f"`{gv.name_hint}`: constant `{node.buffer_var.name}` refers to entry {index} "
-                    f"of \"constants\", which has {count}"
+                    f'of "constants", which has {count}'
                 )
     return None
 

@@ -19,11 +19,20 @@ or passing the buffer's data pointer to a call. A store to an element the fact s
 about (`A[3] = 5` after `T.assume(i < 14 or A[i] == 0)` over all i), or of a value that keeps
 it true, does not end it (TVM keeps a known buffer value until a write can change it).
 A store of an element into itself (`A[i] = A[i]`) does nothing and is removed, as in TVM.
+
+The fact still holds where the statement that may change it starts (TVM's
+propagate_knowns_to_prove_conditional): an `if`'s condition is read before its branches write,
+so `T.assume(A[0] == 0)` decides a following `if A[0] == 0: A[0] = 42`, and the fact holds at
+the start of each branch. A loop whose every store to the buffer has the loop variable as one
+index writes only its own element in each iteration, so a fact about every element holds for
+the element of the running iteration until that iteration writes it (`for i: if A[i] == 0:
+A[i] = 17` after `T.assume(A[i] == 0)` over all i). `for i: if p: T.assume(c)` states
+`not p or c` over the loop, so the fact applies only where `p` says.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import ClassVar
@@ -34,6 +43,7 @@ from tessel.ir import expr as E
 from tessel.ir.functor import post_order
 from tessel.ir.node import Node, with_changes
 from tessel.ir.structural import structural_equal
+from tessel.ir.substitute import substitute
 from tessel.ir.transform import PassContext
 from tessel.tir import builtin
 from tessel.tir import stmt as S
@@ -136,6 +146,71 @@ def _is_pure_arithmetic(expr: E.PrimExpr) -> bool:
     return not any(isinstance(n, BufferLoad | E.Call) for n in post_order(expr))
 
 
+def _fact_of(
+    item: S.Stmt,
+) -> tuple[E.PrimExpr | None, BufferConstraint | None, bool]:
+    """(assumed condition, universal fact, whether the item is only a fact) of a statement: a
+    `T.assume`, a nest of loops around one (maybe under an `if`), or a nest storing known
+    contents; (None, None, False) for other statements."""
+    condition = assumed_condition(item)
+    if condition is not None:
+        return condition, None, True
+    assumption = constraint_of(item) or _guarded_constraint(item)
+    if assumption is not None:
+        return None, assumption, True
+    contents = known_contents_of(item)
+    return None, contents, False
+
+
+def _guarded_constraint(stmt: S.Stmt) -> BufferConstraint | None:
+    """`for v...: if p: T.assume(c)`, p pure: `not p or c` at every point of the loops."""
+    loops: list[S.For] = []
+    while isinstance(stmt, S.For):
+        loops.append(stmt)
+        stmt = stmt.body
+    if not loops or not isinstance(stmt, S.IfThenElse) or stmt.else_case is not None:
+        return None
+    condition = assumed_condition(stmt.then_case)
+    if condition is None or not _is_pure_arithmetic(stmt.condition):
+        return None
+    stated = builders.logical_or(builders.logical_not(stmt.condition), condition)
+    ranges = tuple(E.Range(loop.min, loop.extent) for loop in loops)
+    return BufferConstraint(tuple(loop.loop_var for loop in loops), ranges, stated)
+
+
+def _per_iteration(universal: BufferConstraint, loop: S.For) -> BufferConstraint | None:
+    """What of `universal` still holds at the start of each iteration of `loop`, when every
+    store the loop makes to the buffer the fact reads has the loop variable as one index:
+    earlier iterations wrote other elements, so the fact holds where that index is the
+    loop variable (`v_p != i or condition`, over fresh variables). None otherwise."""
+    loads = [n for n in post_order(universal.condition) if isinstance(n, BufferLoad)]
+    if not loads or any(
+        n.buffer is not loads[0].buffer or not structural_equal(n, loads[0]) for n in loads
+    ):
+        return None
+    buffer, var = loads[0].buffer, loop.loop_var
+    if buffer.data in _opaque_buffers(loop.body):
+        return None
+    positions = set(range(len(buffer.shape)))
+    for store, _ in _stores_in(loop.body):
+        if store.buffer.data is not buffer.data:
+            continue
+        if store.buffer is not buffer or store.predicate is not None:
+            return None  # another view of the memory, or a masked store: no element reasoning
+        positions &= {p for p, index in enumerate(store.indices) if index is var}
+    pattern_indices = loads[0].indices
+    positions = {p for p in positions if pattern_indices[p].dtype == var.dtype}
+    if not positions:
+        return None
+    fresh = {v: E.Var(v.name, v.dtype) for v in universal.vars}
+    guard = builders.ne(substitute(pattern_indices[min(positions)], fresh), var)
+    stated = builders.logical_or(guard, substitute(universal.condition, fresh))
+    ranges = tuple(
+        E.Range(substitute(r.min, fresh), substitute(r.extent, fresh)) for r in universal.ranges
+    )
+    return BufferConstraint(tuple(fresh.values()), ranges, stated)
+
+
 class StmtSimplifier(NoOpDroppingMutator):
     """Walks statements with an Analyzer that knows the enclosing facts (see the module doc)."""
 
@@ -178,9 +253,13 @@ class StmtSimplifier(NoOpDroppingMutator):
 
     # ------------------------------------------------------------------ statements
     def visit_For(self, loop: S.For) -> Node:
+        return self._visit_loop(loop, self._visit_stmt)
+
+    def _visit_loop(self, loop: S.For, visit_body: Callable[[S.Stmt], S.Stmt]) -> S.Stmt:
+        """The loop with simplified bounds, its variable's range known to `visit_body`."""
         min_, extent = self.simplify(loop.min), self.simplify(loop.extent)
         self.analyzer.bind(loop.loop_var, E.Range(min_, extent), allow_override=True)
-        body = self.visit(loop.body)
+        body = visit_body(loop.body)
         if body is not loop.body and is_no_op(body):  # emptied here (e.g. of self-stores)
             return no_op()
         return with_changes(loop, min=min_, extent=extent, body=body)
@@ -192,21 +271,27 @@ class StmtSimplifier(NoOpDroppingMutator):
         return with_changes(let, value=value, body=self.visit(let.body))
 
     def visit_IfThenElse(self, node: S.IfThenElse) -> Node:
-        condition = self.simplify(node.condition)
+        return self._visit_if(node, self.simplify(node.condition), self._visit_stmt)
+
+    def _visit_if(
+        self, node: S.IfThenElse, condition: E.PrimExpr, visit_branch: Callable[[S.Stmt], S.Stmt]
+    ) -> S.Stmt:
+        """The `if` with `condition` (already simplified): the branch that runs when it is
+        decided, else both branches, each visited by `visit_branch` knowing its condition."""
         if isinstance(condition, E.IntImm):
             taken = node.then_case if condition.value else node.else_case
-            return no_op() if taken is None else self.visit(taken)
+            return no_op() if taken is None else visit_branch(taken)
         reads = _read_buffers(condition)
         then_fact = condition if not reads & _written_buffers(node.then_case) else None
         with self._fact(then_fact):
-            then_case = self._visit_stmt(node.then_case)
+            then_case = visit_branch(node.then_case)
         else_case: S.Stmt | None = None
         if node.else_case is not None:
             else_fact = None
             if not reads & _written_buffers(node.else_case):
                 else_fact = builders.logical_not(condition)
             with self._fact(else_fact):
-                else_case = self._visit_stmt(node.else_case)
+                else_case = visit_branch(node.else_case)
             if is_no_op(else_case):
                 else_case = None
         if is_no_op(then_case) and else_case is None:
@@ -227,34 +312,85 @@ class StmtSimplifier(NoOpDroppingMutator):
 
     def _visit_items(self, items: list[S.Stmt]) -> list[S.Stmt]:
         """Visit a sequence; an assumption is a fact for the items after it, up to the first one
-        that writes a buffer the assumption reads."""
+        that writes a buffer the assumption reads, and at the start of that one."""
         for index, item in enumerate(items):
-            condition = assumed_condition(item)
-            assumption = constraint_of(item) if condition is None else None
-            universal = assumption or (known_contents_of(item) if condition is None else None)
+            condition, universal, is_fact = _fact_of(item)
             if condition is None and universal is None:
                 continue
-            rest = items[index + 1 :]
-            stated = universal.condition if universal is not None else condition
-            assert stated is not None
-            stop = next(
-                (k for k, s in enumerate(rest) if self._may_change(stated, universal, s)),
-                len(rest),
-            )
             head = [self._visit_stmt(s) for s in items[:index]]
-            if universal is not None:
-                self._constraints.append(universal)
-            try:
-                with self._fact(condition):
-                    covered = self._visit_items(rest[:stop])
-            finally:
-                if universal is not None:
-                    self._constraints.pop()
+            rest = self._visit_under(condition, universal, items[index + 1 :])
             # An assumption is a fact, not simplified by itself; a store nest is code too.
-            is_fact = condition is not None or assumption is not None
             kept = item if is_fact else self._visit_stmt(item)
-            return [*head, kept, *covered, *self._visit_items(rest[stop:])]
+            return [*head, kept, *rest]
         return [self._visit_stmt(s) for s in items]
+
+    def _visit_under(
+        self,
+        condition: E.PrimExpr | None,
+        universal: BufferConstraint | None,
+        items: list[S.Stmt],
+    ) -> list[S.Stmt]:
+        """Visit `items`, the fact (`condition`, or `universal` at every point of its box)
+        holding where they start: up to the first item that may make it false, and where
+        that item starts (an `if`'s condition is read before its branch writes)."""
+        stated = universal.condition if universal is not None else condition
+        assert stated is not None
+        stop = next(
+            (k for k, s in enumerate(items) if self._may_change(stated, universal, s)), len(items)
+        )
+        with self._holding(condition, universal):
+            covered = self._visit_items(items[:stop])
+        if stop == len(items):
+            return covered
+        stopper = items[stop]
+        stopper_condition, stopper_universal, _ = _fact_of(stopper)
+        if stopper_condition is not None or stopper_universal is not None:
+            return [*covered, *self._visit_items(items[stop:])]
+        entered = self._enter(stopper, condition, universal)
+        return [*covered, entered, *self._visit_items(items[stop + 1 :])]
+
+    def _enter(
+        self, stmt: S.Stmt, condition: E.PrimExpr | None, universal: BufferConstraint | None
+    ) -> S.Stmt:
+        """`stmt` visited knowing the fact holds where it starts (it may change it later)."""
+        if isinstance(stmt, S.IfThenElse) and not _opaque_buffers(stmt.condition):
+            with self._holding(condition, universal):
+                decided = self.simplify(stmt.condition)
+            return self._visit_if(
+                stmt, decided, lambda branch: self._enter_block(branch, condition, universal)
+            )
+        if isinstance(stmt, S.For) and universal is not None:
+            per_iteration = _per_iteration(universal, stmt)
+            if per_iteration is not None:
+                return self._visit_loop(
+                    stmt, lambda body: self._enter_block(body, None, per_iteration)
+                )
+        return self._visit_stmt(stmt)
+
+    def _enter_block(
+        self, stmt: S.Stmt, condition: E.PrimExpr | None, universal: BufferConstraint | None
+    ) -> S.Stmt:
+        """A statement or sequence visited with the fact holding where it starts."""
+        items = list(stmt.seq) if isinstance(stmt, S.SeqStmt) else [stmt]
+        new = self._visit_under(condition, universal, items)
+        if len(new) == len(items) and all(a is b for a, b in zip(new, items, strict=True)):
+            return stmt
+        kept = [s for s in new if not is_no_op(s)]
+        return S.SeqStmt.flatten(kept) if kept else no_op()
+
+    @contextmanager
+    def _holding(
+        self, condition: E.PrimExpr | None, universal: BufferConstraint | None
+    ) -> Iterator[None]:
+        """Within the block, the fact is known (a condition, or a constraint at each load)."""
+        if universal is not None:
+            self._constraints.append(universal)
+        try:
+            with self._fact(condition):
+                yield
+        finally:
+            if universal is not None:
+                self._constraints.pop()
 
     def _may_change(
         self, fact: E.PrimExpr, universal: BufferConstraint | None, stmt: S.Stmt

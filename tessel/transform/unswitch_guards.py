@@ -109,8 +109,13 @@ class _Unswitcher(Mutator):
         conditions = self._conditions(body)
         return self._branches(body, conditions, {})
 
-    def _branches(self, body: S.Stmt, conditions: list[list[_Guard]],
-                  decided: dict[tuple[int, int], bool], first: bool = True) -> S.Stmt:  # fmt: skip
+    def _branches(
+        self,
+        body: S.Stmt,
+        conditions: list[list[_Guard]],
+        decided: dict[tuple[int, int], bool],
+        first: bool = True,
+    ) -> S.Stmt:
         """`body` split on each of `conditions` in turn, its guards decided in each copy (all
         but the `first` with fresh loop and let variables: each is defined once)."""
         if not conditions:
@@ -153,12 +158,12 @@ class _Unswitcher(Mutator):
                     groups.append([guard])
         return groups
 
-    def _guards(self, body: S.Stmt) -> Iterator[_Guard]:
+    def _guards(self, body: S.Stmt) -> Iterator[_Guard]:  # noqa: C901 - the walk below is its body
         """Each conjunct of an `if` (without else) under at least one loop of `body`."""
         inner: dict[E.Var, E.Range] = {}
         local: set[E.Var] = set()  # lets inside `body`: not known at the split
 
-        def walk(stmt: S.Stmt, loops: tuple[S.For, ...]) -> Iterator[_Guard]:
+        def walk(stmt: S.Stmt, loops: tuple[S.For, ...]) -> Iterator[_Guard]:  # noqa: C901 - one case per statement kind
             if isinstance(stmt, S.For):
                 inner[stmt.loop_var] = E.Range(stmt.min, stmt.extent)
                 yield from walk(stmt.body, (*loops, stmt))
@@ -184,8 +189,13 @@ class _Unswitcher(Mutator):
 
         yield from walk(body, ())
 
-    def _guard(self, key: tuple[int, int], conjunct: E.PrimExpr, inner: dict[E.Var, E.Range],
-               local: set[E.Var]) -> _Guard | None:  # fmt: skip
+    def _guard(
+        self,
+        key: tuple[int, int],
+        conjunct: E.PrimExpr,
+        inner: dict[E.Var, E.Range],
+        local: set[E.Var],
+    ) -> _Guard | None:
         """The guard for `conjunct` if it compares integers over loop variables and known
         values; its condition to hold for every value of the inner loop variables."""
         if not isinstance(conjunct, _COMPARISONS) or not conjunct.a.dtype.is_int:
@@ -229,8 +239,9 @@ def _renew_definitions(body: S.Stmt) -> S.Stmt:
     """`body` with new variables for the loops, lets and allocations it defines: a variable is
     defined once in a function (StorageRewrite keys allocations by theirs: two copies of one
     allocation under one variable once shared memory that only one of them could spare)."""
-    defined = [_defined_var(n) for n in post_order(body)
-               if isinstance(n, S.For | S.LetStmt | S.Allocate)]  # fmt: skip
+    defined = [
+        _defined_var(n) for n in post_order(body) if isinstance(n, S.For | S.LetStmt | S.Allocate)
+    ]
     return substitute(body, {v: E.Var(v.name, v.dtype, v.type_annotation) for v in defined})
 
 

@@ -70,7 +70,7 @@ class ExprVectorizer:
             if self._open == 0:
                 self._done.clear()
 
-    def _visit_node(self, node: PrimExpr) -> PrimExpr:
+    def _visit_node(self, node: PrimExpr) -> PrimExpr:  # noqa: C901 - one dispatch over the expression kinds
         """The version of `node` alone: its lane-wise operands have theirs already."""
         if node is self.var:
             return self.ramp

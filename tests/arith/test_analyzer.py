@@ -4,7 +4,7 @@ import pytest
 
 from tessel.arith.analyzer import Analyzer
 from tessel.arith.pattern import PVar
-from tessel.arith.rewrite import StepLimitExceeded
+from tessel.arith.rewrite import StepLimitExceededError
 from tessel.arith.rule import Rule, RuleSet
 from tessel.ir import builders
 from tessel.ir.expr import Range, Var
@@ -62,7 +62,7 @@ def test_single_variable_facts_tighten_bounds():
     with analyzer.constraint_scope(builders.logical_and(0 <= x, x < 10)):
         bound = analyzer.const_int_bound(x * 2 + 1)
         assert (bound.min_value, bound.max_value) == (1, 19)
-        assert analyzer.simplify(x // 10) .value == 0
+        assert analyzer.simplify(x // 10).value == 0
 
 
 def test_bind_to_a_value_substitutes_it():
@@ -111,7 +111,7 @@ def test_a_rule_cycle_hits_the_step_limit_with_the_rules_named():
     swap = RuleSet("swap", [Rule("lt-swap", x < y, y > x), Rule("gt-swap", x > y, y < x)])
     analyzer = Analyzer(rule_sets=(swap,), step_limit=50)
     a, b = Var("a"), Var("b")
-    with pytest.raises(StepLimitExceeded, match="lt-swap|gt-swap"):
+    with pytest.raises(StepLimitExceededError, match="lt-swap|gt-swap"):
         analyzer.simplify(builders.select(a < b, a, b))
 
 

@@ -18,9 +18,11 @@ from tessel.tir.builtin import if_then_else_op
 
 ALL_RULES = [rule for rule_set in (*DEFAULT_RULE_SETS, SUM_LAWS) for rule in rule_set]
 LAW_SETTINGS = settings(
-    max_examples=100, deadline=None, derandomize=True,
+    max_examples=100,
+    deadline=None,
+    derandomize=True,
     suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow],
-)  # fmt: skip
+)
 
 
 def _bool_vars(pattern, found=None):
@@ -28,7 +30,9 @@ def _bool_vars(pattern, found=None):
     found = set() if found is None else found
     if isinstance(pattern, PNode):
         for index, operand in enumerate(pattern.operands):
-            is_condition = pattern.node_cls in (And, Or, Not) or (pattern.node_cls is Select and index == 0)
+            is_condition = pattern.node_cls in (And, Or, Not) or (
+                pattern.node_cls is Select and index == 0
+            )
             if is_condition and isinstance(operand, PVar):
                 found.add(operand.name)
             _bool_vars(operand, found)

@@ -99,9 +99,16 @@ class Row:
     miss: str | None = None
 
 
-def case(case_id: str, description: str, expr: Any, expected: Any, *,
-         ranges: Mapping[Var, tuple[int, int]] | None = None, facts: tuple[Any, ...] = (),
-         miss: str | None = None) -> Row:  # fmt: skip
+def case(
+    case_id: str,
+    description: str,
+    expr: Any,
+    expected: Any,
+    *,
+    ranges: Mapping[Var, tuple[int, int]] | None = None,
+    facts: tuple[Any, ...] = (),
+    miss: str | None = None,
+) -> Row:
     facts = tuple(builders.convert(f) for f in facts)
     given = Case(description, builders.convert(expr), expected, ranges or {}, facts)
     return Row(case_id, given, miss)
@@ -178,7 +185,17 @@ CASES: list[Row] = [
     case("floordiv-floordiv", "x // 2 // 3 -> x // 6", x // 2 // 3, x // 6),
     case("floormod-floormod", "(x % 16) % 4 -> x % 4", (x % 16) % 4, x % 4),
     case("floormod-floormod-inner", "(x % 4) % 16 -> x % 4", (x % 4) % 16, x % 4),
-    case("floordiv-of-floormod", "(x % 16) // 4 -> (x // 4) % 4", (x % 16) // 4, (x // 4) % 4),
+    case("floormod-of-floordiv", "(x // 4) % 4 -> (x % 16) // 4 (TVM's canonical digit)",
+         (x // 4) % 4, (x % 16) // 4),
+    case("canonical-digit-kept", "(x % 16) // 4 stays", (x % 16) // 4, (x % 16) // 4),
+    case("floordiv-join-canonical-digit", "(x // 8) * 2 + (x % 8) // 4 -> x // 4",
+         (x // 8) * 2 + (x % 8) // 4, x // 4),
+    case("floormod-join-canonical-digit", "((x % 8) // 4) * 4 + x % 4 -> x % 8",
+         ((x % 8) // 4) * 4 + x % 4, x % 8),
+    case("three-digit-join", "(x // 64) * 64 + ((x % 64) // 8) * 8 + x % 8 -> x",
+         (x // 64) * 64 + ((x % 64) // 8) * 8 + x % 8, x),
+    case("floordiv-of-canonical-digit", "((x % 16) // 2) * 2 // 4 -> (x % 16) // 4",
+         ((x % 16) // 2) * 2 // 4, (x % 16) // 4),
     case("floormod-of-small-floordiv", "(i // 4) % 8 -> i // 4 with i in [0, 32)", (i // 4) % 8,
          i // 4, ranges={i: (0, 32)}),
     case("floormod-multiple-plus", "(x*6 + 3) % 3 -> 0", (x * 6 + 3) % 3, 0),

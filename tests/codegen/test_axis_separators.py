@@ -28,7 +28,7 @@ from tessel.transform import LoweringError
 
 NO_STACK = Target("c", max_stack_alloca_size=0)
 
-TWO_STAGE = '''
+TWO_STAGE = """
 @T.prim_func
 def two_stage(A: T.Buffer((4, 4, 4, 4), "float32"), C: T.Buffer((4, 4, 4, 4), "float32")):
     B = T.alloc_buffer((4, 4, 4, 4), "float32", scope="{scope}")
@@ -40,7 +40,7 @@ def two_stage(A: T.Buffer((4, 4, 4, 4), "float32"), C: T.Buffer((4, 4, 4, 4), "f
         with T.block("C"):
             vi, vj, vk, vl = T.axis.remap("SSSS", [i, j, k, l])
             C[vi, vj, vk, vl] = B[vi, vj, vk, vl] + T.float32(1)
-'''
+"""
 
 
 def _separated(scope="global", b_separators=(2,), c_separators=()):
@@ -78,7 +78,12 @@ def test_workspace_chunks_are_allocated_one_by_one_null_checked_and_freed():
     assert 'tessel_set_error("out of memory allocating a chunk of `B`");' in source
     # an error return frees what was allocated (the table's NULL entries are skipped), and the
     # end of the scope frees everything
-    assert source.count("for (int64_t B_free = 0; B_free < 16; ++B_free) tessel_workspace_free(B[B_free]);") == 2
+    assert (
+        source.count(
+            "for (int64_t B_free = 0; B_free < 16; ++B_free) tessel_workspace_free(B[B_free]);"
+        )
+        == 2
+    )
     assert "float B[" not in source
     _runs_like_numpy(func, NO_STACK)
 
@@ -127,7 +132,7 @@ def test_transform_layout_with_an_axis_separator_marker_runs_like_the_original()
     check_same_results(before, sch.func)
 
 
-DYNAMIC = '''
+DYNAMIC = """
 @T.prim_func
 def dynamic(a: T.handle, c: T.handle):
     n = T.int32()
@@ -142,7 +147,7 @@ def dynamic(a: T.handle, c: T.handle):
         with T.block("C"):
             vi, vj = T.axis.remap("SS", [i, j])
             C[vi, vj] = B[vi, vj] * T.float32(3)
-'''
+"""
 
 
 def test_symbolic_number_of_chunks_is_computed_once_and_allocated_in_the_workspace():

@@ -26,16 +26,43 @@ def _float32_bits(count: int) -> np.ndarray:
     upper = rng.integers(0, 2**16, 8, dtype=np.uint64).astype(np.uint32) << 16
     ties = np.concatenate([upper | 0x8000, upper | 0x7FFF, upper | 0x8001,
                            (upper | 0x10000) | 0x8000])  # odd and even upper halves  # fmt: skip
-    special = np.array([
-        0x7F7FFFFF, 0x7F7F7FFF, 0x7F7F8000, 0xFF7FFFFF,  # the largest floats: inf, max, tie, -inf
-        0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000,  # inf, -inf, quiet NaN of each sign
-        0x7F800001, 0xFFA12345, 0x7FFFFFFF, 0x00000001,  # signalling NaN, payloads, subnormal
-        0x80008000, 0x00007FFF, 0x00000000, 0x80000000,  # subnormal ties, signed zeros
-        0x3F808000, 0x3F818000, 0x3F800001, 0x3F80FFFF,  # ties to even at 1.0, round ups
-        0x007FFFFF, 0x00800000, 0x807F8000, 0x4B7F8000,
-        0x3DCCCCCD, 0xBF8CCCCD, 0x477FE000, 0x38000000,
-        0x7F000000, 0x00400000, 0x80400001, 0x3EAAAAAB,
-    ], dtype=np.uint32)  # fmt: skip
+    special = np.array(
+        [
+            0x7F7FFFFF,
+            0x7F7F7FFF,
+            0x7F7F8000,
+            0xFF7FFFFF,  # the largest floats: inf, max, tie, -inf
+            0x7F800000,
+            0xFF800000,
+            0x7FC00000,
+            0xFFC00000,  # inf, -inf, quiet NaN of each sign
+            0x7F800001,
+            0xFFA12345,
+            0x7FFFFFFF,
+            0x00000001,  # signalling NaN, payloads, subnormal
+            0x80008000,
+            0x00007FFF,
+            0x00000000,
+            0x80000000,  # subnormal ties, signed zeros
+            0x3F808000,
+            0x3F818000,
+            0x3F800001,
+            0x3F80FFFF,  # ties to even at 1.0, round ups
+            0x007FFFFF,
+            0x00800000,
+            0x807F8000,
+            0x4B7F8000,
+            0x3DCCCCCD,
+            0xBF8CCCCD,
+            0x477FE000,
+            0x38000000,
+            0x7F000000,
+            0x00400000,
+            0x80400001,
+            0x3EAAAAAB,
+        ],
+        dtype=np.uint32,
+    )
     return np.concatenate([special, ties, random]).view(np.float32)
 
 
@@ -154,10 +181,15 @@ def fill(A: T.Buffer((4,), "bfloat16"), s: T.bfloat16):
         np.testing.assert_array_equal(out.view(np.uint16), expected.view(np.uint16))
 
 
-@pytest.mark.parametrize("body", [
-    "B[i] = A[i] + A[i]", "B[i] = T.exp(A[i])", "B[i] = T.max(A[i], T.bfloat16(0))",
-    "B[i] = T.Select(A[i] < T.bfloat16(1), A[i], T.bfloat16(0))",
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "body",
+    [
+        "B[i] = A[i] + A[i]",
+        "B[i] = T.exp(A[i])",
+        "B[i] = T.max(A[i], T.bfloat16(0))",
+        "B[i] = T.Select(A[i] < T.bfloat16(1), A[i], T.bfloat16(0))",
+    ],
+)
 def test_arithmetic_on_bfloat16_is_refused_not_done_on_its_bits(body):
     func = parse(f"""
 @T.prim_func

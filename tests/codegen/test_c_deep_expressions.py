@@ -9,7 +9,6 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from tessel.testing.ir_programs import loops, prim_func, store
 
 import tessel.graph as graph
 from tessel.codegen.c_types import float_literal
@@ -23,6 +22,7 @@ from tessel.ir.expr import PrimExpr
 from tessel.ir.module import IRModule
 from tessel.ir.target import Target
 from tessel.support.dtype import float32
+from tessel.testing.ir_programs import loops, prim_func, store
 from tessel.tir import builtin
 from tessel.tir.buffer import decl_buffer
 from tessel.tir.stmt import ForKind
@@ -133,8 +133,10 @@ def test_a_300_op_elementwise_chain_fused_into_one_kernel_matches_numpy():
     for k in range(length):
         body = Call(Op(names[k % 4]), (body,))
     mod = IRModule.from_dict({"main": Function((x,), body)})
-    passes = [replace(p, max_depth=length) if isinstance(p, FuseOps) else p
-              for p in default_pipeline(Target.detect())]  # fmt: skip
+    passes = [
+        replace(p, max_depth=length) if isinstance(p, FuseOps) else p
+        for p in default_pipeline(Target.detect())
+    ]
     model = graph.compile(mod, passes=passes)
     assert len(model.plan.calls) == 1  # one kernel: one expression as deep as the chain
     data = RNG.uniform(-3, 3, (3, 20)).astype("float32")

@@ -32,8 +32,9 @@ def guarded(A: T.Buffer((40,), "float32"), B: T.Buffer((16,), "float32")):
 
 
 def _strided(extent, offset, dtype="float32"):
-    return parse(STRIDED.format(extent=extent, offset=offset, dtype=dtype,
-                                source=2 * extent - 1 + offset))  # fmt: skip
+    return parse(
+        STRIDED.format(extent=extent, offset=offset, dtype=dtype, source=2 * extent - 1 + offset)
+    )
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int32"])
@@ -52,8 +53,9 @@ def test_lanes_disabled_by_a_condition_read_nothing_and_match():
 
 
 def test_other_strides_and_widths_keep_the_lane_loop():
-    source = generate_c_source(parse(STRIDED.format(extent=16, offset=0, dtype="float64",
-                                                    source=31)))  # fmt: skip
+    source = generate_c_source(
+        parse(STRIDED.format(extent=16, offset=0, dtype="float64", source=31))
+    )
     assert "__builtin_shufflevector(tessel_a" not in source
 
 
@@ -83,7 +85,8 @@ def test_no_read_past_the_last_element_read():
     # The last lane reads A[30], the buffer's last element: the second load's span ends there.
     source = STRIDED.format(extent=16, offset=0, dtype="float32", source=31)
     program = f"SOURCE = {source!r}\n" + GUARD_PAGE
-    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
-                          check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=False
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"

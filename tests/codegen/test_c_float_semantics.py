@@ -62,8 +62,9 @@ def test_vectorized_min_max_of_signed_zeros_and_nan_follow_numpy(builder, refere
     a = np.array([-0.0, 0.0, np.nan, 1.0, np.nan, -np.inf, 2.0, 5.0] * 2, dtype)
     b = np.array([0.0, -0.0, 1.0, np.nan, np.nan, 3.0, -1.0, 5.0] * 2, dtype)
     a_buf, b_buf, out = (decl_buffer((16,), dtype, name) for name in ("A", "B", "out"))
-    body = loops((16,), lambda i: store(out, (i,), builder(a_buf[i], b_buf[i])),
-                 kind=ForKind.VECTORIZED)  # fmt: skip
+    body = loops(
+        (16,), lambda i: store(out, (i,), builder(a_buf[i], b_buf[i])), kind=ForKind.VECTORIZED
+    )
     func = prim_func("extreme", (a_buf, b_buf, out), body)
     entry = generate_c_source(func).split("TESSEL_EXPORT int32_t")[-1]
     assert "tessel_m = (tessel_p0" in entry and "tessel_l" not in entry  # no lane loop

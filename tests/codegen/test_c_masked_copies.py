@@ -69,8 +69,11 @@ def test_masked_copies_move_only_the_enabled_lanes(variant, tmp_path):
     source.write_text(PRELUDE + _PROGRAM)
     binary = tmp_path / "masked"
     compiler = find_compiler()
-    build = subprocess.run([*compiler, "-O2", *_X86_FLAGS[variant], str(source), "-o", str(binary)],
-                           capture_output=True, text=True)  # fmt: skip
+    build = subprocess.run(
+        [*compiler, "-O2", *_X86_FLAGS[variant], str(source), "-o", str(binary)],
+        capture_output=True,
+        text=True,
+    )
     assert build.returncode == 0, build.stderr
     run = subprocess.run([str(binary)], capture_output=True, text=True, check=False)
     assert run.returncode == 0, run.stderr

@@ -14,7 +14,7 @@ from tessel.testing.differential import check_same_results
 from tessel.tir import interpreter
 
 # A tiny model: y = relu(x @ w), the intermediate in a byte arena main allocates.
-TINY_MODEL = '''
+TINY_MODEL = """
 @I.ir_module
 class Module:
     @T.prim_func
@@ -41,10 +41,10 @@ class Module:
         tmp = T.decl_buffer((4, 8), "float32", data=arena.data, elem_offset=16)
         Module.dense(x.data, w.data, T.address_of(tmp[0, 0]))
         Module.relu(T.address_of(tmp[0, 0]), y.data)
-'''
+"""
 
 # Three functions, a chain of calls, scalars (one a shape), access_ptr and a plain data pointer.
-CHAIN = '''
+CHAIN = """
 @I.ir_module
 class Module:
     @T.prim_func
@@ -65,10 +65,10 @@ class Module:
         B = T.match_buffer(b, (n,), "float32")
         for i in range(n):
             B[i] = s
-'''
+"""
 
 # TVM's own form: a subroutine taking a typed handle and declaring its buffer.
-HANDLE_SUBROUTINE = '''
+HANDLE_SUBROUTINE = """
 @I.ir_module
 class Module:
     @T.prim_func
@@ -80,9 +80,9 @@ class Module:
         A = T.decl_buffer((4,), "float32", data=A_data)
         for i in range(4):
             A[i] = T.float32(42)
-'''
+"""
 
-FAILING_CALLEE = '''
+FAILING_CALLEE = """
 @I.ir_module
 class Module:
     @T.prim_func
@@ -97,9 +97,9 @@ class Module:
     def positive(S: T.Buffer((64,), "float32"), n: T.int32):
         assert n > 0, "n must be positive"
         S[0] = T.float32(0)
-'''
+"""
 
-CONSTANT_CALLEE = '''
+CONSTANT_CALLEE = """
 @I.ir_module
 class Module:
     @T.prim_func
@@ -112,7 +112,7 @@ class Module:
         Bias = T.decl_buffer((4,), "float32", data=bias)
         for i in range(4):
             B[i] = A[i] + Bias[i]
-'''
+"""
 
 
 def _random(shape, seed=0):

@@ -7,7 +7,6 @@ import subprocess
 
 import numpy as np
 import pytest
-from tessel.testing.ir_programs import block, loops, prim_func, root, store
 
 from tessel.codegen import CodegenError, generate
 from tessel.codegen.c_names import RESERVED_NAMES, NameScope
@@ -20,6 +19,7 @@ from tessel.runtime import BuildError, find_compiler
 from tessel.support.dtype import DataType
 from tessel.support.errors import InternalError
 from tessel.support.names import c_identifier
+from tessel.testing.ir_programs import block, loops, prim_func, root, store
 from tessel.tir import builtin
 from tessel.tir.buffer import decl_buffer
 from tessel.tir.stmt import Evaluate, For, ForKind
@@ -63,7 +63,9 @@ def test_generated_c_uses_no_raw_user_name_as_an_identifier():
 
 def test_vectors_without_a_gcc_vector_type_are_rejected_with_a_clear_build_error():
     a_buf = decl_buffer((8,), "float32", "A")
-    vector_store = store(a_buf, (Ramp(B.const(0), B.const(1), 3),), Broadcast(B.const(1.0, "float32"), 3))
+    vector_store = store(
+        a_buf, (Ramp(B.const(0), B.const(1), 3),), Broadcast(B.const(1.0, "float32"), 3)
+    )
     func = prim_func("vec", (a_buf,), vector_store)
     with pytest.raises(CodegenError, match="vector type int32x3") as err:
         generate(lower(func))
@@ -74,7 +76,11 @@ def test_vectors_without_a_gcc_vector_type_are_rejected_with_a_clear_build_error
 
 def test_unlowered_blocks_are_rejected_by_codegen():
     a_buf = decl_buffer((4,), "float32", "A")
-    func = prim_func("f", (a_buf,), root(loops((4,), lambda i: block("b", "S", (i,), (4,), lambda v: store(a_buf, (v,), 1.0)))))
+    func = prim_func(
+        "f",
+        (a_buf,),
+        root(loops((4,), lambda i: block("b", "S", (i,), (4,), lambda v: store(a_buf, (v,), 1.0)))),
+    )
     with pytest.raises(CodegenError, match="block `root` reached code generation") as err:
         generate(IRModule.from_func(func))
     assert err.value.rule == "codegen.block"
@@ -88,7 +94,9 @@ _MACRO_NAMES = ["INT32_MAX", "EXIT_FAILURE", "SIZE_MAX", "HUGE_VALF", "FP_NAN", 
 def test_variables_named_like_header_macros_compile_and_run(name):
     a_buf = decl_buffer((4,), "int32", name)
     i = Var(name)
-    func = prim_func("f", (a_buf,), For(i, B.const(0), B.const(4), ForKind.SERIAL, store(a_buf, (i,), i * 2)))
+    func = prim_func(
+        "f", (a_buf,), For(i, B.const(0), B.const(4), ForKind.SERIAL, store(a_buf, (i,), i * 2))
+    )
     a = np.zeros(4, "int32")
     build(func)(a)
     np.testing.assert_array_equal(a, [0, 2, 4, 6])
@@ -96,9 +104,18 @@ def test_variables_named_like_header_macros_compile_and_run(name):
 
 def _prelude_macros(*flags):
     """Every macro defined after the prelude: its headers', the compiler's and its own."""
-    result = subprocess.run([*find_compiler(), *flags, "-dM", "-E", "-x", "c", "-"], input=PRELUDE,
-                            capture_output=True, text=True, check=True)  # fmt: skip
-    return {line.split()[1].split("(")[0] for line in result.stdout.splitlines() if line.startswith("#define")}
+    result = subprocess.run(
+        [*find_compiler(), *flags, "-dM", "-E", "-x", "c", "-"],
+        input=PRELUDE,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return {
+        line.split()[1].split("(")[0]
+        for line in result.stdout.splitlines()
+        if line.startswith("#define")
+    }
 
 
 @pytest.mark.parametrize("flags", [("-std=c11",), ("-std=gnu11",)])

@@ -68,8 +68,13 @@ def _declared_name(tokens: list[str]) -> str | None:
 
 def _header_declarations(*flags: str) -> set[str]:
     """The names the prelude's headers declare at file scope (from the preprocessed prelude)."""
-    result = subprocess.run([*find_compiler(), *flags, "-E", "-P", "-x", "c", "-"], input=PRELUDE,
-                            capture_output=True, text=True, check=True)  # fmt: skip
+    result = subprocess.run(
+        [*find_compiler(), *flags, "-E", "-P", "-x", "c", "-"],
+        input=PRELUDE,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     names, depth, statement = set(), 0, []
     for token in _TOKEN.findall(result.stdout):
         depth += {"{": 1, "}": -1}.get(token, 0)

@@ -26,13 +26,13 @@ def _run_and_check(text, shape=(8, 4)):
     np.testing.assert_array_equal(b, a + 1)
 
 
-AUTO_UNROLL = '''
+AUTO_UNROLL = """
 @T.prim_func
 def nest(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32")):
     for i in T.serial(8, annotations={"pragma_auto_unroll_max_step": 16}):
         for j in range(4):
             B[i, j] = A[i, j] + T.float32(1)
-'''
+"""
 
 
 def test_auto_unroll_unrolls_the_inner_loops_whose_nest_fits_the_budget():
@@ -44,7 +44,7 @@ def test_auto_unroll_unrolls_the_inner_loops_whose_nest_fits_the_budget():
 
 
 def test_auto_unroll_with_a_budget_covering_the_whole_nest_unrolls_both_loops():
-    text = AUTO_UNROLL.replace("max_step\": 16", "max_step\": 64")
+    text = AUTO_UNROLL.replace('max_step": 16', 'max_step": 64')
     lines = _source_lines(text)
     assert _line_before(lines, "for (int32_t i") == "#pragma GCC unroll 8"
     assert _line_before(lines, "for (int32_t j") == "#pragma GCC unroll 4"
@@ -62,7 +62,7 @@ def test_auto_unroll_with_a_symbolic_budget_is_only_a_comment():
 
 
 def test_unknown_pragmas_become_one_line_comments_naming_them():
-    text = r'''
+    text = r"""
 @T.prim_func
 def notes(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32")):
     for i in T.serial(8, annotations={"pragma_note": "line one\nline two \\", "pragma_level": 2}):
@@ -71,7 +71,7 @@ def notes(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32")):
                 vi, vj = T.axis.remap("SS", [i, j])
                 T.block_attr({"pragma_block_note": "on the block"})
                 B[vi, vj] = A[vi, vj] + T.float32(1)
-'''
+"""
     lines = _source_lines(text)
     assert "// pragma_level = 2 (no C equivalent)" in lines
     assert "// pragma_note = 'line one\\nline two \\\\' (no C equivalent)" in lines
@@ -80,18 +80,18 @@ def notes(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32")):
 
 
 def test_a_list_valued_pragma_attr_written_in_the_script_is_a_comment():
-    text = '''
+    text = """
 @T.prim_func
 def listed(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32")):
     with T.attr(A, "pragma_hint", [1, 2]):
         for i, j in T.grid(8, 4):
             B[i, j] = A[i, j] + T.float32(1)
-'''
+"""
     assert "// pragma_hint = (1, 2) (no C equivalent)" in _source_lines(text)
     _run_and_check(text)
 
 
-PREFETCH = '''
+PREFETCH = """
 @T.prim_func
 def gemv(A: T.Buffer((64,), "float32"), W: T.Buffer((64, 32), "float32"),
          B: T.Buffer((32,), "float32")):
@@ -104,7 +104,7 @@ def gemv(A: T.Buffer((64,), "float32"), W: T.Buffer((64, 32), "float32"),
                 acc[jo * 16 + j] = acc[jo * 16 + j] + A[k] * W[k, jo * 16 + j]
     for j in T.vectorized(32):
         B[j] = acc[j]
-'''
+"""
 
 
 def test_software_prefetch_asks_for_each_weight_stream_ahead_and_keeps_the_results():
@@ -114,8 +114,10 @@ def test_software_prefetch_asks_for_each_weight_stream_ahead_and_keeps_the_resul
     lines = _source_lines(PREFETCH)
     assert "// pragma_software_prefetch = 512 (the loads' streams prefetched ahead)" in lines
     prefetches = [line for line in lines if line.startswith("__builtin_prefetch(")]
-    assert prefetches == ["__builtin_prefetch((const char*)(W + (k * 32)) + 512, 0, 0);",
-                          "__builtin_prefetch((const char*)(W + ((k * 32) + 16)) + 512, 0, 0);"]
+    assert prefetches == [
+        "__builtin_prefetch((const char*)(W + (k * 32)) + 512, 0, 0);",
+        "__builtin_prefetch((const char*)(W + ((k * 32) + 16)) + 512, 0, 0);",
+    ]
     assert _line_before(lines, "__builtin_prefetch(").startswith("for (int32_t k")
     rng = np.random.default_rng(0)
     a = rng.standard_normal(64).astype("float32")

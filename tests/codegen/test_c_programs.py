@@ -6,10 +6,10 @@ import math
 
 import numpy as np
 import pytest
-from tessel.testing.ir_programs import block, loops, matmul, prim_func, root, seq, store
 
 from tessel.driver import build
 from tessel.ir import builders as B
+from tessel.testing.ir_programs import block, loops, matmul, prim_func, root, seq, store
 from tessel.tir import builtin
 from tessel.tir.buffer import decl_buffer
 from tessel.tir.stmt import ForKind
@@ -43,15 +43,21 @@ def test_conv2d_nchw_matches_numpy():
 
     def body(n, k, h, w, c, r, s):
         return block(
-            "conv", "SSSSRRR", (n, k, h, w, c, r, s), (1, 4, 6, 6, 3, 3, 3),
+            "conv",
+            "SSSSRRR",
+            (n, k, h, w, c, r, s),
+            (1, 4, 6, 6, 3, 3, 3),
             lambda vn, vk, vh, vw, vc, vr, vs: store(
-                y_buf, (vn, vk, vh, vw),
+                y_buf,
+                (vn, vk, vh, vw),
                 y_buf[vn, vk, vh, vw] + x_buf[vn, vc, vh + vr, vw + vs] * w_buf[vk, vc, vr, vs],
             ),
             init=lambda vn, vk, vh, vw, *_: store(y_buf, (vn, vk, vh, vw), 0),
-        )  # fmt: skip
+        )
 
-    func = prim_func("conv2d", (x_buf, w_buf, y_buf), root(loops((1, 4, 6, 6, 3, 3, 3), body, names="nkhwcrs")))
+    func = prim_func(
+        "conv2d", (x_buf, w_buf, y_buf), root(loops((1, 4, 6, 6, 3, 3, 3), body, names="nkhwcrs"))
+    )
     x, w = _floats(1, 3, 8, 8), _floats(4, 3, 3, 3)
     y = np.zeros((1, 4, 6, 6), "float32")
     build(func)(x, w, y)
@@ -62,19 +68,49 @@ def test_conv2d_nchw_matches_numpy():
 
 def test_softmax_with_intermediate_alloc_buffers_matches_numpy():
     a_buf, out = decl_buffer((4, 33), "float32", "A"), decl_buffer((4, 33), "float32", "out")
-    row_max, row_sum = decl_buffer((4,), "float32", "row_max"), decl_buffer((4,), "float32", "row_sum")
-    max_nest = loops((4, 33), lambda i, j: block(
-        "max", "SR", (i, j), (4, 33),
-        lambda r, c: store(row_max, (r,), B.max_value(row_max[r], a_buf[r, c])),
-        init=lambda r, c: store(row_max, (r,), -math.inf)))  # fmt: skip
-    sum_nest = loops((4, 33), lambda i, j: block(
-        "sum", "SR", (i, j), (4, 33),
-        lambda r, c: store(row_sum, (r,), row_sum[r] + builtin.math_unary("exp", a_buf[r, c] - row_max[r])),
-        init=lambda r, c: store(row_sum, (r,), 0)))  # fmt: skip
-    out_nest = loops((4, 33), lambda i, j: block(
-        "out", "SS", (i, j), (4, 33),
-        lambda r, c: store(out, (r, c), builtin.math_unary("exp", a_buf[r, c] - row_max[r]) / row_sum[r])))  # fmt: skip
-    func = prim_func("softmax", (a_buf, out), root(seq(max_nest, sum_nest, out_nest), (row_max, row_sum)))
+    row_max, row_sum = (
+        decl_buffer((4,), "float32", "row_max"),
+        decl_buffer((4,), "float32", "row_sum"),
+    )
+    max_nest = loops(
+        (4, 33),
+        lambda i, j: block(
+            "max",
+            "SR",
+            (i, j),
+            (4, 33),
+            lambda r, c: store(row_max, (r,), B.max_value(row_max[r], a_buf[r, c])),
+            init=lambda r, c: store(row_max, (r,), -math.inf),
+        ),
+    )
+    sum_nest = loops(
+        (4, 33),
+        lambda i, j: block(
+            "sum",
+            "SR",
+            (i, j),
+            (4, 33),
+            lambda r, c: store(
+                row_sum, (r,), row_sum[r] + builtin.math_unary("exp", a_buf[r, c] - row_max[r])
+            ),
+            init=lambda r, c: store(row_sum, (r,), 0),
+        ),
+    )
+    out_nest = loops(
+        (4, 33),
+        lambda i, j: block(
+            "out",
+            "SS",
+            (i, j),
+            (4, 33),
+            lambda r, c: store(
+                out, (r, c), builtin.math_unary("exp", a_buf[r, c] - row_max[r]) / row_sum[r]
+            ),
+        ),
+    )
+    func = prim_func(
+        "softmax", (a_buf, out), root(seq(max_nest, sum_nest, out_nest), (row_max, row_sum))
+    )
     a, result = _floats(4, 33) * 5, np.zeros((4, 33), "float32")
     build(func)(a, result)
     e = np.exp(a - a.max(axis=1, keepdims=True))
@@ -83,23 +119,56 @@ def test_softmax_with_intermediate_alloc_buffers_matches_numpy():
 
 def test_two_pass_layer_norm_with_heap_sized_intermediate_matches_numpy():
     rows, cols = 8, 200  # centred is 6400 bytes: over the 1024-byte stack limit, so malloc'd
-    x_buf, y_buf = decl_buffer((rows, cols), "float32", "X"), decl_buffer((rows, cols), "float32", "Y")
+    x_buf, y_buf = (
+        decl_buffer((rows, cols), "float32", "X"),
+        decl_buffer((rows, cols), "float32", "Y"),
+    )
     mean, var = decl_buffer((rows,), "float32", "mean"), decl_buffer((rows,), "float32", "var")
     centred = decl_buffer((rows, cols), "float32", "centred")
-    mean_nest = loops((rows, cols), lambda i, j: block(
-        "mean", "SR", (i, j), (rows, cols),
-        lambda r, c: store(mean, (r,), mean[r] + x_buf[r, c] / float(cols)),
-        init=lambda r, c: store(mean, (r,), 0)))  # fmt: skip
-    centre_nest = loops((rows, cols), lambda i, j: block(
-        "centre", "SS", (i, j), (rows, cols),
-        lambda r, c: store(centred, (r, c), x_buf[r, c] - mean[r])))  # fmt: skip
-    var_nest = loops((rows, cols), lambda i, j: block(
-        "var", "SR", (i, j), (rows, cols),
-        lambda r, c: store(var, (r,), var[r] + centred[r, c] * centred[r, c] / float(cols)),
-        init=lambda r, c: store(var, (r,), 0)))  # fmt: skip
-    out_nest = loops((rows, cols), lambda i, j: block(
-        "norm", "SS", (i, j), (rows, cols),
-        lambda r, c: store(y_buf, (r, c), centred[r, c] * builtin.math_unary("rsqrt", var[r] + 1e-5))))  # fmt: skip
+    mean_nest = loops(
+        (rows, cols),
+        lambda i, j: block(
+            "mean",
+            "SR",
+            (i, j),
+            (rows, cols),
+            lambda r, c: store(mean, (r,), mean[r] + x_buf[r, c] / float(cols)),
+            init=lambda r, c: store(mean, (r,), 0),
+        ),
+    )
+    centre_nest = loops(
+        (rows, cols),
+        lambda i, j: block(
+            "centre",
+            "SS",
+            (i, j),
+            (rows, cols),
+            lambda r, c: store(centred, (r, c), x_buf[r, c] - mean[r]),
+        ),
+    )
+    var_nest = loops(
+        (rows, cols),
+        lambda i, j: block(
+            "var",
+            "SR",
+            (i, j),
+            (rows, cols),
+            lambda r, c: store(var, (r,), var[r] + centred[r, c] * centred[r, c] / float(cols)),
+            init=lambda r, c: store(var, (r,), 0),
+        ),
+    )
+    out_nest = loops(
+        (rows, cols),
+        lambda i, j: block(
+            "norm",
+            "SS",
+            (i, j),
+            (rows, cols),
+            lambda r, c: store(
+                y_buf, (r, c), centred[r, c] * builtin.math_unary("rsqrt", var[r] + 1e-5)
+            ),
+        ),
+    )
     body = root(seq(mean_nest, centre_nest, var_nest, out_nest), (mean, var, centred))
     x, y = _floats(rows, cols), np.zeros((rows, cols), "float32")
     module = build(prim_func("layer_norm", (x_buf, y_buf), body))
@@ -113,8 +182,11 @@ def test_a_parallel_loop_of_one_iteration_opens_no_parallel_region():
     """Waking the thread team for one iteration costs more than it saves (a single-tile
     kernel); the loop runs in the calling thread and still gives its result."""
     a_buf, out = decl_buffer((1, 16), "float32", "A"), decl_buffer((1, 16), "float32", "out")
-    body = loops((1, 16), lambda i, j: store(out, (i, j), a_buf[i, j] * B.const(2.0, "float32")),
-                 kind=ForKind.PARALLEL)  # fmt: skip
+    body = loops(
+        (1, 16),
+        lambda i, j: store(out, (i, j), a_buf[i, j] * B.const(2.0, "float32")),
+        kind=ForKind.PARALLEL,
+    )
     module = build(prim_func("double", (a_buf, out), body))
     assert "#pragma omp parallel for" not in module.source
     a, result = _floats(1, 16), np.zeros((1, 16), "float32")
@@ -123,11 +195,19 @@ def test_a_parallel_loop_of_one_iteration_opens_no_parallel_region():
 
 
 def test_elementwise_chain_with_broadcast_and_parallel_loop_matches_numpy():
-    a_buf, row, col = decl_buffer((32, 16), "float32", "A"), decl_buffer((16,), "float32", "row"), decl_buffer((32,), "float32", "col")
+    a_buf, row, col = (
+        decl_buffer((32, 16), "float32", "A"),
+        decl_buffer((16,), "float32", "row"),
+        decl_buffer((32,), "float32", "col"),
+    )
     out = decl_buffer((32, 16), "float32", "out")
-    body = loops((32, 16), lambda i, j: store(
-        out, (i, j), B.max_value(a_buf[i, j] * row[j] + col[i], B.const(0.0, "float32"))),
-        kind=ForKind.PARALLEL)  # fmt: skip
+    body = loops(
+        (32, 16),
+        lambda i, j: store(
+            out, (i, j), B.max_value(a_buf[i, j] * row[j] + col[i], B.const(0.0, "float32"))
+        ),
+        kind=ForKind.PARALLEL,
+    )
     a, r, c, result = _floats(32, 16), _floats(16), _floats(32), np.zeros((32, 16), "float32")
     module = build(prim_func("chain", (a_buf, row, col, out), body))
     assert "#pragma omp parallel for" in module.source
@@ -140,11 +220,15 @@ def test_floor_division_and_modulo_match_numpy_on_negative_numbers(dtype):
     a_buf, b_buf = decl_buffer((64,), dtype, "a"), decl_buffer((64,), dtype, "b")
     quotient, remainder = decl_buffer((64,), dtype, "q"), decl_buffer((64,), dtype, "r")
     trunc_q, trunc_r = decl_buffer((64,), dtype, "tq"), decl_buffer((64,), dtype, "tr")
-    body = loops((64,), lambda i: seq(
-        store(quotient, (i,), B.floordiv(a_buf[i], b_buf[i])),
-        store(remainder, (i,), B.floormod(a_buf[i], b_buf[i])),
-        store(trunc_q, (i,), B.truncdiv(a_buf[i], b_buf[i])),
-        store(trunc_r, (i,), B.truncmod(a_buf[i], b_buf[i]))))  # fmt: skip
+    body = loops(
+        (64,),
+        lambda i: seq(
+            store(quotient, (i,), B.floordiv(a_buf[i], b_buf[i])),
+            store(remainder, (i,), B.floormod(a_buf[i], b_buf[i])),
+            store(trunc_q, (i,), B.truncdiv(a_buf[i], b_buf[i])),
+            store(trunc_r, (i,), B.truncmod(a_buf[i], b_buf[i])),
+        ),
+    )
     func = prim_func("divmod", (a_buf, b_buf, quotient, remainder, trunc_q, trunc_r), body)
     a = RNG.integers(-100, 100, 64).astype(dtype)
     b = RNG.choice([-7, -3, -1, 1, 2, 5], 64).astype(dtype)
@@ -159,9 +243,13 @@ def test_floor_division_and_modulo_match_numpy_on_negative_numbers(dtype):
 def test_int8_arithmetic_wraps_like_numpy():
     a_buf, b_buf = decl_buffer((256,), "int8", "a"), decl_buffer((256,), "int8", "b")
     total, product = decl_buffer((256,), "int8", "total"), decl_buffer((256,), "int8", "product")
-    body = loops((256,), lambda i: seq(
-        store(total, (i,), a_buf[i] + b_buf[i]),
-        store(product, (i,), a_buf[i] * b_buf[i] - B.const(100, "int8"))))  # fmt: skip
+    body = loops(
+        (256,),
+        lambda i: seq(
+            store(total, (i,), a_buf[i] + b_buf[i]),
+            store(product, (i,), a_buf[i] * b_buf[i] - B.const(100, "int8")),
+        ),
+    )
     a = RNG.integers(-128, 128, 256).astype("int8")
     b = RNG.integers(-128, 128, 256).astype("int8")
     outs = [np.zeros(256, "int8"), np.zeros(256, "int8")]
@@ -173,17 +261,31 @@ def test_int8_arithmetic_wraps_like_numpy():
 
 def test_casts_match_numpy_conversions():
     x_buf, n_buf = decl_buffer((50,), "float32", "x"), decl_buffer((50,), "int64", "n")
-    to_int, to_double = decl_buffer((50,), "int32", "to_int"), decl_buffer((50,), "float64", "to_double")
-    to_bool, narrowed = decl_buffer((50,), "bool", "to_bool"), decl_buffer((50,), "int16", "narrowed")
-    body = loops((50,), lambda i: seq(
-        store(to_int, (i,), B.cast(x_buf[i], "int32")),
-        store(to_double, (i,), B.cast(n_buf[i], "float64") / 3.0),
-        store(to_bool, (i,), B.cast(x_buf[i], "bool")),
-        store(narrowed, (i,), B.cast(n_buf[i], "int16"))))  # fmt: skip
-    x = (RNG.uniform(-50, 50, 50).astype("float32")).round(0) * RNG.choice([0, 1.5], 50).astype("float32")
+    to_int, to_double = (
+        decl_buffer((50,), "int32", "to_int"),
+        decl_buffer((50,), "float64", "to_double"),
+    )
+    to_bool, narrowed = (
+        decl_buffer((50,), "bool", "to_bool"),
+        decl_buffer((50,), "int16", "narrowed"),
+    )
+    body = loops(
+        (50,),
+        lambda i: seq(
+            store(to_int, (i,), B.cast(x_buf[i], "int32")),
+            store(to_double, (i,), B.cast(n_buf[i], "float64") / 3.0),
+            store(to_bool, (i,), B.cast(x_buf[i], "bool")),
+            store(narrowed, (i,), B.cast(n_buf[i], "int16")),
+        ),
+    )
+    x = (RNG.uniform(-50, 50, 50).astype("float32")).round(0) * RNG.choice([0, 1.5], 50).astype(
+        "float32"
+    )
     n = RNG.integers(-(2**40), 2**40, 50).astype("int64")
     outs = [np.zeros(50, d) for d in ("int32", "float64", "bool", "int16")]
-    build(prim_func("casts", (x_buf, n_buf, to_int, to_double, to_bool, narrowed), body))(x, n, *outs)
+    build(prim_func("casts", (x_buf, n_buf, to_int, to_double, to_bool, narrowed), body))(
+        x, n, *outs
+    )
     np.testing.assert_array_equal(outs[0], x.astype("int32"))
     np.testing.assert_array_equal(outs[1], n.astype("float64") / 3.0)
     np.testing.assert_array_equal(outs[2], x.astype("bool"))
@@ -202,9 +304,13 @@ def test_math_intrinsics_match_numpy(dtype):
     x_buf = decl_buffer((40,), dtype, "x")
     outs = {name: decl_buffer((40,), dtype, f"out_{name}") for name in UNARY}
     power = decl_buffer((40,), dtype, "power")
-    body = loops((40,), lambda i: seq(
-        *(store(buf, (i,), builtin.math_unary(name, x_buf[i])) for name, buf in outs.items()),
-        store(power, (i,), builtin.math_binary("pow", x_buf[i], B.const(1.5, dtype)))))  # fmt: skip
+    body = loops(
+        (40,),
+        lambda i: seq(
+            *(store(buf, (i,), builtin.math_unary(name, x_buf[i])) for name, buf in outs.items()),
+            store(power, (i,), builtin.math_binary("pow", x_buf[i], B.const(1.5, dtype))),
+        ),
+    )
     func = prim_func("math", (x_buf, *outs.values(), power), body)
     x = RNG.uniform(0.01, 4, 40).astype(dtype)
     x[:4] = [0.5, 1.5, 2.5, 3.5]  # halfway cases: NumPy rounds them to even

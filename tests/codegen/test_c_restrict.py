@@ -8,16 +8,16 @@ import tessel
 from tessel.driver import generate_c_source
 from tessel.script import parse
 
-SCALE = '''
+SCALE = """
 @T.prim_func
 def scale(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
     for i in range(8):
         with T.block("C"):
             vi = T.axis.spatial(8, i)
             C[vi] = A[vi] * B[vi] + T.float32(1)
-'''
+"""
 
-IN_PLACE = '''
+IN_PLACE = """
 @T.prim_func
 def scale(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
     T.func_attr({"tir.noalias": False})
@@ -25,7 +25,7 @@ def scale(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffe
         with T.block("C"):
             vi = T.axis.spatial(8, i)
             C[vi] = A[vi] * B[vi] + T.float32(1)
-'''
+"""
 
 
 def test_parameters_are_restrict_qualified_by_default():

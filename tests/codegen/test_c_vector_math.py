@@ -101,9 +101,11 @@ def test_softmax_over_masked_scores_has_no_subnormal_probabilities():
     exactly 0 there, not subnormal numbers (as they were when exp stopped at e**-87)."""
     from tessel import graph
 
-    model = graph.compile(graph.parse("""def @main(%x: Tensor[(4, 64), float32]) {
+    model = graph.compile(
+        graph.parse("""def @main(%x: Tensor[(4, 64), float32]) {
       nn.softmax(%x, axis=-1)
-    }"""))
+    }""")
+    )
     scores = np.random.default_rng(0).standard_normal((4, 64)).astype("float32")
     scores[:, 10:] = -1e4
     probabilities = model(scores)

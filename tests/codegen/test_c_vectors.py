@@ -40,15 +40,17 @@ def _same_in_c_and_interpreter(func, *arrays: np.ndarray) -> list[np.ndarray]:
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int8", "uint16", "int64"])
 def test_contiguous_vector_load_arithmetic_and_store(dtype):
     a_buf, b_buf = decl_buffer((32,), dtype, "A"), decl_buffer((32,), dtype, "B")
+
     def body(i):
         index = _ramp(i * 8, 8)
         value = BufferLoad(a_buf, (index,)) * Broadcast(B.const(3, dtype), 8)
         value = value + BufferLoad(a_buf, (index,)) - Broadcast(B.const(1, dtype), 8)
         return BufferStore(b_buf, value, (index,))
+
     func = prim_func("vec", (a_buf, b_buf), loops((4,), body))
     source = generate(lower(func)).source
     assert "typedef" in source and f"tessel_{dtype}x8" in source and "__builtin_memcpy" in source
-    a = (RNG.uniform(-20, 20, 32) if dtype.startswith(("float", "int")) else RNG.uniform(0, 60, 32))
+    a = RNG.uniform(-20, 20, 32) if dtype.startswith(("float", "int")) else RNG.uniform(0, 60, 32)
     (_, b) = _same_in_c_and_interpreter(func, a.astype(dtype), np.zeros(32, dtype))
     if dtype.startswith("float"):
         np.testing.assert_allclose(b, a.astype(dtype) * 4 - 1, rtol=1e-6)
@@ -65,7 +67,8 @@ def test_ramp_values_comparisons_select_and_floor_division():
     )
     func = prim_func("sel", (out, flags), stores)
     got_out, got_flags = _same_in_c_and_interpreter(
-        func, np.zeros(16, "int32"), np.zeros(16, "float32"))
+        func, np.zeros(16, "int32"), np.zeros(16, "float32")
+    )
     r = np.arange(16)
     np.testing.assert_array_equal(got_out, np.where(r < 5, 2 * r, r // 3) - 7)
     np.testing.assert_array_equal(got_flags, (r < 5).astype("float32"))
@@ -73,19 +76,29 @@ def test_ramp_values_comparisons_select_and_floor_division():
 
 def test_strided_gather_and_scatter_run_per_lane():
     a_buf, b_buf = decl_buffer((64,), "float32", "A"), decl_buffer((64,), "float32", "B")
-    func = prim_func("strided", (a_buf, b_buf), loops((4,), lambda i: BufferStore(
-        b_buf, BufferLoad(a_buf, (_ramp(i, 8, 8),)), (_ramp(i * 2, 8, 8),))))
+    func = prim_func(
+        "strided",
+        (a_buf, b_buf),
+        loops(
+            (4,),
+            lambda i: BufferStore(
+                b_buf, BufferLoad(a_buf, (_ramp(i, 8, 8),)), (_ramp(i * 2, 8, 8),)
+            ),
+        ),
+    )
     a = RNG.uniform(-1, 1, 64).astype("float32")
     _same_in_c_and_interpreter(func, a, np.zeros(64, "float32"))
 
 
 def test_predicated_store_and_load_touch_only_enabled_lanes():
     a_buf, b_buf = decl_buffer((13,), "float32", "A"), decl_buffer((13,), "float32", "B")
+
     def body(i):
         index = _ramp(i * 4, 4)
         mask = LT(index, Broadcast(B.const(13), 4))
         value = builtin.math_unary("exp", BufferLoad(a_buf, (index,), mask))
         return BufferStore(b_buf, value, (index,), mask)
+
     func = prim_func("masked", (a_buf, b_buf), loops((4,), body))
     a = RNG.uniform(-1, 1, 13).astype("float32")
     (_, b) = _same_in_c_and_interpreter(func, a, np.full(13, np.nan, "float32"))
@@ -116,11 +129,12 @@ def scale(A: T.Buffer(({n},), "{dtype}"), B: T.Buffer(({n},), "{dtype}")):
 
 
 def _entry(source: str) -> str:
-    return source[source.index("TESSEL_EXPORT int32_t"):]
+    return source[source.index("TESSEL_EXPORT int32_t") :]
 
 
-@pytest.mark.parametrize(("n", "vector_length", "split"),
-                         [(127, 8, True), (127, 8, False), (100, None, False)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("n", "vector_length", "split"), [(127, 8, True), (127, 8, False), (100, None, False)]
+)
 def test_masked_vector_code_has_no_scalar_tail_and_matches_numpy(n, vector_length, split):
     func = _scale(n, "float32", vector_length, split)
     body = _entry(generate(lower(func)).source)
@@ -149,20 +163,25 @@ def test_masked_lanes_never_store_past_the_buffer(n, vector_length, dtype):
     np.testing.assert_array_equal(b_full[n:], np.full(64, 5, dtype))
 
 
-@pytest.mark.parametrize(("lanes", "test"), [
-    (4, "((uint32_t)(tessel_m) == 0x01010101ULL)"),
-    (8, "((uint64_t)(tessel_m) == 0x0101010101010101ULL)"),
-    (32, "(((tessel_uint64x4)(tessel_m))[0] == 0x0101010101010101ULL && "),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("lanes", "test"),
+    [
+        (4, "((uint32_t)(tessel_m) == 0x01010101ULL)"),
+        (8, "((uint64_t)(tessel_m) == 0x0101010101010101ULL)"),
+        (32, "(((tessel_uint64x4)(tessel_m))[0] == 0x0101010101010101ULL && "),
+    ],
+)
 def test_a_mask_of_another_form_is_tested_by_value(lanes, test):
     """Whether all lanes are on is read from the mask's bits, not through its address (an
     inlined helper taking it made gcc's AddressSanitizer report its store: seed 21, 19027)."""
     a_buf, m_buf = decl_buffer((64,), "float32", "A"), decl_buffer((64,), "int32", "M")
     b_buf = decl_buffer((64,), "float32", "B")
+
     def body(i):
         index = _ramp(i * lanes, lanes)
         mask = LT(Broadcast(B.const(0), lanes), BufferLoad(m_buf, (index,)))
         return BufferStore(b_buf, BufferLoad(a_buf, (index,), mask), (index,), mask)
+
     func = prim_func("data_mask", (a_buf, m_buf, b_buf), loops((64 // lanes,), body))
     assert test in generate(lower(func)).source
     mask = np.ones(64, "int32")
@@ -174,11 +193,14 @@ def test_a_mask_of_another_form_is_tested_by_value(lanes, test):
 
 def test_a_less_or_equal_ramp_mask_is_tested_on_its_last_lane():
     a_buf, b_buf = decl_buffer((14,), "int32", "A"), decl_buffer((14,), "int32", "B")
+
     def body(i):
         index = _ramp(i * 4, 4)
         mask = LE(index, Broadcast(B.const(12), 4))
-        return BufferStore(b_buf, BufferLoad(a_buf, (index,), mask) + Broadcast(B.const(1), 4),
-                           (index,), mask)  # fmt: skip
+        return BufferStore(
+            b_buf, BufferLoad(a_buf, (index,), mask) + Broadcast(B.const(1), 4), (index,), mask
+        )
+
     func = prim_func("le_mask", (a_buf, b_buf), loops((4,), body))
     source = generate(lower(func)).source
     assert "(tessel_m) ==" not in source.split("TESSEL_EXPORT int32_t")[-1]
@@ -188,8 +210,9 @@ def test_a_less_or_equal_ramp_mask_is_tested_on_its_last_lane():
     np.testing.assert_array_equal(b, np.concatenate([a[:13] + 1, [0]]))
 
 
-@pytest.mark.parametrize("form", ["max(x, 0)", "max(0, x)", "min(x, 6)", "min(6, x)",
-                                  "clip", "max(x, y)"])  # fmt: skip
+@pytest.mark.parametrize(
+    "form", ["max(x, 0)", "max(0, x)", "min(x, 6)", "min(6, x)", "clip", "max(x, y)"]
+)
 def test_vector_min_max_with_a_number_keep_nan_and_signed_zero_bit_for_bit(form):
     """Min/max of a vector and a number compile to one compare and select; NaN still
     propagates and of equal operands the second is still the result (relu(-0.0) is +0.0),
@@ -247,5 +270,6 @@ def test_vector_select_is_a_blend_bit_for_bit(dtype):
     got, want = np.empty(32, dtype), np.empty(32, dtype)
     build(func)(a, c, got)
     interpreter.run(func, a, c, want)
-    np.testing.assert_array_equal(got.view(f"u{np.dtype(dtype).itemsize}"),
-                                  want.view(f"u{np.dtype(dtype).itemsize}"))  # fmt: skip
+    np.testing.assert_array_equal(
+        got.view(f"u{np.dtype(dtype).itemsize}"), want.view(f"u{np.dtype(dtype).itemsize}")
+    )

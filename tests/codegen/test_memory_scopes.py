@@ -6,13 +6,13 @@ import pytest
 
 import tessel
 from tessel.driver import generate_c_source
-from tessel.ir.target import Target
 from tessel.ir.functor import post_order
+from tessel.ir.target import Target
 from tessel.script import parse
 from tessel.tir.stmt import Allocate
 from tessel.transform import LoweringError, lower
 
-TEMPLATE = '''
+TEMPLATE = """
 @T.prim_func
 def scaled(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
     tmp = T.alloc_buffer((64,), "float32", scope="{scope}")
@@ -24,9 +24,9 @@ def scaled(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
         with T.block("b"):
             vi = T.axis.spatial(64, i)
             B[vi] = tmp[vi] + T.float32(1)
-'''
+"""
 
-DYNAMIC_STACK = '''
+DYNAMIC_STACK = """
 @T.prim_func
 def dynamic(a: T.handle, b: T.handle):
     n = T.int32()
@@ -41,7 +41,7 @@ def dynamic(a: T.handle, b: T.handle):
         with T.block("b"):
             vi = T.axis.spatial(n, i)
             B[vi] = tmp[vi]
-'''
+"""
 
 
 def _func(scope):
@@ -58,7 +58,9 @@ def _on_heap(source):
 
 def _placement(func, target="c"):
     """The placement the lowered IR records for `tmp`."""
-    (alloc,) = [n for n in post_order(lower(func, target)["scaled"].body) if isinstance(n, Allocate)]
+    (alloc,) = [
+        n for n in post_order(lower(func, target)["scaled"].body) if isinstance(n, Allocate)
+    ]
     return alloc.annotations["placement"]
 
 

@@ -45,8 +45,9 @@ def test_attention_3d_with_past_cache_float_mask_and_every_output():
               ("past_value", (2, 3, 2, 2), 1)]  # fmt: skip
     outputs = ("Y", "present_key", "present_value", "qk")
     for mode in (0, 1, 2, 3):
-        model = _attention(inputs, outputs, q_num_heads=3, kv_num_heads=3, softcap=1.5,
-                           qk_matmul_output_mode=mode)  # fmt: skip
+        model = _attention(
+            inputs, outputs, q_num_heads=3, kv_num_heads=3, softcap=1.5, qk_matmul_output_mode=mode
+        )
         check_against_onnxruntime(model, rtol=1e-5)
 
 
@@ -54,9 +55,11 @@ def test_attention_fully_masked_rows_are_zero_and_a_short_mask_is_padded():
     # Row 0 allows no key: its output is zero, not NaN. The mask covers 4 of 6 keys (the rest
     # are masked, as the spec says; onnxruntime refuses such a mask, ONNX's reference runs it).
     mask = np.array([[False] * 4, [True, False, True, False], [True] * 4, [False, True] * 2])
-    model = _attention([*_qkv(q=(1, 2, 4, 8), k=(1, 2, 6, 8), v=(1, 2, 6, 8)),
-                        ("attn_mask", (4, 4), BOOL)], ("Y", "", "", "qk"),
-                       qk_matmul_output_mode=3)  # fmt: skip
+    model = _attention(
+        [*_qkv(q=(1, 2, 4, 8), k=(1, 2, 6, 8), v=(1, 2, 6, 8)), ("attn_mask", (4, 4), BOOL)],
+        ("Y", "", "", "qk"),
+        qk_matmul_output_mode=3,
+    )
     inputs = {**random_inputs(model), "attn_mask": mask}
     mod, _ = from_onnx(model)
     y, probs = compile_graph(mod, {})(**inputs)
@@ -81,8 +84,9 @@ def test_attention_nonpad_kv_seqlen_causal_external_cache():
 def test_attention_sliding_window_with_past_cache():
     inputs = [*_qkv(q=(1, 2, 3, 4), k=(1, 2, 2, 4), v=(1, 2, 2, 4)), ("", None, 0),
               ("past_key", (1, 2, 4, 4), 1), ("past_value", (1, 2, 4, 4), 1)]  # fmt: skip
-    model = _attention(inputs, ("Y", "present_key", "present_value"), opset=25, is_causal=1,
-                       left_window_size=2)  # fmt: skip
+    model = _attention(
+        inputs, ("Y", "present_key", "present_value"), opset=25, is_causal=1, left_window_size=2
+    )
     check_against_onnxruntime(model, rtol=1e-5)
 
 
@@ -97,8 +101,13 @@ def test_attention_refuses_what_it_cannot_compute():
 
 @pytest.mark.parametrize("interleaved", [0, 1])
 def test_rotary_embedding_partial_with_position_ids(interleaved):
-    node = helper.make_node("RotaryEmbedding", ["x", "cos", "sin", "pos"], ["y"],
-                            interleaved=interleaved, rotary_embedding_dim=4)  # fmt: skip
+    node = helper.make_node(
+        "RotaryEmbedding",
+        ["x", "cos", "sin", "pos"],
+        ["y"],
+        interleaved=interleaved,
+        rotary_embedding_dim=4,
+    )
     inputs = [tensor("x", (2, 4, 3, 8)), tensor("cos", (10, 2)), tensor("sin", (10, 2)),
               tensor("pos", (2, 3), TensorProto.INT64)]  # fmt: skip
     model = make_model([node], inputs, [helper.make_empty_tensor_value_info("y")], opset=23)
@@ -116,8 +125,9 @@ def test_rotary_embedding_3d_without_position_ids():
 def test_linear_attention_grouped_heads_with_past_state(rule):
     names = ["q", "k", "v", "state", "decay" if rule == "gated_delta" else "",
              "beta" if rule == "gated_delta" else ""]  # fmt: skip
-    node = helper.make_node("LinearAttention", names, ["y", "present"], q_num_heads=4,
-                            kv_num_heads=2, update_rule=rule)  # fmt: skip
+    node = helper.make_node(
+        "LinearAttention", names, ["y", "present"], q_num_heads=4, kv_num_heads=2, update_rule=rule
+    )
     inputs = [tensor("q", (2, 3, 16)), tensor("k", (2, 3, 8)), tensor("v", (2, 3, 6)),
               tensor("state", (2, 2, 4, 3))]  # fmt: skip
     if rule == "gated_delta":  # per-head decay (log space) and update rate
@@ -132,8 +142,9 @@ def test_linear_attention_grouped_heads_with_past_state(rule):
 
 
 def test_causal_conv_with_state_silu_and_a_short_input():
-    node = helper.make_node("CausalConvWithState", ["x", "w", "b", "past"], ["y", "present"],
-                            activation="silu")  # fmt: skip
+    node = helper.make_node(
+        "CausalConvWithState", ["x", "w", "b", "past"], ["y", "present"], activation="silu"
+    )
     inputs = [tensor("x", (2, 3, 2)), tensor("w", (3, 1, 4)), tensor("b", (3,)),
               tensor("past", (2, 3, 3))]  # fmt: skip
     outputs = [helper.make_empty_tensor_value_info(o) for o in ("y", "present")]
@@ -144,8 +155,9 @@ def test_causal_conv_with_state_silu_and_a_short_input():
 def test_gemm_of_constants_without_c_folds():
     # Regression: all-constant inputs without C raised IndexError.
     a, b = np.arange(6, dtype=np.float32).reshape(2, 3), np.ones((4, 3), np.float32)
-    model = single_op_model("Gemm", {}, initializers={"a": a, "b": b}, opset=13, transB=1,
-                            alpha=2.0)  # fmt: skip
+    model = single_op_model(
+        "Gemm", {}, initializers={"a": a, "b": b}, opset=13, transB=1, alpha=2.0
+    )
     mod, _ = from_onnx(model)
     np.testing.assert_array_equal(mod["main"].body.data, 2 * a @ b.T)
 
@@ -153,30 +165,44 @@ def test_gemm_of_constants_without_c_folds():
 def test_matmul_over_an_empty_axis_is_zero():
     # Regression: the compiled product summed no element and returned uninitialised memory.
     node = helper.make_node("MatMul", ["a", "b"], ["y"])
-    model = make_model([node], [tensor("a", (2, 2, 0)), tensor("b", (2, 0, 3))],
-                       [helper.make_empty_tensor_value_info("y")], opset=13)  # fmt: skip
+    model = make_model(
+        [node],
+        [tensor("a", (2, 2, 0)), tensor("b", (2, 0, 3))],
+        [helper.make_empty_tensor_value_info("y")],
+        opset=13,
+    )
     check_against_onnxruntime(model, compiled=True)
 
 
 def test_gemm_over_an_empty_axis_is_beta_c():
     node = helper.make_node("Gemm", ["a", "b", "c"], ["y"], beta=0.5)
-    model = make_model([node], [tensor("a", (2, 0)), tensor("b", (0, 3)), tensor("c", (3,))],
-                       [helper.make_empty_tensor_value_info("y")], opset=13)  # fmt: skip
+    model = make_model(
+        [node],
+        [tensor("a", (2, 0)), tensor("b", (0, 3)), tensor("c", (3,))],
+        [helper.make_empty_tensor_value_info("y")],
+        opset=13,
+    )
     check_against_onnxruntime(model, compiled=True)
 
 
 def test_integer_matmul_with_a_vector():
     node = helper.make_node("MatMul", ["a", "b"], ["y"])
-    model = make_model([node], [tensor("a", (2, 2, 3), TensorProto.INT32),
-                                tensor("b", (3,), TensorProto.INT32)],
-                       [helper.make_empty_tensor_value_info("y")], opset=13)  # fmt: skip
+    model = make_model(
+        [node],
+        [tensor("a", (2, 2, 3), TensorProto.INT32), tensor("b", (3,), TensorProto.INT32)],
+        [helper.make_empty_tensor_value_info("y")],
+        opset=13,
+    )
     check_against_onnxruntime(model, compiled=True)
 
 
 def test_integer_gemm_with_a_fractional_alpha_is_refused():
     node = helper.make_node("Gemm", ["a", "b"], ["y"], alpha=0.5)
-    model = make_model([node], [tensor("a", (2, 3), TensorProto.INT32),
-                                tensor("b", (3, 4), TensorProto.INT32)],
-                       [helper.make_empty_tensor_value_info("y")], opset=13)  # fmt: skip
+    model = make_model(
+        [node],
+        [tensor("a", (2, 3), TensorProto.INT32), tensor("b", (3, 4), TensorProto.INT32)],
+        [helper.make_empty_tensor_value_info("y")],
+        opset=13,
+    )
     with pytest.raises(OnnxImportError, match="whole numbers"):
         from_onnx(model)

@@ -97,8 +97,14 @@ def test_an_input_with_no_shape_at_all_needs_one():
 
 
 def _save_with_external_data(model, path):
-    onnx.save(model, path, save_as_external_data=True, all_tensors_to_one_file=True,
-              location="weights.bin", size_threshold=0)  # fmt: skip
+    onnx.save(
+        model,
+        path,
+        save_as_external_data=True,
+        all_tensors_to_one_file=True,
+        location="weights.bin",
+        size_threshold=0,
+    )
 
 
 def test_external_data_beside_the_model_is_read(tmp_path):

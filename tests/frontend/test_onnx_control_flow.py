@@ -43,8 +43,11 @@ def test_if_whose_branches_differ_in_type_needs_its_condition():
     then = _branch("then", "Add", ["x", "x"], (2, 3))
     other = _branch("else", "ReduceSum", ["x"], (1, 1))
     node = helper.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other)
-    model = make_model([node], [tensor("x", (2, 3)), tensor("c", (), BOOL)],
-                       [helper.make_empty_tensor_value_info("y")])  # fmt: skip
+    model = make_model(
+        [node],
+        [tensor("x", (2, 3)), tensor("c", (), BOOL)],
+        [helper.make_empty_tensor_value_info("y")],
+    )
     with pytest.raises(ValueNeededError, match="condition") as err:
         from_onnx(model)
     assert err.value.inputs == ("c",)
@@ -86,22 +89,34 @@ def test_loop_whose_trip_count_is_a_graph_input_needs_its_value():
 @pytest.mark.parametrize("opset", [8, 9])
 def test_scan_sums_and_reverses(opset):
     body = helper.make_graph(
-        [helper.make_node("Add", ["s_in", "v"], ["s_out"]),
-         helper.make_node("Identity", ["s_out"], ["scan"])],
-        "body", [tensor("s_in", (2,)), tensor("v", (2,))],
+        [
+            helper.make_node("Add", ["s_in", "v"], ["s_out"]),
+            helper.make_node("Identity", ["s_out"], ["scan"]),
+        ],
+        "body",
+        [tensor("s_in", (2,)), tensor("v", (2,))],
         [tensor("s_out", (2,)), tensor("scan", (2,))],
-    )  # fmt: skip
+    )
     if opset == 8:
-        node = helper.make_node("Scan", ["", "s", "xs"], ["s_final", "ys"], body=body,
-                                num_scan_inputs=1, directions=[1])  # fmt: skip
+        node = helper.make_node(
+            "Scan", ["", "s", "xs"], ["s_final", "ys"], body=body, num_scan_inputs=1, directions=[1]
+        )
         inputs = [tensor("s", (1, 2)), tensor("xs", (1, 3, 2))]
     else:
-        node = helper.make_node("Scan", ["s", "xs"], ["s_final", "ys"], body=body,
-                                num_scan_inputs=1, scan_input_axes=[1],
-                                scan_output_directions=[1])  # fmt: skip
+        node = helper.make_node(
+            "Scan",
+            ["s", "xs"],
+            ["s_final", "ys"],
+            body=body,
+            num_scan_inputs=1,
+            scan_input_axes=[1],
+            scan_output_directions=[1],
+        )
         inputs = [tensor("s", (2,)), tensor("xs", (2, 3))]
-    outputs = [helper.make_empty_tensor_value_info("s_final"),
-               helper.make_empty_tensor_value_info("ys")]  # fmt: skip
+    outputs = [
+        helper.make_empty_tensor_value_info("s_final"),
+        helper.make_empty_tensor_value_info("ys"),
+    ]
     check_against_onnxruntime(make_model([node], inputs, outputs, opset=opset))
 
 
@@ -125,8 +140,9 @@ def test_sequences_in_a_branch_resolve_at_import():
     node = helper.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other)
     inits = {"c": np.array(True), "at": np.array(1), "last": np.array(-1),
              "minus_one": np.array([-1])}  # fmt: skip
-    model = make_model([node], [tensor("x", (2, 3)), tensor("row", (2,))],
-                       [tensor("y", (2, 3))], inits)  # fmt: skip
+    model = make_model(
+        [node], [tensor("x", (2, 3)), tensor("row", (2,))], [tensor("y", (2, 3))], inits
+    )
     check_against_onnxruntime(model, compiled=True)
 
 
@@ -147,8 +163,9 @@ def test_if_nested_in_a_loop_body_reads_every_enclosing_scope():
     )
     node = helper.make_node("Loop", ["M", "", "y"], ["y_final"], body=body)
     inits = {"M": np.array(3), "one": np.array(1)}
-    model = make_model([node], [tensor("x", (2,)), tensor("y", (2,))], [tensor("y_final", (2,))],
-                       inits, opset=13)  # fmt: skip
+    model = make_model(
+        [node], [tensor("x", (2,)), tensor("y", (2,))], [tensor("y_final", (2,))], inits, opset=13
+    )
     mod = check_against_onnxruntime(model)
     assert calls(mod) == ["subtract", "add", "subtract"]
 
@@ -163,8 +180,10 @@ def test_optional_holding_a_value_is_that_value():
         helper.make_node("Add", ["got", "one"], ["branch_out"]),
     ]
     then = helper.make_graph(nodes, "then", [], [tensor("branch_out", (2, 3))])
-    node = helper.make_node("If", ["c"], ["y"], then_branch=then,
-                            else_branch=_branch("else", "Abs", ["x"]))  # fmt: skip
-    model = make_model([node], [tensor("x", (2, 3))], [tensor("y", (2, 3))],
-                       {"c": np.array(True)}, opset=18)  # fmt: skip
+    node = helper.make_node(
+        "If", ["c"], ["y"], then_branch=then, else_branch=_branch("else", "Abs", ["x"])
+    )
+    model = make_model(
+        [node], [tensor("x", (2, 3))], [tensor("y", (2, 3))], {"c": np.array(True)}, opset=18
+    )
     assert calls(check_against_onnxruntime(model)) == ["add"]

@@ -69,44 +69,78 @@ def test_conv_transpose(case):
 
 
 def test_conv_transpose_3d():
-    model = single_op_model("ConvTranspose", {"x": (1, 2, 2, 3, 2)},
-                            initializers={"w": _weight(2, 2, 2, 2, 2)}, strides=[2, 1, 2],
-                            pads=[0, 1, 0, 0, 0, 1])  # fmt: skip
+    model = single_op_model(
+        "ConvTranspose",
+        {"x": (1, 2, 2, 3, 2)},
+        initializers={"w": _weight(2, 2, 2, 2, 2)},
+        strides=[2, 1, 2],
+        pads=[0, 1, 0, 0, 0, 1],
+    )
     check_against_onnxruntime(model, compiled=True)
 
 
 def test_pools_of_rank_one_and_three():
     """1-D through nn.max_pool2d over a unit height; 3-D as a pool over H, W, then over D."""
-    max1d = single_op_model("MaxPool", {"x": (1, 2, 11)}, kernel_shape=[3], strides=[2],
-                            ceil_mode=1, opset=22)  # fmt: skip
+    max1d = single_op_model(
+        "MaxPool", {"x": (1, 2, 11)}, kernel_shape=[3], strides=[2], ceil_mode=1, opset=22
+    )
     check_against_onnxruntime(max1d, compiled=True)
-    avg3d = single_op_model("AveragePool", {"x": (1, 2, 5, 6, 4)}, kernel_shape=[2, 3, 2],
-                            strides=[2, 2, 1], pads=[1, 0, 1, 0, 1, 1], count_include_pad=1,
-                            ceil_mode=1, dilations=[1, 1, 2], opset=22)  # fmt: skip
+    avg3d = single_op_model(
+        "AveragePool",
+        {"x": (1, 2, 5, 6, 4)},
+        kernel_shape=[2, 3, 2],
+        strides=[2, 2, 1],
+        pads=[1, 0, 1, 0, 1, 1],
+        count_include_pad=1,
+        ceil_mode=1,
+        dilations=[1, 1, 2],
+        opset=22,
+    )
     mod = check_against_onnxruntime(avg3d, compiled=True)
     assert calls(mod).count("nn.avg_pool2d") == 2
 
 
 def test_max_pool_3d_with_dilations_excludes_the_padding():
-    model = single_op_model("MaxPool", {"x": (1, 1, 5, 4, 6)}, kernel_shape=[2, 2, 3],
-                            dilations=[2, 1, 2], pads=[1, 1, 0, 1, 0, 2], opset=22)  # fmt: skip
+    model = single_op_model(
+        "MaxPool",
+        {"x": (1, 1, 5, 4, 6)},
+        kernel_shape=[2, 2, 3],
+        dilations=[2, 1, 2],
+        pads=[1, 1, 0, 1, 0, 2],
+        opset=22,
+    )
     check_against_onnxruntime(model, compiled=True)
 
 
 @pytest.mark.parametrize("storage_order", [0, 1])
 def test_max_pool_indices(storage_order):
-    model = single_op_model("MaxPool", {"x": (2, 2, 5, 5)}, output_count=2, kernel_shape=[3, 2],
-                            strides=[2, 2], pads=[1, 0, 1, 1], storage_order=storage_order,
-                            opset=22)  # fmt: skip
+    model = single_op_model(
+        "MaxPool",
+        {"x": (2, 2, 5, 5)},
+        output_count=2,
+        kernel_shape=[3, 2],
+        strides=[2, 2],
+        pads=[1, 0, 1, 1],
+        storage_order=storage_order,
+        opset=22,
+    )
     check_against_onnxruntime(model, compiled=True)
 
 
 def test_lp_pool_and_global_lp_pool():
-    lp = single_op_model("LpPool", {"x": (1, 2, 7, 6)}, kernel_shape=[3, 2], p=3, strides=[2, 2],
-                         pads=[1, 0, 1, 1], opset=22)  # fmt: skip
+    lp = single_op_model(
+        "LpPool",
+        {"x": (1, 2, 7, 6)},
+        kernel_shape=[3, 2],
+        p=3,
+        strides=[2, 2],
+        pads=[1, 0, 1, 1],
+        opset=22,
+    )
     check_against_onnxruntime(lp, compiled=True, rtol=1e-3)
-    check_against_onnxruntime(single_op_model("GlobalLpPool", {"x": (2, 3, 4, 5)}, p=2),
-                              compiled=True)  # fmt: skip
+    check_against_onnxruntime(
+        single_op_model("GlobalLpPool", {"x": (2, 3, 4, 5)}, p=2), compiled=True
+    )
 
 
 def _unpool_model(with_shape: bool):
@@ -132,11 +166,17 @@ def test_max_unpool_pads_a_larger_output_shape_at_the_ends():
 
 
 def test_max_unpool_refuses_a_smaller_output_shape():
-    node = helper.make_node("MaxUnpool", ["x", "i", "shape"], ["y"], kernel_shape=[2, 2],
-                            strides=[2, 2])  # fmt: skip
+    node = helper.make_node(
+        "MaxUnpool", ["x", "i", "shape"], ["y"], kernel_shape=[2, 2], strides=[2, 2]
+    )
     inputs = [tensor("x", (1, 1, 2, 2)), tensor("i", (1, 1, 2, 2), TensorProto.INT64)]
-    model = make_model([node], inputs, [tensor("y", (1, 1, 3, 3))],
-                       {"shape": np.array([1, 1, 3, 3], np.int64)}, opset=22)  # fmt: skip
+    model = make_model(
+        [node],
+        inputs,
+        [tensor("y", (1, 1, 3, 3))],
+        {"shape": np.array([1, 1, 3, 3], np.int64)},
+        opset=22,
+    )
     with pytest.raises(OnnxImportError, match="output_shape"):
         from_onnx(model)
 
@@ -144,8 +184,14 @@ def test_max_unpool_refuses_a_smaller_output_shape():
 def test_max_pool_indices_never_pick_the_padding():
     """Regression: a window of -inf values starting in the padding names its first input
     position, as onnxruntime does, not the padding (which pads with -inf too)."""
-    model = single_op_model("MaxPool", {"x": (1, 1, 4, 4)}, output_count=2, kernel_shape=[3, 3],
-                            pads=[1, 1, 1, 1], opset=22)  # fmt: skip
+    model = single_op_model(
+        "MaxPool",
+        {"x": (1, 1, 4, 4)},
+        output_count=2,
+        kernel_shape=[3, 3],
+        pads=[1, 1, 1, 1],
+        opset=22,
+    )
     x = np.full((1, 1, 4, 4), -np.inf, np.float32)
     x[0, 0, 2, 2] = 1
     mod, _ = from_onnx(model)
@@ -159,9 +205,17 @@ def test_max_pool_indices_never_pick_the_padding():
 def test_deform_conv(group, offset_group):
     """Fractional offsets, some reaching outside the input (sampled as zero), with a mask."""
     out, taps = (3, 3), 2 * 3
-    node = helper.make_node("DeformConv", ["x", "w", "offset", "b", "mask"], ["y"],
-                            kernel_shape=[2, 3], strides=[2, 1], pads=[1, 0, 0, 1],
-                            dilations=[1, 2], group=group, offset_group=offset_group)  # fmt: skip
+    node = helper.make_node(
+        "DeformConv",
+        ["x", "w", "offset", "b", "mask"],
+        ["y"],
+        kernel_shape=[2, 3],
+        strides=[2, 1],
+        pads=[1, 0, 0, 1],
+        dilations=[1, 2],
+        group=group,
+        offset_group=offset_group,
+    )
     inputs = [tensor("x", (2, 4, 5, 6)), tensor("offset", (2, offset_group * taps * 2, *out)),
               tensor("mask", (2, offset_group * taps, *out))]  # fmt: skip
     init = {"w": _weight(4, 4 // group, 2, 3), "b": _weight(4)}

@@ -288,8 +288,12 @@ def test_attention_mask_subgraph_folds_range_and_comparisons():
         helper.make_node("Range", ["start", "n", "step"], ["pos"]),
         helper.make_node("Unsqueeze", ["pos", "last"], ["col"]),
         helper.make_node("LessOrEqual", ["pos", "col"], ["causal"]),
-        helper.make_node("ConstantOfShape", ["s2"], ["fill"], value=helper.make_tensor(
-            "v", TensorProto.FLOAT, [1], [-1e9])),  # fmt: skip
+        helper.make_node(
+            "ConstantOfShape",
+            ["s2"],
+            ["fill"],
+            value=helper.make_tensor("v", TensorProto.FLOAT, [1], [-1e9]),
+        ),
         helper.make_node("Where", ["causal", "zeros", "fill"], ["mask"]),
         helper.make_node("Cast", ["n"], ["nf"], to=TensorProto.FLOAT),
         helper.make_node("Div", ["x", "nf"], ["xs"]),
@@ -345,9 +349,7 @@ def test_trilu(upper, k):
 
 def test_trilu_with_k_from_the_graph_and_zero_rows():
     model = _one_node("Trilu", [("x", (0, 3), FLOAT), ("k", (), INT64)], "y", opset=14)
-    check_against_onnxruntime(
-        model, inputs={"x": _floats(0, 3), "k": np.array(1)}, compiled=True
-    )
+    check_against_onnxruntime(model, inputs={"x": _floats(0, 3), "k": np.array(1)}, compiled=True)
     model = _one_node("Trilu", [("x", (3, 3), FLOAT), ("k", (), INT64)], "y", opset=14, upper=0)
     _check(model, {"x": _floats(3, 3), "k": np.array(-1)})
 

@@ -109,8 +109,9 @@ def test_resize_opset_10_and_upsample_use_asymmetric_coordinates():
     scales = {"scales": np.array([1, 1, 2, 1.5], np.float32)}
     for op_type, opset in (("Resize", 10), ("Upsample", 9)):
         node = helper.make_node(op_type, ["x", "scales"], ["y"], mode="linear")
-        model = make_model([node], [tensor("x", (1, 2, 3, 4))],
-                           [tensor("y", (1, 2, 6, 6))], scales, opset)  # fmt: skip
+        model = make_model(
+            [node], [tensor("x", (1, 2, 3, 4))], [tensor("y", (1, 2, 6, 6))], scales, opset
+        )
         check_against_onnxruntime(model, compiled=True)
 
 
@@ -136,9 +137,11 @@ def test_grid_sample(case):
     data, grid, attrs = GRID_CASES[case]
     model = _grid_model(data, grid, **attrs)
     rng = np.random.default_rng(3)
-    inputs = {"x": rng.standard_normal(data).astype(np.float32),
-              # beyond [-1, 1], so that the padding modes matter
-              "grid": rng.uniform(-1.7, 1.7, grid).astype(np.float32)}  # fmt: skip
+    inputs = {
+        "x": rng.standard_normal(data).astype(np.float32),
+        # beyond [-1, 1], so that the padding modes matter
+        "grid": rng.uniform(-1.7, 1.7, grid).astype(np.float32),
+    }
     check_against_onnxruntime(model, inputs=inputs, compiled=True)
 
 
@@ -146,9 +149,13 @@ def test_grid_sample(case):
 def test_affine_grid(size, align):
     rank = len(size) - 2
     node = helper.make_node("AffineGrid", ["theta", "size"], ["y"], align_corners=align)
-    model = make_model([node], [tensor("theta", (size[0], rank, rank + 1))],
-                       [helper.make_empty_tensor_value_info("y")],
-                       {"size": np.array(size, np.int64)}, opset=20)  # fmt: skip
+    model = make_model(
+        [node],
+        [tensor("theta", (size[0], rank, rank + 1))],
+        [helper.make_empty_tensor_value_info("y")],
+        {"size": np.array(size, np.int64)},
+        opset=20,
+    )
     check_against_onnxruntime(model, compiled=True)
 
 
@@ -161,15 +168,26 @@ def test_depth_to_space_and_back(mode):
 
 
 def test_center_crop_pad_crops_and_pads_with_the_extra_at_the_end():
-    model = single_op_model("CenterCropPad", {"x": (7, 4, 3)},
-                            initializers={"shape": np.array([4, 7], np.int64)}, axes=[0, -2],
-                            opset=18)  # fmt: skip
+    model = single_op_model(
+        "CenterCropPad",
+        {"x": (7, 4, 3)},
+        initializers={"shape": np.array([4, 7], np.int64)},
+        axes=[0, -2],
+        opset=18,
+    )
     check_against_onnxruntime(model, compiled=True)
 
 
 def test_col2im_with_strides_pads_and_dilations():
     inputs = {"x": (1, 2 * 2 * 3, 8)}
     init = {"image": np.array([5, 6], np.int64), "block": np.array([2, 3], np.int64)}
-    model = single_op_model("Col2Im", inputs, initializers=init, strides=[2, 1],
-                            pads=[0, 1, 1, 1], dilations=[2, 2], opset=18)  # fmt: skip
+    model = single_op_model(
+        "Col2Im",
+        inputs,
+        initializers=init,
+        strides=[2, 1],
+        pads=[0, 1, 1, 1],
+        dilations=[2, 2],
+        opset=18,
+    )
     check_against_onnxruntime(model, compiled=True)

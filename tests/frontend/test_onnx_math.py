@@ -38,8 +38,10 @@ def _run_compiled(model, inputs):
 def test_trigonometric_and_hyperbolic_functions():
     model = _unary_model(list(TRIGONOMETRIC), (3, 4), opset=22)
     rng = np.random.default_rng(0)
-    inputs = {f"x{k}": rng.uniform(lo, hi, (3, 4)).astype("float32")
-              for k, (lo, hi) in enumerate(TRIGONOMETRIC.values())}  # fmt: skip
+    inputs = {
+        f"x{k}": rng.uniform(lo, hi, (3, 4)).astype("float32")
+        for k, (lo, hi) in enumerate(TRIGONOMETRIC.values())
+    }
     mod = check_against_onnxruntime(model, inputs=inputs, compiled=True)
     assert calls(mod) == [op.lower() for op in TRIGONOMETRIC]
 
@@ -117,8 +119,10 @@ def test_bitwise_operators_broadcast():
         opset=18,
     )
     rng = np.random.default_rng(1)
-    inputs = {"a": rng.integers(-30000, 30000, (2, 3, 4)).astype("int16"),
-              "b": rng.integers(-30000, 30000, (3, 1)).astype("int16")}  # fmt: skip
+    inputs = {
+        "a": rng.integers(-30000, 30000, (2, 3, 4)).astype("int16"),
+        "b": rng.integers(-30000, 30000, (3, 1)).astype("int16"),
+    }
     assert calls(check_against_onnxruntime(model, inputs=inputs, compiled=True)) == [
         "bitwise_and",
         "bitwise_or",

@@ -18,8 +18,13 @@ def _params(*shapes, seed=1):
 @pytest.mark.parametrize("axis", [-1, 1])
 def test_rms_normalization_matches_onnxruntime(axis):
     scale_shape = (3, 4) if axis == 1 else (4,)
-    model = single_op_model("RMSNormalization", {"x": (2, 3, 4)}, opset=23, axis=axis,
-                            initializers={"scale": _params(scale_shape)[0]})  # fmt: skip
+    model = single_op_model(
+        "RMSNormalization",
+        {"x": (2, 3, 4)},
+        opset=23,
+        axis=axis,
+        initializers={"scale": _params(scale_shape)[0]},
+    )
     check_against_onnxruntime(model, compiled=axis == -1)
 
 
@@ -57,8 +62,12 @@ def test_rms_normalization_with_an_integer_stash_type_is_refused():
 
 def test_instance_normalization_matches_onnxruntime():
     scale, bias = _params((3,), (3,))
-    model = single_op_model("InstanceNormalization", {"x": (2, 3, 4, 5)}, epsilon=1e-3,
-                            initializers={"scale": scale, "bias": bias})  # fmt: skip
+    model = single_op_model(
+        "InstanceNormalization",
+        {"x": (2, 3, 4, 5)},
+        epsilon=1e-3,
+        initializers={"scale": scale, "bias": bias},
+    )
     check_against_onnxruntime(model, compiled=True)
 
 
@@ -81,8 +90,7 @@ def test_group_normalization_matches_onnxruntime():
 
 
 def test_mean_variance_normalization_matches_onnxruntime():
-    model = single_op_model("MeanVarianceNormalization", {"x": (2, 3, 4, 2)}, opset=13,
-                            axes=[0, 2])  # fmt: skip
+    model = single_op_model("MeanVarianceNormalization", {"x": (2, 3, 4, 2)}, opset=13, axes=[0, 2])
     check_against_onnxruntime(model)
 
 
@@ -96,16 +104,18 @@ def test_lp_normalization_is_zero_where_the_norm_is(p):
 
 @pytest.mark.parametrize("size", [3, 5])
 def test_lrn_matches_onnxruntime(size):
-    model = single_op_model("LRN", {"x": (1, 5, 2, 2)}, opset=13, size=size, alpha=0.1,
-                            beta=0.6, bias=1.5)  # fmt: skip
+    model = single_op_model(
+        "LRN", {"x": (1, 5, 2, 2)}, opset=13, size=size, alpha=0.1, beta=0.6, bias=1.5
+    )
     check_against_onnxruntime(model, compiled=size == 3)
 
 
 def test_lrn_of_even_size_centres_the_window_as_onnx_says():
     """onnxruntime refuses an even size; the window is c - floor((size - 1) / 2) ..
     c + ceil((size - 1) / 2), as onnx's reference computes it."""
-    model = single_op_model("LRN", {"x": (1, 4, 1, 1)}, opset=13, size=2, alpha=1.0, beta=1.0,
-                            bias=1.0)  # fmt: skip
+    model = single_op_model(
+        "LRN", {"x": (1, 4, 1, 1)}, opset=13, size=2, alpha=1.0, beta=1.0, bias=1.0
+    )
     x = np.arange(1, 5, dtype=np.float32).reshape(1, 4, 1, 1)
     mod, params = from_onnx(model)
     got = evaluate_main(mod, {"x": x, **params})[0]
@@ -115,22 +125,32 @@ def test_lrn_of_even_size_centres_the_window_as_onnx_says():
 
 def test_batch_normalization_training_mode_updates_the_running_statistics():
     scale, bias, mean, var = _params((3,), (3,), (3,), (3,))
-    node = helper.make_node("BatchNormalization", ["x", "scale", "bias", "mean", "var"],
-                            ["y", "running_mean", "running_var"], training_mode=1,
-                            momentum=0.8)  # fmt: skip
-    model = make_model([node], [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
-                       [helper.make_empty_tensor_value_info(n)
-                        for n in ("y", "running_mean", "running_var")],
-                       dict(scale=scale, bias=bias, mean=mean, var=var), opset=15)  # fmt: skip
+    node = helper.make_node(
+        "BatchNormalization",
+        ["x", "scale", "bias", "mean", "var"],
+        ["y", "running_mean", "running_var"],
+        training_mode=1,
+        momentum=0.8,
+    )
+    model = make_model(
+        [node],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
+        [helper.make_empty_tensor_value_info(n) for n in ("y", "running_mean", "running_var")],
+        dict(scale=scale, bias=bias, mean=mean, var=var),
+        opset=15,
+    )
     check_against_onnxruntime(model, compiled=True)
 
 
 def test_layer_normalization_of_doubles_computes_in_float32_as_stash_type_says():
     """The statistics (float32 outputs) and the normalisation computed in float32."""
     node = helper.make_node(
-        "LayerNormalization", ["x", "scale"], ["y", "mean", "inv_std"], axis=1,
+        "LayerNormalization",
+        ["x", "scale"],
+        ["y", "mean", "inv_std"],
+        axis=1,
         stash_type=TensorProto.FLOAT,
-    )  # fmt: skip
+    )
     model = make_model(
         [node],
         [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [2, 3, 4])],

@@ -15,8 +15,19 @@ from tessel.graph.executor import compile as compile_graph
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
 
 
-def _model(op, seq=3, batch=2, size=3, hidden=4, direction="forward", layout=0,
-           initial=False, peepholes=False, lengths=False, **attrs):  # fmt: skip
+def _model(
+    op,
+    seq=3,
+    batch=2,
+    size=3,
+    hidden=4,
+    direction="forward",
+    layout=0,
+    initial=False,
+    peepholes=False,
+    lengths=False,
+    **attrs,
+):
     """One recurrent node reading every input from the graph; all its outputs."""
     directions, gates = (2 if direction == "bidirectional" else 1), GATES[op]
     x_shape = (batch, seq, size) if layout else (seq, batch, size)
@@ -34,8 +45,15 @@ def _model(op, seq=3, batch=2, size=3, hidden=4, direction="forward", layout=0,
         names.append("P")
         inputs.append(tensor("P", (directions, 3 * hidden)))
     outputs = ["Y", "Y_h", "Y_c"][: 3 if op == "LSTM" else 2]
-    node = helper.make_node(op, names, outputs, hidden_size=hidden, direction=direction,
-                            **({"layout": 1} if layout else {}), **attrs)  # fmt: skip
+    node = helper.make_node(
+        op,
+        names,
+        outputs,
+        hidden_size=hidden,
+        direction=direction,
+        **({"layout": 1} if layout else {}),
+        **attrs,
+    )
     results = [helper.make_empty_tensor_value_info(o) for o in outputs]
     return make_model([node], inputs, results, opset=14)
 
@@ -49,10 +67,19 @@ def test_bidirectional_with_initial_state_and_sequence_lengths_compiled(op):
 
 @pytest.mark.parametrize("op", ["LSTM", "GRU", "RNN"])
 def test_reverse_with_clip_and_activations(op):
-    activations = {"LSTM": ["HardSigmoid", "Elu", "Softsign"], "GRU": ["Sigmoid", "LeakyRelu"],
-                   "RNN": ["ScaledTanh"]}[op]  # fmt: skip
-    model = _model(op, direction="reverse", clip=0.7, activations=activations,
-                   activation_alpha=[0.3, 0.9], activation_beta=[0.6])  # fmt: skip
+    activations = {
+        "LSTM": ["HardSigmoid", "Elu", "Softsign"],
+        "GRU": ["Sigmoid", "LeakyRelu"],
+        "RNN": ["ScaledTanh"],
+    }[op]
+    model = _model(
+        op,
+        direction="reverse",
+        clip=0.7,
+        activations=activations,
+        activation_alpha=[0.3, 0.9],
+        activation_beta=[0.6],
+    )
     check_against_onnxruntime(model, rtol=1e-5)
 
 

@@ -82,11 +82,17 @@ def test_noop_with_empty_axes_applies_only_the_elementwise_part():
 
 
 def test_reductions_at_opset_13_take_axes_as_attributes_except_reduce_sum():
-    nodes = [helper.make_node("ReduceSum", ["x", "axes"], ["s"], keepdims=0),
-             helper.make_node("ReduceLogSumExp", ["x"], ["l"], axes=[1], keepdims=0)]  # fmt: skip
-    model = make_model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
-                       [helper.make_empty_tensor_value_info(n) for n in "sl"],
-                       {"axes": np.array([1], np.int64)}, opset=13)  # fmt: skip
+    nodes = [
+        helper.make_node("ReduceSum", ["x", "axes"], ["s"], keepdims=0),
+        helper.make_node("ReduceLogSumExp", ["x"], ["l"], axes=[1], keepdims=0),
+    ]
+    model = make_model(
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_empty_tensor_value_info(n) for n in "sl"],
+        {"axes": np.array([1], np.int64)},
+        opset=13,
+    )
     check_against_onnxruntime(model)
 
 
@@ -105,8 +111,12 @@ def test_integer_reductions_match_onnxruntime(op):
 
 def _int_model(op, elem_type, opset=13, **attrs):
     node = helper.make_node(op, ["x"], ["y"], **attrs)
-    return make_model([node], [helper.make_tensor_value_info("x", elem_type, [2, 3])],
-                      [helper.make_empty_tensor_value_info("y")], opset=opset)  # fmt: skip
+    return make_model(
+        [node],
+        [helper.make_tensor_value_info("x", elem_type, [2, 3])],
+        [helper.make_empty_tensor_value_info("y")],
+        opset=opset,
+    )
 
 
 def test_log_reductions_refuse_integers():
@@ -116,8 +126,10 @@ def test_log_reductions_refuse_integers():
 
 @pytest.mark.parametrize("select_last_index", [0, 1])
 def test_arg_reductions_break_ties_as_asked(select_last_index):
-    nodes = [helper.make_node(op, ["x"], [op], axis=1, select_last_index=select_last_index)
-             for op in ("ArgMax", "ArgMin")]  # fmt: skip
+    nodes = [
+        helper.make_node(op, ["x"], [op], axis=1, select_last_index=select_last_index)
+        for op in ("ArgMax", "ArgMin")
+    ]
     model = make_model(
         nodes,
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
@@ -135,9 +147,14 @@ def test_arg_reduction_over_an_empty_axis_is_refused():
 
 @pytest.mark.parametrize(("exclusive", "reverse"), [(0, 0), (1, 1)])
 def test_cumprod_matches_onnxruntime(exclusive, reverse):
-    model = single_op_model("CumProd", {"x": (2, 4)}, opset=26,
-                            initializers={"axis": np.array(-1, np.int64)},
-                            exclusive=exclusive, reverse=reverse)  # fmt: skip
+    model = single_op_model(
+        "CumProd",
+        {"x": (2, 4)},
+        opset=26,
+        initializers={"axis": np.array(-1, np.int64)},
+        exclusive=exclusive,
+        reverse=reverse,
+    )
     x = np.array([[1, 2, 0, 3], [-1, 2, 2, 0.5]], np.float32)
     check_against_onnxruntime(model, inputs={"x": x}, compiled=True)
 
@@ -161,16 +178,23 @@ def test_hardmax_is_one_at_the_first_maximum(opset):
 )
 def test_einsum_matches_onnxruntime(equation, shapes):
     names = [f"x{i}" for i in range(len(shapes))]
-    model = single_op_model("Einsum", dict(zip(names, shapes, strict=True)), opset=12,
-                            equation=equation)  # fmt: skip
+    model = single_op_model(
+        "Einsum", dict(zip(names, shapes, strict=True)), opset=12, equation=equation
+    )
     check_against_onnxruntime(model, compiled=equation.startswith("bij"))
 
 
 def test_integer_einsum_is_exact():
     node = helper.make_node("Einsum", ["a", "b"], ["y"], equation="ij,jk->ik")
-    model = make_model([node], [helper.make_tensor_value_info(n, TensorProto.INT64, s)
-                                for n, s in (("a", [2, 3]), ("b", [3, 2]))],
-                       [helper.make_empty_tensor_value_info("y")], opset=12)  # fmt: skip
+    model = make_model(
+        [node],
+        [
+            helper.make_tensor_value_info(n, TensorProto.INT64, s)
+            for n, s in (("a", [2, 3]), ("b", [3, 2]))
+        ],
+        [helper.make_empty_tensor_value_info("y")],
+        opset=12,
+    )
     a = np.array([[2**40, 1, -3], [4, 5, 6]], np.int64)
     b = np.array([[1, 2], [3, 4], [5, 6]], np.int64)
     check_against_onnxruntime(model, inputs={"a": a, "b": b}, compiled=True)
@@ -180,8 +204,14 @@ def test_einsum_over_an_empty_contraction_is_zero_compiled():
     """Regression: batch_matmul over an empty axis leaves its output unwritten; the einsum sums
     the broadcast product instead, which writes 0."""
     node = helper.make_node("Einsum", ["a", "b"], ["y"], equation="ij,jk->ik")
-    model = make_model([node], [helper.make_tensor_value_info("a", TensorProto.FLOAT, [2, 0]),
-                                helper.make_tensor_value_info("b", TensorProto.FLOAT, [0, 3])],
-                       [helper.make_empty_tensor_value_info("y")], opset=12)  # fmt: skip
+    model = make_model(
+        [node],
+        [
+            helper.make_tensor_value_info("a", TensorProto.FLOAT, [2, 0]),
+            helper.make_tensor_value_info("b", TensorProto.FLOAT, [0, 3]),
+        ],
+        [helper.make_empty_tensor_value_info("y")],
+        opset=12,
+    )
     a, b = np.zeros((2, 0), np.float32), np.zeros((0, 3), np.float32)
     np.testing.assert_array_equal(_run_compiled(model, {"a": a, "b": b})[0], np.zeros((2, 3)))

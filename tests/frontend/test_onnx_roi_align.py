@@ -24,8 +24,9 @@ def _model(shape=(2, 3, 7, 8), regions=5, opset=16, elem=TensorProto.FLOAT, rois
         inputs.append(tensor("rois", [regions, 4], elem))
     else:
         initializers["rois"] = rois
-    return make_model([node], inputs, [helper.make_empty_tensor_value_info("y")], initializers,
-                      opset)  # fmt: skip
+    return make_model(
+        [node], inputs, [helper.make_empty_tensor_value_info("y")], initializers, opset
+    )
 
 
 def _inputs(model, shape=(2, 3, 7, 8), regions=5, dtype=np.float32, seed=0):
@@ -80,13 +81,21 @@ def test_float64_and_float16():
     model = _model(elem=DOUBLE, output_height=2, output_width=2, sampling_ratio=2)
     check_against_onnxruntime(model, inputs=_inputs(model, dtype=np.float64), compiled=True)
     model = _model(elem=HALF, output_height=2, output_width=2, sampling_ratio=2)
-    check_against_onnxruntime(model, inputs=_inputs(model, dtype=np.float16), rtol=2e-3,
-                              compiled=True)  # fmt: skip
+    check_against_onnxruntime(
+        model, inputs=_inputs(model, dtype=np.float16), rtol=2e-3, compiled=True
+    )
 
 
 def _adaptive(mode, transform, rois):
-    model = _model((1, 2, 9, 9), len(rois), rois=rois, mode=mode, output_height=3,
-                   output_width=3, coordinate_transformation_mode=transform)  # fmt: skip
+    model = _model(
+        (1, 2, 9, 9),
+        len(rois),
+        rois=rois,
+        mode=mode,
+        output_height=3,
+        output_width=3,
+        coordinate_transformation_mode=transform,
+    )
     return model, _inputs(model, (1, 2, 9, 9), len(rois))
 
 

@@ -30,8 +30,11 @@ def _three_matmuls_on_one_weight(op_type: str):
 
 
 def _dense_weights(mod):
-    return [e.args[1] for e in post_order_exprs(mod["main"].body)
-            if isinstance(e, Call) and e.op.name == "nn.dense"]  # fmt: skip
+    return [
+        e.args[1]
+        for e in post_order_exprs(mod["main"].body)
+        if isinstance(e, Call) and e.op.name == "nn.dense"
+    ]
 
 
 @pytest.mark.parametrize("op_type", ["MatMul", "Gemm"])

@@ -16,12 +16,14 @@ def _constant(name, value):
     return helper.make_node("Constant", [], [name], value=array)
 
 
-def _stft_model(shape, step, frame_length=None, window=None, window_input=False, out=None,
-                **attrs):  # fmt: skip
+def _stft_model(shape, step, frame_length=None, window=None, window_input=False, out=None, **attrs):
     """STFT of graph input x; frame_length a constant, window a constant or a graph input."""
     nodes, inputs, names = [_constant("step", np.int64(step))], [tensor("x", list(shape))], ["x"]
-    names += ["step", "window" if window is not None or window_input else "",
-              "length" if frame_length is not None else ""]  # fmt: skip
+    names += [
+        "step",
+        "window" if window is not None or window_input else "",
+        "length" if frame_length is not None else "",
+    ]
     if window_input:
         inputs.append(tensor("window", [window]))
     elif window is not None:
@@ -96,11 +98,15 @@ def test_stft_without_window_or_frame_length_is_one_frame_of_the_whole_signal():
 def test_stft_of_float16_is_computed_wide():
     shape = (1, 32, 1)
     model = make_model(
-        [_constant("step", np.int64(4)), _constant("length", np.int64(8)),
-         helper.make_node("STFT", ["x", "step", "", "length"], ["y"])],
+        [
+            _constant("step", np.int64(4)),
+            _constant("length", np.int64(8)),
+            helper.make_node("STFT", ["x", "step", "", "length"], ["y"]),
+        ],
         [tensor("x", list(shape), TensorProto.FLOAT16)],
-        [tensor("y", [1, 7, 5, 2], TensorProto.FLOAT16)], opset=17,
-    )  # fmt: skip
+        [tensor("y", [1, 7, 5, 2], TensorProto.FLOAT16)],
+        opset=17,
+    )
     x = np.random.default_rng(3).standard_normal(shape).astype(np.float16)
     result = _run(model, x=x)
     assert result.dtype == np.float16
@@ -130,12 +136,20 @@ def test_invalid_stft_is_refused_naming_the_node(shape, step, length, window, me
 
 
 def test_stft_window_and_frame_length_must_agree():
-    model = helper.make_model(helper.make_graph(
-        [_constant("step", np.int64(2)), _constant("length", np.int64(8)),
-         _constant("window", np.ones(6, np.float32)),
-         helper.make_node("STFT", ["x", "step", "window", "length"], ["y"])],
-        "g", [tensor("x", [1, 20, 1])], [tensor("y", None)]),
-        opset_imports=[helper.make_opsetid("", 17)])  # fmt: skip
+    model = helper.make_model(
+        helper.make_graph(
+            [
+                _constant("step", np.int64(2)),
+                _constant("length", np.int64(8)),
+                _constant("window", np.ones(6, np.float32)),
+                helper.make_node("STFT", ["x", "step", "window", "length"], ["y"]),
+            ],
+            "g",
+            [tensor("x", [1, 20, 1])],
+            [tensor("y", None)],
+        ),
+        opset_imports=[helper.make_opsetid("", 17)],
+    )
     with pytest.raises(UserError, match="STFT"):
         from_onnx(model)
 

@@ -64,8 +64,9 @@ def test_swiglu_saturates_without_nan():
 def test_swiglu_of_different_shapes_is_refused(b_shape):
     # The spec applies no broadcasting, though its function body's Mul would.
     node = helper.make_node("SwiGLU", ["a", "b"], ["y"])
-    graph = helper.make_graph([node], "g", [tensor("a", [2, 3]), tensor("b", b_shape)],
-                              [tensor("y", None)])  # fmt: skip
+    graph = helper.make_graph(
+        [node], "g", [tensor("a", [2, 3]), tensor("b", b_shape)], [tensor("y", None)]
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 28)])
     with pytest.raises(OnnxImportError, match="SwiGLU node "):
         from_onnx(model)

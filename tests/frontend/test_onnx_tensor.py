@@ -155,9 +155,13 @@ def test_pad_value_and_axes_input():
 
 @pytest.mark.parametrize(
     ("mode", "pads"),
-    [("wrap", [1, 5, 2, 0]), ("reflect", [0, 3, -1, 2]), ("edge", [-1, 2, 0, -2]),
-     ("constant", [2, -1, -1, 3])],
-)  # fmt: skip
+    [
+        ("wrap", [1, 5, 2, 0]),
+        ("reflect", [0, 3, -1, 2]),
+        ("edge", [-1, 2, 0, -2]),
+        ("constant", [2, -1, -1, 3]),
+    ],
+)
 def test_pad_wide_wrap_and_negative(mode, pads):
     """Widths past the axis (wrap, reflect) and negative widths (crops) in every mode."""
     model = single_op_model(
@@ -183,8 +187,9 @@ def test_pad_of_an_empty_axis_in_edge_mode_is_refused():
 
 def test_reshape_allowzero_makes_a_zero_size_dimension():
     """Regression: with allowzero=1 a 0 in the shape is an extent of 0, not "copy this one"."""
-    model = single_op_model("Reshape", {"x": (0, 3, 4)}, opset=14, allowzero=1,
-                            initializers={"s": np.array([3, 4, 0])})  # fmt: skip
+    model = single_op_model(
+        "Reshape", {"x": (0, 3, 4)}, opset=14, allowzero=1, initializers={"s": np.array([3, 4, 0])}
+    )
     mod = check_against_onnxruntime(model, compiled=True)
     assert dict(the_call(mod, "reshape").attrs) == {"newshape": (3, 4, 0), "allowzero": True}
 
@@ -195,8 +200,12 @@ def test_unsqueeze_and_tile_of_an_empty_tensor():
         helper.make_node("Unsqueeze", ["x", "axes"], ["u"]),
         helper.make_node("Tile", ["u", "r"], ["y"]),
     ]
-    model = make_model(nodes, [tensor("x", (2, 0))], [tensor("y", (2, 2, 0, 1))],
-                       {"axes": np.array([0, 3]), "r": np.array([2, 1, 3, 1])})  # fmt: skip
+    model = make_model(
+        nodes,
+        [tensor("x", (2, 0))],
+        [tensor("y", (2, 2, 0, 1))],
+        {"axes": np.array([0, 3]), "r": np.array([2, 1, 3, 1])},
+    )
     check_against_onnxruntime(model)
 
 

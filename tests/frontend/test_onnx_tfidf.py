@@ -122,8 +122,15 @@ def test_matches_the_reference_and_onnxruntime(case):
 def test_idf_and_tfidf_without_weights_match_onnxruntime(mode):
     """Without weights IDF marks the n-grams present with 1 and TFIDF is TF (onnx's reference
     fails on the missing weights: onnxruntime only)."""
-    model = _model((3, 14), ngram_indexes=NINE, mode=mode, min_gram_length=1, max_gram_length=3,
-                   max_skip_count=2, **POOL)  # fmt: skip
+    model = _model(
+        (3, 14),
+        ngram_indexes=NINE,
+        mode=mode,
+        min_gram_length=1,
+        max_gram_length=3,
+        max_skip_count=2,
+        **POOL,
+    )
     for seed in range(3):
         _check(model, _tokens((3, 14), seed=seed), reference=False)
 
@@ -132,8 +139,15 @@ def test_columns_permuted_and_with_gaps():
     """ngram_indexes a permutation with unused columns: the output is max(ngram_indexes) + 1 wide
     and the columns no n-gram names stay zero."""
     indexes = [11, 0, 4, 7, 2, 9, 5, 1, 12]
-    model = _model((2, 16), ngram_indexes=indexes, mode="TF", min_gram_length=1,
-                   max_gram_length=3, max_skip_count=1, **POOL)  # fmt: skip
+    model = _model(
+        (2, 16),
+        ngram_indexes=indexes,
+        mode="TF",
+        min_gram_length=1,
+        max_gram_length=3,
+        max_skip_count=1,
+        **POOL,
+    )
     for seed in range(3):
         y = _check(model, _tokens((2, 16), seed=seed))
         assert y.shape == (2, 13)
@@ -147,8 +161,16 @@ def test_several_ngrams_in_one_column_add_up(mode):
     they do not, so onnxruntime checks TF only)."""
     indexes = [0, 1, 0, 2, 1, 1, 3, 2, 0]
     weights = [2.0, -1.5, 0.25, 4.0, 1.0, 1.0, 1.0, 1.0, 1.0]
-    model = _model((3, 13), ngram_indexes=indexes, mode=mode, min_gram_length=1,
-                   max_gram_length=3, max_skip_count=2, weights=weights, **POOL)  # fmt: skip
+    model = _model(
+        (3, 13),
+        ngram_indexes=indexes,
+        mode=mode,
+        min_gram_length=1,
+        max_gram_length=3,
+        max_skip_count=2,
+        weights=weights,
+        **POOL,
+    )
     for seed in range(2):
         y = _check(model, _tokens((3, 13), seed=seed), onnxruntime=mode == "TF")
         if mode == "IDF":
@@ -159,10 +181,25 @@ def test_tfidf_rounds_count_times_weight_once():
     """TFIDF is float32(count * weight), rounded once, as in onnx's reference (onnxruntime adds the
     float32 weight once per occurrence, which rounds at each step)."""
     weights = [0.3, 0.1, -0.3, 0.7, 1 / 3, 0.2, 0.9, 1.1, 0.6]
-    model = _model((2, 30), ngram_indexes=NINE, mode="TFIDF", min_gram_length=1,
-                   max_gram_length=2, max_skip_count=2, weights=weights, **POOL)  # fmt: skip
-    tf = _model((2, 30), ngram_indexes=NINE, mode="TF", min_gram_length=1, max_gram_length=2,
-                max_skip_count=2, **POOL)  # fmt: skip
+    model = _model(
+        (2, 30),
+        ngram_indexes=NINE,
+        mode="TFIDF",
+        min_gram_length=1,
+        max_gram_length=2,
+        max_skip_count=2,
+        weights=weights,
+        **POOL,
+    )
+    tf = _model(
+        (2, 30),
+        ngram_indexes=NINE,
+        mode="TF",
+        min_gram_length=1,
+        max_gram_length=2,
+        max_skip_count=2,
+        **POOL,
+    )
     x = _tokens((2, 30), seed=3)
     y = _check(model, x, onnxruntime=False)
     counts = _tessel(tf, x, compiled=False).astype(np.float64)
@@ -174,8 +211,15 @@ def test_lengths_outside_the_range_keep_their_ids():
     """min_gram_length 2 skips the unigrams, but the ids of the bigrams still count them: the
     bigrams' columns are ngram_indexes[4:7], not [0:3]."""
     indexes = [8, 7, 6, 5, 4, 3, 2, 1, 0]
-    model = _model((20,), ngram_indexes=indexes, mode="TF", min_gram_length=2, max_gram_length=2,
-                   max_skip_count=1, **POOL)  # fmt: skip
+    model = _model(
+        (20,),
+        ngram_indexes=indexes,
+        mode="TF",
+        min_gram_length=2,
+        max_gram_length=2,
+        max_skip_count=1,
+        **POOL,
+    )
     x = np.array([5, 1, 0, 2, 3, 3, 1, 5, 1, 0, 2, 9, 3, 2, 3, 3, 1, 2, 2, 4])
     y = _check(model, x)
     assert not y[[0, 1, 5, 6, 7, 8]].any()
@@ -185,18 +229,33 @@ def test_lengths_outside_the_range_keep_their_ids():
 def test_an_empty_unigram_level():
     """ngram_counts [0, 0]: no unigrams, the pool holds bigrams only (the conformance test
     tfidfvectorizer_tf_onlybigrams_levelempty)."""
-    model = _model((12,), TensorProto.INT32, mode="TF", min_gram_length=2, max_gram_length=2,
-                   max_skip_count=0, ngram_counts=[0, 0], ngram_indexes=[0, 1, 2],
-                   pool_int64s=[5, 6, 7, 8, 6, 7])  # fmt: skip
+    model = _model(
+        (12,),
+        TensorProto.INT32,
+        mode="TF",
+        min_gram_length=2,
+        max_gram_length=2,
+        max_skip_count=0,
+        ngram_counts=[0, 0],
+        ngram_indexes=[0, 1, 2],
+        pool_int64s=[5, 6, 7, 8, 6, 7],
+    )
     x = np.array([1, 1, 3, 3, 3, 7, 8, 6, 7, 5, 6, 8], np.int32)
     np.testing.assert_array_equal(_check(model, x), [1, 1, 1])
 
 
 def test_a_pool_ngram_listed_twice_counts_in_its_last_column():
     """onnx's reference keeps the last id of a repeated n-gram (onnxruntime refuses the pool)."""
-    model = _model((2, 10), mode="TF", min_gram_length=1, max_gram_length=2, max_skip_count=1,
-                   ngram_counts=[0, 3], ngram_indexes=[0, 1, 2, 3, 4, 5],
-                   pool_int64s=[1, 2, 1, 1, 2, 0, 1, 1, 2])  # fmt: skip
+    model = _model(
+        (2, 10),
+        mode="TF",
+        min_gram_length=1,
+        max_gram_length=2,
+        max_skip_count=1,
+        ngram_counts=[0, 3],
+        ngram_indexes=[0, 1, 2, 3, 4, 5],
+        pool_int64s=[1, 2, 1, 1, 2, 0, 1, 1, 2],
+    )
     for seed in range(3):
         y = _check(model, _tokens((2, 10), seed=seed, high=3), onnxruntime=False)
         assert not y[:, [0, 3]].any()
@@ -204,23 +263,46 @@ def test_a_pool_ngram_listed_twice_counts_in_its_last_column():
 
 def test_pool_tokens_an_int32_input_cannot_hold_never_match():
     big = 2**40
-    model = _model((2, 9), TensorProto.INT32, mode="TF", min_gram_length=1, max_gram_length=2,
-                   max_skip_count=1, ngram_counts=[0, 3], ngram_indexes=[0, 1, 2, 3, 4],
-                   pool_int64s=[1, big, 2, 1, 2, big + 1, 2])  # fmt: skip
+    model = _model(
+        (2, 9),
+        TensorProto.INT32,
+        mode="TF",
+        min_gram_length=1,
+        max_gram_length=2,
+        max_skip_count=1,
+        ngram_counts=[0, 3],
+        ngram_indexes=[0, 1, 2, 3, 4],
+        pool_int64s=[1, big, 2, 1, 2, big + 1, 2],
+    )
     for seed in range(3):
         y = _check(model, _tokens((2, 9), np.int32, seed=seed, high=3))
         assert not y[:, [1, 4]].any()
 
 
 def test_inputs_shorter_than_every_ngram_give_zeros():
-    model = _model((2, 2), mode="TF", min_gram_length=3, max_gram_length=3, max_skip_count=2,
-                   ngram_indexes=NINE, **POOL)  # fmt: skip
+    model = _model(
+        (2, 2),
+        mode="TF",
+        min_gram_length=3,
+        max_gram_length=3,
+        max_skip_count=2,
+        ngram_indexes=NINE,
+        **POOL,
+    )
     np.testing.assert_array_equal(_check(model, _tokens((2, 2))), np.zeros((2, 9), np.float32))
 
 
 def test_empty_input_gives_zeros():
-    model = _model((0,), mode="TFIDF", min_gram_length=1, max_gram_length=2, max_skip_count=1,
-                   ngram_indexes=NINE, weights=WEIGHTS, **POOL)  # fmt: skip
+    model = _model(
+        (0,),
+        mode="TFIDF",
+        min_gram_length=1,
+        max_gram_length=2,
+        max_skip_count=1,
+        ngram_indexes=NINE,
+        weights=WEIGHTS,
+        **POOL,
+    )
     y = _tessel(model, np.zeros((0,), np.int64))
     (expected,) = ReferenceEvaluator(model).run(None, {"x": np.zeros((0,), np.int64)})
     np.testing.assert_array_equal(y, expected)
@@ -229,16 +311,32 @@ def test_empty_input_gives_zeros():
 
 
 def test_string_pools_are_refused_naming_the_op():
-    model = _model((2, 3), mode="TF", min_gram_length=1, max_gram_length=1, max_skip_count=0,
-                   ngram_counts=[0], ngram_indexes=[0, 1], pool_strings=["a", "b"])  # fmt: skip
+    model = _model(
+        (2, 3),
+        mode="TF",
+        min_gram_length=1,
+        max_gram_length=1,
+        max_skip_count=0,
+        ngram_counts=[0],
+        ngram_indexes=[0, 1],
+        pool_strings=["a", "b"],
+    )
     with pytest.raises(UserError, match=r"TfIdfVectorizer node `tfidf`: pool_strings .*string"):
         from_onnx(model)
 
 
 def test_string_inputs_are_refused():
-    model = _model((2, 3), TensorProto.STRING, mode="TF", min_gram_length=1, max_gram_length=1,
-                   max_skip_count=0, ngram_counts=[0], ngram_indexes=[0, 1],
-                   pool_strings=["a", "b"])  # fmt: skip
+    model = _model(
+        (2, 3),
+        TensorProto.STRING,
+        mode="TF",
+        min_gram_length=1,
+        max_gram_length=1,
+        max_skip_count=0,
+        ngram_counts=[0],
+        ngram_indexes=[0, 1],
+        pool_strings=["a", "b"],
+    )
     with pytest.raises(UserError, match="(?i)string"):
         from_onnx(model)
 

@@ -13,15 +13,17 @@ from tessel.frontend.onnx import OnnxImportError, from_onnx
     [((3,), (4,)), ((2, 3), (2, 1)), ((2, 3), (1, 3)), ((2, 1, 3), (2, 3, 2))],
 )
 def test_tile_matches_onnxruntime_compiled(shape, repeats):
-    model = single_op_model("Tile", {"x": shape},
-                            initializers={"repeats": np.array(repeats, np.int64)})  # fmt: skip
+    model = single_op_model(
+        "Tile", {"x": shape}, initializers={"repeats": np.array(repeats, np.int64)}
+    )
     mod = check_against_onnxruntime(model, compiled=True)
     assert set(calls(mod)) <= {"reshape", "broadcast_to"}  # no shape arithmetic, no "tile" op
 
 
 def test_tile_by_ones_is_the_input_itself():
-    model = single_op_model("Tile", {"x": (2, 3)},
-                            initializers={"repeats": np.array([1, 1], np.int64)})  # fmt: skip
+    model = single_op_model(
+        "Tile", {"x": (2, 3)}, initializers={"repeats": np.array([1, 1], np.int64)}
+    )
     assert calls(check_against_onnxruntime(model, compiled=True)) == []
 
 

@@ -16,11 +16,25 @@ def device_cases() -> list[Case]:
     pair = TupleType((T(2, 3), T(4, dtype="int32")))
     copy = {"src_virtual_device": CPU, "dst_virtual_device": GPU}
     return [
-        Case("on_device", (T(2, 3),), {"virtual_device": GPU, "constrain_result": True}, T(2, 3),
-             ((pair,), {"virtual_device": CPU, "constrain_body": False}),
-             ((T(2, 3),), {"virtual_device": "cuda"}, "virtual_device"), lowers=False),
-        Case("device_copy", (T(2, 3),), copy, T(2, 3),
-             ((pair,), copy),
-             ((T(2, 3),), {"src_virtual_device": CPU, "dst_virtual_device": 2},
-              "dst_virtual_device")),
-    ]  # fmt: skip
+        Case(
+            "on_device",
+            (T(2, 3),),
+            {"virtual_device": GPU, "constrain_result": True},
+            T(2, 3),
+            ((pair,), {"virtual_device": CPU, "constrain_body": False}),
+            ((T(2, 3),), {"virtual_device": "cuda"}, "virtual_device"),
+            lowers=False,
+        ),
+        Case(
+            "device_copy",
+            (T(2, 3),),
+            copy,
+            T(2, 3),
+            ((pair,), copy),
+            (
+                (T(2, 3),),
+                {"src_virtual_device": CPU, "dst_virtual_device": 2},
+                "dst_virtual_device",
+            ),
+        ),
+    ]

@@ -21,17 +21,39 @@ def roi_align_cases() -> list[Case]:
     """Average pooling with half_pixel, max pooling without, on float32 and float64."""
     index = TensorType((3,), "int64")
     return [
-        Case("image.roi_align", (T(2, 3, 6, 7), T(3, 4), index),
-             {"pooled_size": (2, 3), "samples": (2, 2), "spatial_scale": 0.5}, T(3, 3, 2, 3),
-             ((T(1, 2, 5, 4, dtype="float64"), T(4, 4, dtype="float64"),
-               TensorType((4,), "int32")),
-              {"pooled_size": (3, 1), "samples": (1, 3), "mode": "max", "half_pixel": False}),
-             ((T(2, 3, 6, 7), T(3, 5), index), {"pooled_size": (2, 2), "samples": (1, 1)},
-              "rois"), _regions, tolerance=1e-4),
-        Case("image.roi_align", (T(1, 2, 4, 5), T(3, 4), index),
-             {"pooled_size": (2, 2), "samples": (3, 2), "mode": "max"}, T(3, 2, 2, 2),
-             ((T(2, 1, 3, 3), T(2, 4), TensorType((2,), "int64")),
-              {"pooled_size": (1, 4), "samples": (2, 1), "half_pixel": False}),
-             ((T(1, 2, 4, 5), T(3, 4), index), {"pooled_size": (2, 2), "samples": (0, 2)},
-              "samples"), _regions, tolerance=1e-4, id="image.roi_align-max"),
-    ]  # fmt: skip
+        Case(
+            "image.roi_align",
+            (T(2, 3, 6, 7), T(3, 4), index),
+            {"pooled_size": (2, 3), "samples": (2, 2), "spatial_scale": 0.5},
+            T(3, 3, 2, 3),
+            (
+                (
+                    T(1, 2, 5, 4, dtype="float64"),
+                    T(4, 4, dtype="float64"),
+                    TensorType((4,), "int32"),
+                ),
+                {"pooled_size": (3, 1), "samples": (1, 3), "mode": "max", "half_pixel": False},
+            ),
+            ((T(2, 3, 6, 7), T(3, 5), index), {"pooled_size": (2, 2), "samples": (1, 1)}, "rois"),
+            _regions,
+            tolerance=1e-4,
+        ),
+        Case(
+            "image.roi_align",
+            (T(1, 2, 4, 5), T(3, 4), index),
+            {"pooled_size": (2, 2), "samples": (3, 2), "mode": "max"},
+            T(3, 2, 2, 2),
+            (
+                (T(2, 1, 3, 3), T(2, 4), TensorType((2,), "int64")),
+                {"pooled_size": (1, 4), "samples": (2, 1), "half_pixel": False},
+            ),
+            (
+                (T(1, 2, 4, 5), T(3, 4), index),
+                {"pooled_size": (2, 2), "samples": (0, 2)},
+                "samples",
+            ),
+            _regions,
+            tolerance=1e-4,
+            id="image.roi_align-max",
+        ),
+    ]

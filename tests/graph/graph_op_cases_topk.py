@@ -17,10 +17,16 @@ def topk_cases() -> list[Case]:
     """One case per direction: float largest, int smallest."""
     pair = TupleType((T(3, 2), TensorType((3, 2), "int64")))
     cases = [
-        Case("topk", (T(3, 5),), {"k": 2}, pair,
-             ((T(2, 6, 1, dtype="int32"),), {"k": 6, "axis": 1, "largest": False}),
-             ((T(3, 5),), {"k": 9}, "k"), _tied),
-    ]  # fmt: skip
+        Case(
+            "topk",
+            (T(3, 5),),
+            {"k": 2},
+            pair,
+            ((T(2, 6, 1, dtype="int32"),), {"k": 6, "axis": 1, "largest": False}),
+            ((T(3, 5),), {"k": 9}, "k"),
+            _tied,
+        ),
+    ]
     for case in cases:
         case.id = f"{case.op}-{np.dtype(case.args[0].dtype)}"
     return cases

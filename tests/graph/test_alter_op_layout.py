@@ -28,8 +28,10 @@ def _module(params: str, body: str):
     return InferType()(parse(f'#[version = "0.0.5"]\ndef @main({params}) {{\n{body}\n}}\n'))
 
 
-PARAMS = ("%x: Tensor[(1, 16, 8, 8), float32], %w1: Tensor[(32, 16, 1, 1), float32], "
-          "%b1: Tensor[(32), float32], %w2: Tensor[(32, 1, 3, 3), float32]")  # fmt: skip
+PARAMS = (
+    "%x: Tensor[(1, 16, 8, 8), float32], %w1: Tensor[(32, 16, 1, 1), float32], "
+    "%b1: Tensor[(32), float32], %w2: Tensor[(32, 1, 3, 3), float32]"
+)
 
 BEFORE = """
   %0 = nn.conv2d(%x, %w1, channels=32, kernel_size=[1, 1]);
@@ -70,27 +72,46 @@ def test_blocks_follow_the_target_lanes():
     assert "NCHW16c" not in text
 
 
-@pytest.mark.parametrize(("channels", "lanes", "block"), [
-    (32, 16, 16), (24, 16, 8), (144, 16, 16), (3, 16, 1), (12, 8, 4), (1280, 8, 8),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("channels", "lanes", "block"),
+    [
+        (32, 16, 16),
+        (24, 16, 8),
+        (144, 16, 16),
+        (3, 16, 1),
+        (12, 8, 4),
+        (1280, 8, 8),
+    ],
+)
 def test_channel_block_is_the_largest_power_of_two_dividing(channels, lanes, block):
     assert channel_block(channels, lanes) == block
 
 
-@pytest.mark.parametrize("conv", [
-    # too few output channels a vector (6: a block of 2)
-    ("%x: Tensor[(1, 16, 8, 8), float32], %w: Tensor[(6, 16, 3, 3), float32]",
-     "nn.conv2d(%x, %w, padding=[1, 1, 1, 1])"),
-    # grouped, not depthwise
-    ("%x: Tensor[(1, 16, 8, 8), float32], %w: Tensor[(16, 8, 3, 3), float32]",
-     "nn.conv2d(%x, %w, groups=2)"),
-    # NHWC
-    ("%x: Tensor[(1, 8, 8, 16), float32], %w: Tensor[(3, 3, 16, 16), float32]",
-     'nn.conv2d(%x, %w, data_layout="NHWC", kernel_layout="HWIO")'),
-    # a depthwise multiplier of 2
-    ("%x: Tensor[(1, 16, 8, 8), float32], %w: Tensor[(32, 1, 3, 3), float32]",
-     "nn.conv2d(%x, %w, groups=16)"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "conv",
+    [
+        # too few output channels a vector (6: a block of 2)
+        (
+            "%x: Tensor[(1, 16, 8, 8), float32], %w: Tensor[(6, 16, 3, 3), float32]",
+            "nn.conv2d(%x, %w, padding=[1, 1, 1, 1])",
+        ),
+        # grouped, not depthwise
+        (
+            "%x: Tensor[(1, 16, 8, 8), float32], %w: Tensor[(16, 8, 3, 3), float32]",
+            "nn.conv2d(%x, %w, groups=2)",
+        ),
+        # NHWC
+        (
+            "%x: Tensor[(1, 8, 8, 16), float32], %w: Tensor[(3, 3, 16, 16), float32]",
+            'nn.conv2d(%x, %w, data_layout="NHWC", kernel_layout="HWIO")',
+        ),
+        # a depthwise multiplier of 2
+        (
+            "%x: Tensor[(1, 16, 8, 8), float32], %w: Tensor[(32, 1, 3, 3), float32]",
+            "nn.conv2d(%x, %w, groups=16)",
+        ),
+    ],
+)
 def test_ineligible_convolutions_stay(conv):
     mod = _module(*conv)
     assert AlterOpLayout(AVX512)(mod) is mod
@@ -98,8 +119,10 @@ def test_ineligible_convolutions_stay(conv):
 
 def test_a_tensor_read_in_both_layouts_is_transformed_back_once():
     """The conv's result feeds a blocked conv and a softmax (NCHW): one transform back."""
-    params = ("%x: Tensor[(1, 16, 4, 4), float32], %w1: Tensor[(16, 16, 1, 1), float32], "
-              "%w2: Tensor[(16, 16, 1, 1), float32]")  # fmt: skip
+    params = (
+        "%x: Tensor[(1, 16, 4, 4), float32], %w1: Tensor[(16, 16, 1, 1), float32], "
+        "%w2: Tensor[(16, 16, 1, 1), float32]"
+    )
     body = """
       %0 = nn.conv2d(%x, %w1);
       %1 = nn.softmax(%0, axis=1);
@@ -124,9 +147,11 @@ def test_weights_fold_into_packed_constants():
 
 def _weights():
     rng = np.random.default_rng(1)
-    return {"w1": rng.standard_normal((32, 16, 1, 1), dtype=np.float32),
-            "b1": rng.standard_normal(32, dtype=np.float32),
-            "w2": rng.standard_normal((32, 1, 3, 3), dtype=np.float32)}  # fmt: skip
+    return {
+        "w1": rng.standard_normal((32, 16, 1, 1), dtype=np.float32),
+        "b1": rng.standard_normal(32, dtype=np.float32),
+        "w2": rng.standard_normal((32, 1, 3, 3), dtype=np.float32),
+    }
 
 
 def test_compiled_model_keeps_its_results():
@@ -135,8 +160,9 @@ def test_compiled_model_keeps_its_results():
     compiled = graph.compile(mod, params=_weights())
     kernels = [gv.name_hint for gv in compiled.lowered.functions if gv.name_hint != "main"]
     assert any("NCHWc" in name for name in kernels)
-    np.testing.assert_allclose(compiled(x), evaluate(mod, x, params=_weights()), rtol=1e-4,
-                               atol=1e-4)  # fmt: skip
+    np.testing.assert_allclose(
+        compiled(x), evaluate(mod, x, params=_weights()), rtol=1e-4, atol=1e-4
+    )
 
 
 def test_blocked_weights_keep_their_parameters_names(tmp_path):
@@ -170,8 +196,9 @@ def _cnns(draw):
     for index in range(draw(st.integers(1, 4))):
         kind = draw(st.sampled_from(["1x1", "3x3", "s2", "depthwise", "pool"]))
         if kind == "pool" and size >= 4:
-            current = bind(f"nn.max_pool2d({current}, pool_size=[3, 3], strides=[2, 2], "
-                           f"padding=[1, 1, 1, 1])")  # fmt: skip
+            current = bind(
+                f"nn.max_pool2d({current}, pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1])"
+            )
             size = (size + 1) // 2
             continue
         out = channels if kind == "depthwise" else draw(st.sampled_from([4, 6, 8, 16, 24, 32]))
@@ -181,8 +208,10 @@ def _cnns(draw):
         params.append(f"%w{index}: Tensor[{shape}, float32]")
         weights[f"w{index}"] = rng.standard_normal(shape, dtype=np.float32) * 0.3
         pad = k // 2
-        current = bind(f"nn.conv2d({current}, %w{index}, strides=[{stride}, {stride}], "
-                       f"padding=[{pad}, {pad}, {pad}, {pad}], groups={groups})")  # fmt: skip
+        current = bind(
+            f"nn.conv2d({current}, %w{index}, strides=[{stride}, {stride}], "
+            f"padding=[{pad}, {pad}, {pad}, {pad}], groups={groups})"
+        )
         channels, size = out, (size + 2 * (k // 2) - k) // stride + 1
         if draw(st.booleans()):
             params.append(f"%b{index}: Tensor[({out}), float32]")
@@ -210,18 +239,21 @@ def test_random_cnns_keep_their_results(cnn):
     shape = mod["main"].params[0].checked_type.shape
     x = np.random.default_rng(3).standard_normal(shape, dtype=np.float32)
     compiled = graph.compile(mod, params=weights)
-    np.testing.assert_allclose(compiled(x), evaluate(mod, x, params=weights), rtol=1e-4,
-                               atol=1e-4)  # fmt: skip
+    np.testing.assert_allclose(compiled(x), evaluate(mod, x, params=weights), rtol=1e-4, atol=1e-4)
 
 
-PADDED_PARAMS = ("%x: Tensor[(1, 16, 6, 6), float32], %w1: Tensor[(24, 16, 1, 1), float32], "
-                 "%w2: Tensor[(16, 24, 3, 3), float32]")  # fmt: skip
+PADDED_PARAMS = (
+    "%x: Tensor[(1, 16, 6, 6), float32], %w1: Tensor[(24, 16, 1, 1), float32], "
+    "%w2: Tensor[(16, 24, 3, 3), float32]"
+)
 
 
 def _padded_weights():
     rng = np.random.default_rng(2)
-    return {"w1": rng.standard_normal((24, 16, 1, 1), dtype=np.float32) * 0.2,
-            "w2": rng.standard_normal((16, 24, 3, 3), dtype=np.float32) * 0.2}  # fmt: skip
+    return {
+        "w1": rng.standard_normal((24, 16, 1, 1), dtype=np.float32) * 0.2,
+        "w2": rng.standard_normal((16, 24, 3, 3), dtype=np.float32) * 0.2,
+    }
 
 
 @pytest.mark.parametrize("activation", ["nn.relu", "exp"])

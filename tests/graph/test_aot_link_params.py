@@ -73,12 +73,30 @@ def test_export_writes_no_params_files(mlp, tmp_path):
     (tmp_path / "run.c").write_text(C_PROGRAM.replace("@ARGS@", "args[0], args[1]"))
     exe = tmp_path / "run"
     subprocess.run(
-        [compiler, "-std=c11", "-O2", "-Wall", "-Werror", str(tmp_path / "run.c"), f"-I{out}",
-         str(out / "model.so"), f"-Wl,-rpath,{out}", "-o", str(exe)],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
+        [
+            compiler,
+            "-std=c11",
+            "-O2",
+            "-Wall",
+            "-Werror",
+            str(tmp_path / "run.c"),
+            f"-I{out}",
+            str(out / "model.so"),
+            f"-Wl,-rpath,{out}",
+            "-o",
+            str(exe),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    result = subprocess.run([str(exe), str(tmp_path / "none.bin"), str(tmp_path / "x.bin")],
-                            check=True, capture_output=True, text=True, env=env)  # fmt: skip
+    result = subprocess.run(
+        [str(exe), str(tmp_path / "none.bin"), str(tmp_path / "x.bin")],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     printed = np.array([float(v) for v in result.stdout.split()], "float32").reshape(2, 10)
     np.testing.assert_allclose(printed, model(x), rtol=1e-5, atol=1e-5)

@@ -19,12 +19,16 @@ from tessel.ir.transform import PassContext
 SMALL = Signature("nn.dense", (4, 16), (8, 8, 8), "float32", "float32", True, "")
 
 
-@pytest.mark.parametrize("sig", [
-    SMALL,
-    Signature("nn.matmul", (4, 16), (8, 4, 8), "float32", "float32", False, ""),
-    Signature("nn.matmul", (4, 16), (8, 8, 8), "float32", "float32", True, ""),
-    Signature("nn.dense", (4, 16), (8, 8, 8), "float32", "float32", True, "", False),
-], ids=["dense", "matmul", "matmul-transposed", "weights-as-inputs"])  # fmt: skip
+@pytest.mark.parametrize(
+    "sig",
+    [
+        SMALL,
+        Signature("nn.matmul", (4, 16), (8, 4, 8), "float32", "float32", False, ""),
+        Signature("nn.matmul", (4, 16), (8, 8, 8), "float32", "float32", True, ""),
+        Signature("nn.dense", (4, 16), (8, 8, 8), "float32", "float32", True, "", False),
+    ],
+    ids=["dense", "matmul", "matmul-transposed", "weights-as-inputs"],
+)
 def test_candidates_compute_the_same_products(sig):
     inputs = candidate_inputs(sig)
     separate = evaluate(candidate(sig, "separate"), *inputs)
@@ -61,13 +65,21 @@ def test_a_damaged_entry_is_measured_again(tmp_path, monkeypatch):
         assert sorted(again[1]) == ["concat", "separate"]  # unequal widths: no batch candidate
 
 
-@pytest.mark.parametrize(("times", "expected"), [
-    ({1: {"separate": 1.0, "concat": 0.5, "batch": 0.7}}, "concat"),
-    ({1: {"separate": 1.0, "concat": 0.99, "batch": 0.985}}, "separate"),  # within the margin
-    ({1: {"separate": 1.0, "concat": 0.9, "batch": 0.6}, 2: {"separate": 1.0, "concat": 0.8,
-                                                             "batch": 1.1}}, "batch"),
-    ({1: {"separate": 1.0, "concat": 1.2}, 2: {"separate": 1.0, "concat": 0.9}}, "separate"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("times", "expected"),
+    [
+        ({1: {"separate": 1.0, "concat": 0.5, "batch": 0.7}}, "concat"),
+        ({1: {"separate": 1.0, "concat": 0.99, "batch": 0.985}}, "separate"),  # within the margin
+        (
+            {
+                1: {"separate": 1.0, "concat": 0.9, "batch": 0.6},
+                2: {"separate": 1.0, "concat": 0.8, "batch": 1.1},
+            },
+            "batch",
+        ),
+        ({1: {"separate": 1.0, "concat": 1.2}, 2: {"separate": 1.0, "concat": 0.9}}, "separate"),
+    ],
+)
 def test_choice_is_the_geometric_mean_ratio_to_separate(times, expected):
     assert choose(times) == expected
 

@@ -54,13 +54,17 @@ FOUR_DENSES_CONCATENATED = """def @main(%x: Tensor[(3, 4), float32], %w1: Tensor
 
 
 def test_batch_strategy_leaves_a_dense_of_another_width_alone():
-    check_pass(CombineParallelDense(min_num_branches=2, to_batch=True), FOUR_DENSES,
-               FOUR_DENSES_BATCHED)  # fmt: skip
+    check_pass(
+        CombineParallelDense(min_num_branches=2, to_batch=True), FOUR_DENSES, FOUR_DENSES_BATCHED
+    )
 
 
 def test_concat_strategy_combines_different_widths():
-    check_pass(CombineParallelDense(min_num_branches=3, to_batch=False), FOUR_DENSES,
-               FOUR_DENSES_CONCATENATED)  # fmt: skip
+    check_pass(
+        CombineParallelDense(min_num_branches=3, to_batch=False),
+        FOUR_DENSES,
+        FOUR_DENSES_CONCATENATED,
+    )
 
 
 def test_fewer_branches_than_the_minimum_are_left_alone():
@@ -105,8 +109,11 @@ def test_batch_strategy_combines_the_bias_add(bias):
     raised = ("expand_dims(%b1, axis=0)", "expand_dims(%b2, axis=0)")
     b1, b2 = raised if bias == "(5)" else ("%b1", "%b2")
     expected = BIAS_ADD_BATCHED.format(bias=bias, b1=b1, b2=b2)
-    check_pass(CombineParallelDense(min_num_branches=2, to_batch=True),
-               BIAS_ADD.format(bias=bias), expected)  # fmt: skip
+    check_pass(
+        CombineParallelDense(min_num_branches=2, to_batch=True),
+        BIAS_ADD.format(bias=bias),
+        expected,
+    )
 
 
 SCALE_RESHAPE = """def @main(%x: Tensor[(3, 4), float32], %w1: Tensor[(5, 4), float32],
@@ -138,8 +145,11 @@ def test_batch_strategy_combines_bias_and_scale_then_reshapes_each_branch():
       %7 = reshape(squeeze(%5.1, axis=[0]), newshape=[1, 1, 15]);
       (%6, %7)
     }"""
-    check_pass(CombineParallelDense(min_num_branches=2, to_batch=True),
-               SCALE_RESHAPE.format(j2=5, n2=15), expected)  # fmt: skip
+    check_pass(
+        CombineParallelDense(min_num_branches=2, to_batch=True),
+        SCALE_RESHAPE.format(j2=5, n2=15),
+        expected,
+    )
 
 
 def test_concat_strategy_repeats_scales_and_concatenates_biases():
@@ -156,8 +166,11 @@ def test_concat_strategy_repeats_scales_and_concatenates_biases():
       %6 = strided_slice(%4, begin=[0, 5], end=[-1, 10], strides=[1, 1], slice_mode="size");
       (reshape(%5, newshape=[1, 1, 15]), reshape(%6, newshape=[1, 1, 30]))
     }"""
-    check_pass(CombineParallelDense(min_num_branches=2, to_batch=False),
-               SCALE_RESHAPE.format(j2=10, n2=30), expected)  # fmt: skip
+    check_pass(
+        CombineParallelDense(min_num_branches=2, to_batch=False),
+        SCALE_RESHAPE.format(j2=10, n2=30),
+        expected,
+    )
 
 
 # TVM's test_combine_parallel_dense_flat_biasadd shapes: j = 5, the second width 10.
@@ -239,14 +252,18 @@ def test_equal_data_computed_twice_counts_as_one_input():
       (nn.dense(reshape(%x, newshape=[3, 4]), %w1), nn.dense(reshape(%x, newshape=[3, 4]), %w2),
        nn.dense(reshape(%x, newshape=[3, 4]), %w3))
     }"""
-    after = check_pass(CombineParallelDense(to_batch=True), before, """
+    after = check_pass(
+        CombineParallelDense(to_batch=True),
+        before,
+        """
     def @main(%x: Tensor[(1, 3, 4), float32], %w1: Tensor[(5, 4), float32],
               %w2: Tensor[(5, 4), float32], %w3: Tensor[(5, 4), float32]) {
       %0 = reshape(%x, newshape=[3, 4]);
       %1 = nn.batch_matmul(stack((%0, %0, %0), axis=0), stack((%w1, %w2, %w3), axis=0));
       %2 = split(%1, indices_or_sections=3, axis=0);
       (squeeze(%2.0, axis=[0]), squeeze(%2.1, axis=[0]), squeeze(%2.2, axis=[0]))
-    }""")  # fmt: skip
+    }""",
+    )
     assert after is not None
 
 
@@ -276,9 +293,14 @@ def _chooser(strategy):
     return PassContext(config={STRATEGY_CHOOSER: lambda products: strategy})
 
 
-@pytest.mark.parametrize(("strategy", "expected"), [
-    ("batch", FOUR_DENSES_BATCHED), ("concat", FOUR_DENSES_CONCATENATED), ("separate", None),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("strategy", "expected"),
+    [
+        ("batch", FOUR_DENSES_BATCHED),
+        ("concat", FOUR_DENSES_CONCATENATED),
+        ("separate", None),
+    ],
+)
 def test_the_chooser_decides_when_to_batch_is_none(strategy, expected):
     mod = parse(FOUR_DENSES.replace("(6, 4)", "(5, 4)") if strategy == "batch" else FOUR_DENSES)
     after = CombineParallelDense(min_num_branches=3)(mod, _chooser(strategy))
@@ -310,11 +332,14 @@ def test_combined_graphs_compile_to_the_same_results(to_batch, branches):
     """Both strategies, 3 and 4 branches with bias, scale and activation, compiled to C."""
     widths = [8] * branches if to_batch else [8, 16, 4, 12][:branches]
     params = ", ".join(
-        [f"%w{k}: Tensor[({w}, 32), float32], %b{k}: Tensor[({w}), float32]"
-         for k, w in enumerate(widths)]
-    )  # fmt: skip
-    outputs = ", ".join(f"nn.relu(multiply(add(nn.dense(%x, %w{k}), %b{k}), 0.5f))"
-                        for k in range(branches))  # fmt: skip
+        [
+            f"%w{k}: Tensor[({w}, 32), float32], %b{k}: Tensor[({w}), float32]"
+            for k, w in enumerate(widths)
+        ]
+    )
+    outputs = ", ".join(
+        f"nn.relu(multiply(add(nn.dense(%x, %w{k}), %b{k}), 0.5f))" for k in range(branches)
+    )
     text = f"def @main(%x: Tensor[(6, 32), float32], {params}) {{ ({outputs}) }}"
     before = InferType()(parse(text))
     after = CombineParallelDense(to_batch=to_batch)(before)
@@ -333,25 +358,34 @@ def _three_projections(path):
     rng = np.random.default_rng(0)
     nodes, weights = [], []
     for name in "qkv":
-        weights.append(numpy_helper.from_array(rng.standard_normal((8, 8)).astype("float32"),
-                                               f"w{name}"))  # fmt: skip
-        weights.append(numpy_helper.from_array(rng.standard_normal(8).astype("float32"),
-                                               f"b{name}"))  # fmt: skip
-        nodes += [helper.make_node("MatMul", ["x", f"w{name}"], [f"m{name}"]),
-                  helper.make_node("Add", [f"m{name}", f"b{name}"], [name])]  # fmt: skip
+        weights.append(
+            numpy_helper.from_array(rng.standard_normal((8, 8)).astype("float32"), f"w{name}")
+        )
+        weights.append(
+            numpy_helper.from_array(rng.standard_normal(8).astype("float32"), f"b{name}")
+        )
+        nodes += [
+            helper.make_node("MatMul", ["x", f"w{name}"], [f"m{name}"]),
+            helper.make_node("Add", [f"m{name}", f"b{name}"], [name]),
+        ]
     outputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [4, 8]) for n in "qkv"]
     model = helper.make_model(
-        helper.make_graph(nodes, "qkv",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 8])],
-                          outputs, weights),
+        helper.make_graph(
+            nodes,
+            "qkv",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 8])],
+            outputs,
+            weights,
+        ),
         opset_imports=[helper.make_opsetid("", 17)],
-    )  # fmt: skip
+    )
     model.ir_version = 8
     onnx.save(model, path)
 
 
-def test_show_after_combine_parallel_dense_prints_the_chosen_strategy(tmp_path, capsys,
-                                                                      monkeypatch):  # fmt: skip
+def test_show_after_combine_parallel_dense_prints_the_chosen_strategy(
+    tmp_path, capsys, monkeypatch
+):
     """The default pipeline combines by the measured table (here one where concat wins)."""
     from tessel import cli
     from tessel.graph.passes import combine_cost
@@ -377,8 +411,8 @@ def test_batch_strategy_turns_bias_add_into_a_broadcast_add(shared):
                            %b2: Tensor[(5), float32]) {{
       (nn.bias_add(nn.dense(%x, %w1), %b1), nn.bias_add(nn.dense(%x, %w2), {b2}))
     }}"""
-    bias = "%b1" if shared else (
-        "stack((expand_dims(%b1, axis=0), expand_dims(%b2, axis=0)), axis=0)"
+    bias = (
+        "%b1" if shared else ("stack((expand_dims(%b1, axis=0), expand_dims(%b2, axis=0)), axis=0)")
     )
     expected = f"""def @main(%x: Tensor[(5, 4), float32], %w1: Tensor[(5, 4), float32],
                              %w2: Tensor[(5, 4), float32], %b1: Tensor[(5), float32],
@@ -401,18 +435,22 @@ def test_a_product_whose_weight_reads_a_sibling_is_left_out():
     assert_same_values(parse(before), after)
 
 
-@pytest.mark.parametrize("body", [
-    # products in a fused kernel: the kernel is kept whole
-    """%0 = fn (%p0: Tensor[(4, 4), float32], %p1: Tensor[(4, 4), float32], Primitive=1) {
+@pytest.mark.parametrize(
+    "body",
+    [
+        # products in a fused kernel: the kernel is kept whole
+        """%0 = fn (%p0: Tensor[(4, 4), float32], %p1: Tensor[(4, 4), float32], Primitive=1) {
          (nn.dense(%p0, %p1), nn.dense(%p0, %p1), nn.dense(%p0, %p1))
        };
        %0(%x, %w)""",
-    # products under lets: another scope could read a value where it is not bound
-    """let %a = nn.dense(%x, %w);
+        # products under lets: another scope could read a value where it is not bound
+        """let %a = nn.dense(%x, %w);
        let %v = negative(%w);
        let %b = nn.dense(%x, %v);
        (%a, %b, nn.dense(%x, %w))""",
-], ids=["primitive", "let"])  # fmt: skip
+    ],
+    ids=["primitive", "let"],
+)
 def test_products_in_other_scopes_are_left_alone(body):
     text = f"""def @main(%x: Tensor[(4, 4), float32], %w: Tensor[(4, 4), float32]) {{
       {body}

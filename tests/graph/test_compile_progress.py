@@ -26,8 +26,9 @@ class _Recorder(Progress):
 def test_compile_reports_stages_and_counts_that_end_at_each_total(executor):
     mod = load("mlp")
     progress = _Recorder()
-    model = graph.compile(mod, random_weights(mod, INPUTS["mlp"]), executor=executor,
-                          progress=progress)  # fmt: skip
+    model = graph.compile(
+        mod, random_weights(mod, INPUTS["mlp"]), executor=executor, progress=progress
+    )
     names = [name for name, _, _ in progress.stages]
     # "lowering TensorIR passes" and "generating C" are left out when the lowering is cached.
     required = ["graph passes", "scheduling kernels", "planning memory", "compiling and linking C"]

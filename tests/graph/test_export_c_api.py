@@ -35,13 +35,19 @@ def tiny_onnx(names):
         helper.make_node("MatMul", ["f", n["fw"]], [n["y"]]),
     ]
     graph_proto = helper.make_graph(
-        nodes, "tiny",
+        nodes,
+        "tiny",
         [helper.make_tensor_value_info(n["x"], TensorProto.FLOAT, [1, 3, 6, 6])],
-        [helper.make_tensor_value_info(n["y"], TensorProto.FLOAT, [1, 5]),
-         helper.make_tensor_value_info(n["z"], TensorProto.FLOAT, [1, 4, 6, 6])],
-        [numpy_helper.from_array(w, n["w"]), numpy_helper.from_array(b, n["b"]),
-         numpy_helper.from_array(fw, n["fw"])],
-    )  # fmt: skip
+        [
+            helper.make_tensor_value_info(n["y"], TensorProto.FLOAT, [1, 5]),
+            helper.make_tensor_value_info(n["z"], TensorProto.FLOAT, [1, 4, 6, 6]),
+        ],
+        [
+            numpy_helper.from_array(w, n["w"]),
+            numpy_helper.from_array(b, n["b"]),
+            numpy_helper.from_array(fw, n["fw"]),
+        ],
+    )
     return helper.make_model(graph_proto, opset_imports=[helper.make_opsetid("", 17)])
 
 
@@ -57,9 +63,26 @@ def _compiler():
 
 def build_example(out, tmp_path):
     exe = tmp_path / "run_model"
-    subprocess.run([_compiler(), "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", str(EXAMPLE),
-                    f"-I{out}", str(out / "model.so"), f"-Wl,-rpath,{out}", "-lm", "-o", str(exe)],
-                   check=True, capture_output=True, text=True)  # fmt: skip
+    subprocess.run(
+        [
+            _compiler(),
+            "-std=c11",
+            "-O2",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            str(EXAMPLE),
+            f"-I{out}",
+            str(out / "model.so"),
+            f"-Wl,-rpath,{out}",
+            "-lm",
+            "-o",
+            str(exe),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return exe
 
 
@@ -67,8 +90,13 @@ def run_example(exe, out, tmp_path, *inputs):
     results = tmp_path / "results"
     results.mkdir(exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    subprocess.run([str(exe), str(out), "--out", str(results), *map(str, inputs)],
-                   check=True, capture_output=True, text=True, env=env)  # fmt: skip
+    subprocess.run(
+        [str(exe), str(out), "--out", str(results), *map(str, inputs)],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     return results
 
 
@@ -219,16 +247,38 @@ def test_hostile_names_round_trip_and_inject_nothing(tmp_path):
     check_outputs(model, run_example(exe, out, tmp_path), example_input(0, (1, 3, 6, 6)))
     # Every name comes back byte for byte from the header's table and the library's API.
     (tmp_path / "names.c").write_text(NAMES_PROGRAM)
-    subprocess.run([_compiler(), "-std=c11", "-Wall", "-Werror", "-Wtrigraphs",
-                    str(tmp_path / "names.c"), f"-I{out}", str(out / "model.so"),
-                    f"-Wl,-rpath,{out}", "-o", str(tmp_path / "names")],
-                   check=True, capture_output=True, text=True)  # fmt: skip
-    printed = subprocess.run([str(tmp_path / "names")], check=True, capture_output=True,
-                             text=True).stdout.split()  # fmt: skip
+    subprocess.run(
+        [
+            _compiler(),
+            "-std=c11",
+            "-Wall",
+            "-Werror",
+            "-Wtrigraphs",
+            str(tmp_path / "names.c"),
+            f"-I{out}",
+            str(out / "model.so"),
+            f"-Wl,-rpath,{out}",
+            "-o",
+            str(tmp_path / "names"),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    printed = subprocess.run(
+        [str(tmp_path / "names")], check=True, capture_output=True, text=True
+    ).stdout.split()
     table = [bytes.fromhex(h).decode() for h in printed]
     weights = [p.name for p in model.aot.of_kind("weight")]
-    assert table == [names["x"], *weights, names["y"], names["z"], names["x"], names["y"],
-                     names["z"]]  # fmt: skip
+    assert table == [
+        names["x"],
+        *weights,
+        names["y"],
+        names["z"],
+        names["x"],
+        names["y"],
+        names["z"],
+    ]
     with safe_open(str(out / "params.safetensors"), "np") as f:
         assert sorted(f.keys()) == sorted(weights)
     assert any(w.startswith(names["fw"]) for w in weights)

@@ -53,9 +53,14 @@ def test_two_anchors_and_the_elementwise_ops_between_them_fuse():
     check_pass(FuseOps(max_anchors=2), MLP, expected)
 
 
-@pytest.mark.parametrize(("max_anchors", "groups"), [
-    (1, [["nn.dense"]] * 3), (2, [["nn.dense"], ["nn.dense"] * 2]), (3, [["nn.dense"] * 3]),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("max_anchors", "groups"),
+    [
+        (1, [["nn.dense"]] * 3),
+        (2, [["nn.dense"], ["nn.dense"] * 2]),
+        (3, [["nn.dense"] * 3]),
+    ],
+)
 def test_max_anchors_bounds_each_function(max_anchors, groups):
     fused = FuseOps(max_anchors=max_anchors)(parse(MLP))
     assert _anchor_groups(fused) == groups
@@ -89,15 +94,22 @@ def @main(%x: Tensor[(1, 8, 10, 10), float32], %expand: Tensor[(32, 8, 1, 1), fl
 }"""
 
 
-@pytest.mark.parametrize(("text", "anchors"), [
-    (CONV_CHAIN, 2), (INVERTED_RESIDUAL, 3), (MLP, 3),
-], ids=["conv3x3-conv3x3", "inverted-residual", "mlp"])  # fmt: skip
+@pytest.mark.parametrize(
+    ("text", "anchors"),
+    [
+        (CONV_CHAIN, 2),
+        (INVERTED_RESIDUAL, 3),
+        (MLP, 3),
+    ],
+    ids=["conv3x3-conv3x3", "inverted-residual", "mlp"],
+)
 def test_multi_anchor_kernels_compile_to_the_unfused_results(text, anchors):
     mod = parse(text)
     inputs = random_inputs(mod, seed=2)
     unfused = graph.compile(mod)(*inputs)
-    passes = [FuseOps(max_anchors=anchors) if isinstance(p, FuseOps) else p
-              for p in default_pipeline()]  # fmt: skip
+    passes = [
+        FuseOps(max_anchors=anchors) if isinstance(p, FuseOps) else p for p in default_pipeline()
+    ]
     fused = Sequential(tuple(passes))(mod)
     assert max(len(g) for g in _anchor_groups(fused)) == anchors
     compiled = graph.compile(mod, passes=passes)

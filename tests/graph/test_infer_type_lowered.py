@@ -15,8 +15,9 @@ from tessel.script import tir as T  # noqa: N812
 
 
 @T.prim_func
-def add_kernel(a: T.Buffer((2, 3), "float32"), b: T.Buffer((2, 3), "float32"),
-               out: T.Buffer((2, 3), "float32")):  # fmt: skip
+def add_kernel(
+    a: T.Buffer((2, 3), "float32"), b: T.Buffer((2, 3), "float32"), out: T.Buffer((2, 3), "float32")
+):
     for i, j in T.grid(2, 3):
         with T.block("add"):
             vi, vj = T.axis.remap("SS", [i, j])
@@ -24,8 +25,11 @@ def add_kernel(a: T.Buffer((2, 3), "float32"), b: T.Buffer((2, 3), "float32"),
 
 
 @T.prim_func
-def split_kernel(a: T.Buffer((2, 6), "float32"), left: T.Buffer((2, 3), "float32"),
-                 right: T.Buffer((2, 3), "int32")):  # fmt: skip
+def split_kernel(
+    a: T.Buffer((2, 6), "float32"),
+    left: T.Buffer((2, 3), "float32"),
+    right: T.Buffer((2, 3), "int32"),
+):
     for i, j in T.grid(2, 3):
         with T.block("split"):
             vi, vj = T.axis.remap("SS", [i, j])

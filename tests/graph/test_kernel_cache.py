@@ -32,8 +32,9 @@ def builds(monkeypatch):
     """Counts the kernels LowerTE builds (rather than takes from the cache)."""
     made = []
     original = lower_te.build_prim_func
-    monkeypatch.setattr(lower_te, "build_prim_func",
-                        lambda func, name: made.append(name) or original(func, name))  # fmt: skip
+    monkeypatch.setattr(
+        lower_te, "build_prim_func", lambda func, name: made.append(name) or original(func, name)
+    )
     return made
 
 

@@ -81,8 +81,9 @@ def test_models_run_no_weight_packing(name):
 
 
 @T.prim_func
-def _packs_then_computes(a: T.Buffer((4, 8), "float32"), w: T.Buffer((8, 4), "float32"),
-                         c: T.Buffer((4, 4), "float32")):  # fmt: skip
+def _packs_then_computes(
+    a: T.Buffer((4, 8), "float32"), w: T.Buffer((8, 4), "float32"), c: T.Buffer((4, 4), "float32")
+):
     wt = T.alloc_buffer((4, 8), "float32")
     for i, j in T.grid(4, 8):
         with T.block("pack"):
@@ -97,8 +98,9 @@ def _packs_then_computes(a: T.Buffer((4, 8), "float32"), w: T.Buffer((8, 4), "fl
 
 
 @T.prim_func
-def _reads_the_weight_twice(a: T.Buffer((4, 8), "float32"), w: T.Buffer((8, 4), "float32"),
-                            c: T.Buffer((4, 4), "float32")):  # fmt: skip
+def _reads_the_weight_twice(
+    a: T.Buffer((4, 8), "float32"), w: T.Buffer((8, 4), "float32"), c: T.Buffer((4, 4), "float32")
+):
     wt = T.alloc_buffer((4, 8), "float32")
     for i, j in T.grid(4, 8):
         with T.block("pack"):

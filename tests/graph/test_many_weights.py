@@ -50,8 +50,9 @@ def test_1500_weights_compile_and_match_the_evaluator(chain):
     x = np.array([[0.5, -1.0, 2.0, 0.25]], "float32")
     expected = graph.evaluate(mod, x, params=weights)
     np.testing.assert_allclose(model(x), expected, rtol=1e-4, atol=1e-4)
-    np.testing.assert_allclose(model(2 * x), graph.evaluate(mod, 2 * x, params=weights),
-                               rtol=1e-4, atol=1e-4)  # fmt: skip
+    np.testing.assert_allclose(
+        model(2 * x), graph.evaluate(mod, 2 * x, params=weights), rtol=1e-4, atol=1e-4
+    )
 
 
 def test_1500_weights_run_through_the_exported_c_api(chain, tmp_path):
@@ -62,15 +63,37 @@ def test_1500_weights_run_through_the_exported_c_api(chain, tmp_path):
     assert f"#define TESSEL_MODEL_NUM_WEIGHTS {2 * LAYERS}" in header
     assert "int32_t v_main(float* x, void** weights, float* output);" in header
     exe = tmp_path / "run_model"
-    subprocess.run([compiler, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", str(EXAMPLE),
-                    f"-I{out}", str(out / "model.so"), f"-Wl,-rpath,{out}", "-lm", "-o", str(exe)],
-                   check=True, capture_output=True, text=True)  # fmt: skip
+    subprocess.run(
+        [
+            compiler,
+            "-std=c11",
+            "-O2",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            str(EXAMPLE),
+            f"-I{out}",
+            str(out / "model.so"),
+            f"-Wl,-rpath,{out}",
+            "-lm",
+            "-o",
+            str(exe),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     x = np.array([[0.5, -1.0, 2.0, 0.25]], "float32")
     x.astype("<f4").tofile(tmp_path / "x.bin")
     results = tmp_path / "results"
     results.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    subprocess.run([str(exe), str(out), "--out", str(results), str(tmp_path / "x.bin")],
-                   check=True, capture_output=True, text=True, env=env)  # fmt: skip
+    subprocess.run(
+        [str(exe), str(out), "--out", str(results), str(tmp_path / "x.bin")],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     got = np.fromfile(results / "output_0.bin", "<f4").reshape(1, 4)
     np.testing.assert_allclose(got, model(x), rtol=1e-5, atol=1e-5)

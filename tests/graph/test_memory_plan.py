@@ -110,7 +110,9 @@ def test_no_two_live_blocks_overlap(reqs):
     for (i, a), (j, b) in itertools.combinations(enumerate(reqs), 2):
         if a.start <= b.end and b.start <= a.end:
             assert offsets[i] + a.nbytes <= offsets[j] or offsets[j] + b.nbytes <= offsets[i]
-    assert all(o % ALIGNMENT == 0 and o + r.nbytes <= peak for o, r in zip(offsets, reqs, strict=True))
+    assert all(
+        o % ALIGNMENT == 0 and o + r.nbytes <= peak for o, r in zip(offsets, reqs, strict=True)
+    )
     steps = {t for r in reqs for t in range(r.start, r.end + 1)}
     live = [sum(r.nbytes for r in reqs if r.start <= t <= r.end) for t in steps]
     assert peak >= max(live, default=0)
@@ -177,8 +179,13 @@ def test_a_reshape_of_an_intermediate_shares_its_bytes_and_is_not_called():
     p = plan(RESHAPES)
     kernels = [c.kernel for c in p.calls]
     # %1 and %2 share %0's bytes; %4 reshapes an input and the last one into a result: kept.
-    assert kernels == ["fused_nn_relu", "fused_exp", "fused_reshape_2", "fused_add",
-                       "fused_reshape_3"]  # fmt: skip
+    assert kernels == [
+        "fused_nn_relu",
+        "fused_exp",
+        "fused_reshape_2",
+        "fused_add",
+        "fused_reshape_3",
+    ]
     relu, first, second = (p.tensors[i] for i in range(1, 4))
     assert first.alias_of == second.alias_of == relu.id and relu.alias_of == -1
     assert first.offset == second.offset == relu.offset
@@ -187,7 +194,10 @@ def test_a_reshape_of_an_intermediate_shares_its_bytes_and_is_not_called():
 
 def test_lowering_marks_only_reshaping_kernels_reshape_only():
     lowered = LowerTE(schedule=False)(parse(RESHAPES))
-    marked = {c.op.name_hint: is_reshape_only(c) for c in post_order_exprs(lowered["main"].body)
-              if is_call_lowered(c)}  # fmt: skip
+    marked = {
+        c.op.name_hint: is_reshape_only(c)
+        for c in post_order_exprs(lowered["main"].body)
+        if is_call_lowered(c)
+    }
     reshapes = {f"fused_reshape{suffix}": True for suffix in ("", "_1", "_2", "_3")}
     assert marked == {"fused_nn_relu": False, "fused_exp": False, "fused_add": False, **reshapes}

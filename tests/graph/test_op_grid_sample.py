@@ -28,7 +28,16 @@ def test_lowering_matches_reference(case):
     inputs, outputs = lower("image.grid_sample", types, attrs)
     op = get_op("image.grid_sample")
     rng = np.random.default_rng(0)
-    values = [rng.standard_normal(data).astype(np.float32),
-              rng.uniform(-2.5, 2.5, grid).astype(np.float32)]  # fmt: skip
-    check_operator(inputs, outputs, lambda x, g: op.evaluate([x, g], attrs), values=values,
-                   rtol=1e-4, atol=1e-4, backends=("c",))  # fmt: skip
+    values = [
+        rng.standard_normal(data).astype(np.float32),
+        rng.uniform(-2.5, 2.5, grid).astype(np.float32),
+    ]
+    check_operator(
+        inputs,
+        outputs,
+        lambda x, g: op.evaluate([x, g], attrs),
+        values=values,
+        rtol=1e-4,
+        atol=1e-4,
+        backends=("c",),
+    )

@@ -55,5 +55,6 @@ def test_reinterpret_between_floats_and_integers_compiled(source, target):
     else:
         data = rng.integers(0, 2**63, 12, dtype=source)
     inputs, outputs = lower("reinterpret", (TensorType((12,), source),), {"dtype": target})
-    check_operator(inputs, outputs, lambda x: x.view(target), values=[data], backends=("c",),
-                   rtol=0, atol=0)  # fmt: skip
+    check_operator(
+        inputs, outputs, lambda x: x.view(target), values=[data], backends=("c",), rtol=0, atol=0
+    )

@@ -34,9 +34,19 @@ def _onnx_reference(data, rois, images, attrs):
     (out_h, out_w), (ratio, _) = attrs["pooled_size"], attrs["samples"]
     shape = (len(rois), data.shape[1], out_h, out_w)
     out = np.empty(shape, data.dtype).ravel()
-    RoiAlign.roi_align_forward(shape, data.ravel(), attrs["spatial_scale"], *data.shape[2:],
-                               ratio, rois.ravel(), 4, out, attrs["mode"], attrs["half_pixel"],
-                               images)  # fmt: skip
+    RoiAlign.roi_align_forward(
+        shape,
+        data.ravel(),
+        attrs["spatial_scale"],
+        *data.shape[2:],
+        ratio,
+        rois.ravel(),
+        4,
+        out,
+        attrs["mode"],
+        attrs["half_pixel"],
+        images,
+    )
     return out.reshape(shape)
 
 
@@ -64,8 +74,14 @@ def test_lowering_matches_reference(mode):
     types = (TensorType(data.shape, "float32"), TensorType(rois.shape, "float32"),
              TensorType(images.shape, "int64"))  # fmt: skip
     inputs, outputs = lower("image.roi_align", types, attrs)
-    check_operator(inputs, outputs, lambda *v: OP.evaluate(list(v), attrs),
-                   values=[data, rois, images], rtol=1e-5, atol=1e-5)  # fmt: skip
+    check_operator(
+        inputs,
+        outputs,
+        lambda *v: OP.evaluate(list(v), attrs),
+        values=[data, rois, images],
+        rtol=1e-5,
+        atol=1e-5,
+    )
 
 
 def test_batch_index_out_of_range_reads_in_bounds():
@@ -76,8 +92,13 @@ def test_batch_index_out_of_range_reads_in_bounds():
     types = (TensorType(data.shape, "float32"), TensorType(rois.shape, "float32"),
              TensorType(images.shape, "int64"))  # fmt: skip
     inputs, outputs = lower("image.roi_align", types, attrs)
-    check_operator(inputs, outputs, lambda *v: OP.evaluate(list(v), attrs),
-                   values=[data, rois, images], backends=("c",))  # fmt: skip
+    check_operator(
+        inputs,
+        outputs,
+        lambda *v: OP.evaluate(list(v), attrs),
+        values=[data, rois, images],
+        backends=("c",),
+    )
     clamped = OP.evaluate([data, rois, np.array([0, 1, 1])], attrs)
     np.testing.assert_array_equal(OP.evaluate([data, rois, images], attrs), clamped)
 

@@ -25,8 +25,12 @@ def test_reduction_over_an_empty_axis_is_its_identity(name, dtype):
     data = te.placeholder((2, 0, 3), dtype=dtype, name="data")
     out = getattr(reduction, name)(data, [1], True)
     with np.errstate(invalid="ignore"):
-        check_operator([data], [out], _reference(name, axis=(1,), keepdims=True),
-                       values=[np.zeros((2, 0, 3), dtype)])  # fmt: skip
+        check_operator(
+            [data],
+            [out],
+            _reference(name, axis=(1,), keepdims=True),
+            values=[np.zeros((2, 0, 3), dtype)],
+        )
 
 
 def test_argmax_over_an_empty_axis_is_refused():
@@ -36,14 +40,16 @@ def test_argmax_over_an_empty_axis_is_refused():
 
 
 @pytest.mark.parametrize("exclusive", [False, True])
-@pytest.mark.parametrize(("shape", "axis", "dtype"), [((5,), 0, "float32"),
-                                                      ((2, 3, 4), 1, "int32")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("shape", "axis", "dtype"), [((5,), 0, "float32"), ((2, 3, 4), 1, "int32")]
+)
 def test_cumprod_matches_its_reference(shape, axis, dtype, exclusive):
     data = te.placeholder(shape, dtype=dtype, name="data")
     values = [np.random.default_rng(0).integers(-3, 4, shape).astype(dtype)]
     out = reduction.cumprod(data, axis, exclusive)
-    check_operator([data], [out], _reference("cumprod", axis=axis, exclusive=exclusive),
-                   values=values)  # fmt: skip
+    check_operator(
+        [data], [out], _reference("cumprod", axis=axis, exclusive=exclusive), values=values
+    )
 
 
 def test_cumprod_reference_keeps_zeros_exact():

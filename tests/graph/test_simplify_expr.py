@@ -94,8 +94,12 @@ def test_transposes_that_cancel_disappear_and_rules_chain():
     """
     check_pass(SimplifyExpr(), before, expected)
     _, fired = simplify(InferType()(parse(before))["main"])
-    assert fired == ["transpose-transpose", "reshape-reshape", "reshape-same-shape",
-                     "cast-same-dtype"]  # fmt: skip
+    assert fired == [
+        "transpose-transpose",
+        "reshape-reshape",
+        "reshape-same-shape",
+        "cast-same-dtype",
+    ]
 
 
 def test_transpose_with_default_axes_composes():

@@ -336,8 +336,12 @@ def test_float_constants_roundtrip_exactly():
 
 
 def test_bfloat16_constants_print_few_digits_and_roundtrip_through_the_metadata():
-    tup = Tuple([Constant(np.asarray(0.1, "bfloat16")),
-                 Constant(np.array([[1.5, -np.inf], [np.nan, 3e38]], "bfloat16"))])  # fmt: skip
+    tup = Tuple(
+        [
+            Constant(np.asarray(0.1, "bfloat16")),
+            Constant(np.array([[1.5, -np.inf], [np.nan, 3e38]], "bfloat16")),
+        ]
+    )
     text = astext(tup)
     assert "0.1bf16" in text  # not ml_dtypes' 0.100098
     assert '"dtype": "bfloat16"' in text

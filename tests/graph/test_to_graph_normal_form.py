@@ -82,8 +82,9 @@ def test_a_main_of_1500_lets_compiles_and_matches_the_evaluator():
     mod = _let_chain(1500)  # deeper than the recursion limit
     # One kernel an op (four distinct ones, shared): fused groups of 256 ops take minutes to
     # schedule, and fusion is not what this tests.
-    passes = [FuseOps(fuse_opt_level=0) if isinstance(p, FuseOps) else p
-              for p in default_pipeline()]  # fmt: skip
+    passes = [
+        FuseOps(fuse_opt_level=0) if isinstance(p, FuseOps) else p for p in default_pipeline()
+    ]
     model = graph.compile(mod, passes=passes)
     assert len(model.plan.calls) == 1501
     x = np.random.default_rng(2).uniform(-1, 1, 8).astype("float32")

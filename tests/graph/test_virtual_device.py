@@ -315,8 +315,9 @@ def test_device_copy_with_a_constant_uses_both_metadata_kinds():
 def test_let_bound_and_free_vars_print_their_devices():
     x = Var("x", tensor(2), virtual_device=GPU)
     y = Var("y", tensor(2), virtual_device=CPU)
-    body = Let(y, Call(Op("device_copy"), (x,), {"src_virtual_device": GPU,
-                                                    "dst_virtual_device": CPU}), y)  # fmt: skip
+    body = Let(
+        y, Call(Op("device_copy"), (x,), {"src_virtual_device": GPU, "dst_virtual_device": CPU}), y
+    )
     func = Function((x,), body, virtual_device=CPU)
     printed = astext(func)
     assert "let %y {virtual_device=meta[VirtualDevice][1]}: Tensor[(2), float32] =" in printed

@@ -237,9 +237,15 @@ def test_python_float_with_int_expression_promotes_to_float():
     assert total.a.value is i
 
 
-@pytest.mark.parametrize(("other", "result"), [
-    ("float16", "float32"), ("float32", "float32"), ("float64", "float64"), ("int32", "bfloat16"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("other", "result"),
+    [
+        ("float16", "float32"),
+        ("float32", "float32"),
+        ("float64", "float64"),
+        ("int32", "bfloat16"),
+    ],
+)
 def test_bfloat16_combines_into_a_float_that_holds_both(other, result):
     total = Var("x", "bfloat16") + Var("y", other)
     assert total.dtype == DataType.of(result)

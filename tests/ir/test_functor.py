@@ -23,7 +23,9 @@ def _two_loop_func(n: PrimExpr | None = None):
     first = _loop(i, n, BufferStore(a, a[i] + 1.0, (i,)))
     second = _loop(j, n, BufferStore(b, a[j] * 2.0, (j,)))
     params = (Var("A", handle), Var("B", handle))
-    func = PrimFunc(params, SeqStmt((first, second)), buffer_map=dict(zip(params, (a, b))))
+    func = PrimFunc(
+        params, SeqStmt((first, second)), buffer_map=dict(zip(params, (a, b), strict=True))
+    )
     return func, (i, j)
 
 

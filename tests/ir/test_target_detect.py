@@ -161,8 +161,14 @@ def test_invalid_cpu_fields_name_the_rule(field, value, rule, message):
 
 
 def test_describe_is_one_line():
-    target = Target(vector_bytes=64, vector_registers=32, l1_bytes=48 * KIB, l2_bytes=MIB,
-                    l3_bytes=32 * MIB, cores=2)  # fmt: skip
+    target = Target(
+        vector_bytes=64,
+        vector_registers=32,
+        l1_bytes=48 * KIB,
+        l2_bytes=MIB,
+        l3_bytes=32 * MIB,
+        cores=2,
+    )
     assert (
         target.describe() == "c: 64-byte vectors, 32 registers, fma, L1 48K L2 1M L3 32M, 2 cores"
     )
@@ -175,8 +181,9 @@ def test_describe_is_one_line():
 
 
 def test_the_default_target_is_unchanged_and_does_not_look_at_the_machine():
-    old_fields = Target(kind="c", max_stack_alloca_size=1024, link_params=False, vector_bytes=32,
-                        sanitize=None)  # fmt: skip
+    old_fields = Target(
+        kind="c", max_stack_alloca_size=1024, link_params=False, vector_bytes=32, sanitize=None
+    )
     assert Target() == old_fields == Target.of("c")
     assert (Target().vector_bytes, Target().vector_registers, Target().cores) == (32, 16, 1)
     assert (Target().l1_bytes, Target().l2_bytes, Target().l3_bytes) == (

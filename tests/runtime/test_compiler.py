@@ -115,8 +115,9 @@ def test_fuzz_case_with_a_padded_copy_over_an_inner_loop_of_three_runs_right_in_
     out = topi.nn.pad(mod3, [2], [2], pad_value=0, name="T4")
     func = te.create_prim_func([a, out])
     sch = Schedule(func)
-    sch.transform_layout(sch.get_block("T4"), ("write", 0), lambda i: (i + 1,),
-                         pad_value=T.int32(0))  # fmt: skip
+    sch.transform_layout(
+        sch.get_block("T4"), ("write", 0), lambda i: (i + 1,), pad_value=T.int32(0)
+    )
     sch.split(sch.get_loops(sch.get_block("T4"))[0], [None, 3])
     check_result(func, sch, target=Target())
 

@@ -7,8 +7,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tessel.runtime import FunctionSignature, Module, ParamSpec, RuntimeCallError, compile_source
-from tessel.runtime import fastcall
+from tessel.runtime import (
+    FunctionSignature,
+    Module,
+    ParamSpec,
+    RuntimeCallError,
+    compile_source,
+    fastcall,
+)
 
 SOURCE = r"""
 #include <stdint.h>
@@ -28,17 +34,23 @@ int32_t scale_n(const float* W, const float* X, float* Y, int64_t n) {
 
 def _signature(name: str, rows: int | str, restrict: bool) -> FunctionSignature:
     shape = (rows, 3)
-    return FunctionSignature(name, name, (
-        ParamSpec("W", "buffer", "float32", shape, restrict=restrict),
-        ParamSpec("X", "buffer", "float32", shape, restrict=restrict),
-        ParamSpec("Y", "buffer", "float32", shape, written=True, restrict=restrict),
-    ), ("n",) if isinstance(rows, str) else ())  # fmt: skip
+    return FunctionSignature(
+        name,
+        name,
+        (
+            ParamSpec("W", "buffer", "float32", shape, restrict=restrict),
+            ParamSpec("X", "buffer", "float32", shape, restrict=restrict),
+            ParamSpec("Y", "buffer", "float32", shape, written=True, restrict=restrict),
+        ),
+        ("n",) if isinstance(rows, str) else (),
+    )
 
 
 @pytest.fixture(scope="module")
 def module():
-    return Module(compile_source(SOURCE), [_signature("scale", 4, True),
-                                           _signature("scale_n", "n", True)])  # fmt: skip
+    return Module(
+        compile_source(SOURCE), [_signature("scale", 4, True), _signature("scale_n", "n", True)]
+    )
 
 
 @pytest.fixture
@@ -63,9 +75,21 @@ def test_a_symbolic_shape_or_a_bound_scalar_keeps_the_python_path(module, weight
     ("x", "y", "message"),
     [
         (np.zeros((4, 4), "float32"), np.zeros((4, 3), "float32"), r"argument `X`: expected shape"),
-        (np.zeros((4, 3), "float64"), np.zeros((4, 3), "float32"), r"argument `X`: expected dtype float32"),
-        (np.zeros((3, 4), "float32").T, np.zeros((4, 3), "float32"), r"argument `X`: expected a C-contiguous"),
-        (np.zeros(12, "float32"), np.zeros((4, 3), "float32"), r"argument `X`: expected a 2-dimensional"),
+        (
+            np.zeros((4, 3), "float64"),
+            np.zeros((4, 3), "float32"),
+            r"argument `X`: expected dtype float32",
+        ),
+        (
+            np.zeros((3, 4), "float32").T,
+            np.zeros((4, 3), "float32"),
+            r"argument `X`: expected a C-contiguous",
+        ),
+        (
+            np.zeros(12, "float32"),
+            np.zeros((4, 3), "float32"),
+            r"argument `X`: expected a 2-dimensional",
+        ),
         ([[0.0] * 3] * 4, np.zeros((4, 3), "float32"), r"argument `X`: expected a NumPy array"),
     ],
 )

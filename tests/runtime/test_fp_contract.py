@@ -11,8 +11,12 @@ from tessel.script import tir as T
 
 
 @T.prim_func
-def _multiply_add(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32"),
-                  c: T.Buffer((4,), "float32"), d: T.Buffer((4,), "float32")):  # fmt: skip
+def _multiply_add(
+    a: T.Buffer((4,), "float32"),
+    b: T.Buffer((4,), "float32"),
+    c: T.Buffer((4,), "float32"),
+    d: T.Buffer((4,), "float32"),
+):
     for i in range(4):
         with T.block("d"):
             vi = T.axis.spatial(4, i)
@@ -43,10 +47,14 @@ def test_graph_compile_fuses_for_a_kind_name_only(monkeypatch):
     from tessel.graph import InferType, executor, parse
 
     seen = []
-    monkeypatch.setattr(executor, "build", lambda mod, target, **kw: seen.append(target) or
-                        tessel.build(mod, target, **kw))  # fmt: skip
-    mod = InferType()(parse('#[version = "0.0.5"]\ndef @main(%x: Tensor[(2), float32]) {\n'
-                            "  add(%x, %x)\n}\n"))  # fmt: skip
+    monkeypatch.setattr(
+        executor,
+        "build",
+        lambda mod, target, **kw: seen.append(target) or tessel.build(mod, target, **kw),
+    )
+    mod = InferType()(
+        parse('#[version = "0.0.5"]\ndef @main(%x: Tensor[(2), float32]) {\n  add(%x, %x)\n}\n')
+    )
     graph.compile(mod)
     graph.compile(mod, target=Target())
     assert [t.fp_contract for t in seen] == [True, False]

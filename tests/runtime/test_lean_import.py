@@ -29,15 +29,17 @@ def @main(%x: Tensor[(2, 8), float32], %w: Tensor[(4, 8), float32], %b: Tensor[(
 def _modules_after(code: str) -> set[str]:
     """The modules a fresh interpreter holds after running `code` (which prints nothing)."""
     script = f"import json, sys\n{code}\nprint(json.dumps(sorted(sys.modules)))\n"
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                            timeout=300, check=False)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False
+    )
     assert result.returncode == 0, result.stderr
     return set(json.loads(result.stdout.splitlines()[-1]))
 
 
 def _assert_lean(modules: set[str]) -> None:
-    compiler = sorted(m for m in modules if m.startswith("tessel.")
-                      and not m.startswith(ALLOWED_PREFIXES))  # fmt: skip
+    compiler = sorted(
+        m for m in modules if m.startswith("tessel.") and not m.startswith(ALLOWED_PREFIXES)
+    )
     assert compiler == [], f"the runtime imported the compiler: {compiler}"
     heavy = sorted(m for m in modules if m.split(".")[0] in FORBIDDEN or m in FORBIDDEN)
     assert heavy == [], f"the runtime imported {heavy}"
@@ -54,8 +56,10 @@ def test_import_tessel_runtime_imports_no_compiler():
 def test_import_tessel_imports_no_subpackage_until_used():
     modules = _modules_after("import tessel")
     assert sorted(m for m in modules if m.startswith("tessel")) == [
-        "tessel", "tessel.support", "tessel.support.printer_slot",
-    ]  # fmt: skip
+        "tessel",
+        "tessel.support",
+        "tessel.support.printer_slot",
+    ]
     assert "numpy" not in modules
     assert "islpy" not in modules
 
@@ -88,8 +92,10 @@ def exported(tmp_path_factory):
     """A tiny compiled graph exported, an input and the compiled model's outputs on it."""
     out = tmp_path_factory.mktemp("lean")
     rng = np.random.default_rng(0)
-    weights = {"w": rng.standard_normal((4, 8)).astype("float32"),
-               "b": rng.standard_normal(4).astype("float32")}  # fmt: skip
+    weights = {
+        "w": rng.standard_normal((4, 8)).astype("float32"),
+        "b": rng.standard_normal(4).astype("float32"),
+    }
     model = graph.compile(graph.parse(MLP), params=weights)
     model.export(out / "model")
     x = rng.standard_normal((2, 8)).astype("float32")

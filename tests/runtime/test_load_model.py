@@ -71,8 +71,9 @@ def test_params_bin_gives_the_same_weights(mlp):
 
 def test_linked_weights_need_no_params_file(tmp_path):
     (w,) = _weights((3, 5))
-    model = graph.compile(graph.parse(SINGLE), params={"w": w},
-                          target=Target.detect(link_params=True))  # fmt: skip
+    model = graph.compile(
+        graph.parse(SINGLE), params={"w": w}, target=Target.detect(link_params=True)
+    )
     out = model.export(tmp_path / "linked")
     assert sorted(os.listdir(out)) == ["model.h", "model.so"]
     loaded = load_model(out)

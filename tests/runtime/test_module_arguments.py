@@ -51,17 +51,51 @@ def test_call_writes_in_place_with_symbolic_size_bound_from_shape(scaled_add):
     ("args", "message"),
     [
         ((np.zeros((4, 3), "float32"),), r"`scaled_add` takes 3 arguments \(A, B, k\), got 1"),
-        ((np.zeros(12, "float32"), np.zeros((4, 3), "float32"), 1), r"argument `A`: expected a 2-dimensional array"),
-        ((np.zeros((4, 3), "float64"), np.zeros((4, 3), "float32"), 1), r"argument `A`: expected dtype float32, got float64"),
-        ((np.zeros((4, 4), "float32"), np.zeros((4, 4), "float32"), 1), r"argument `A`: expected shape \(4, 3\), got \(4, 4\)"),
-        ((np.zeros((4, 3), "float32"), np.zeros((5, 3), "float32"), 1), r"argument `B`: expected shape \(4, 3\), got \(5, 3\) \(bound earlier: n = 4\)"),
-        ((np.zeros((3, 4), "float32").T, np.zeros((4, 3), "float32"), 1), r"argument `A`: expected a C-contiguous array"),
-        (([[0.0] * 3] * 4, np.zeros((4, 3), "float32"), 1), r"argument `A`: expected a NumPy array"),
-        ((np.zeros((4, 3), "float32"), np.zeros((4, 3), "float32"), 2**40), r"argument `k`: 1099511627776 does not fit in int32"),
-        ((np.zeros((4, 3), "float32"), np.zeros((4, 3), "float32"), 1.5), r"argument `k`: expected an int32 integer"),
+        (
+            (np.zeros(12, "float32"), np.zeros((4, 3), "float32"), 1),
+            r"argument `A`: expected a 2-dimensional array",
+        ),
+        (
+            (np.zeros((4, 3), "float64"), np.zeros((4, 3), "float32"), 1),
+            r"argument `A`: expected dtype float32, got float64",
+        ),
+        (
+            (np.zeros((4, 4), "float32"), np.zeros((4, 4), "float32"), 1),
+            r"argument `A`: expected shape \(4, 3\), got \(4, 4\)",
+        ),
+        (
+            (np.zeros((4, 3), "float32"), np.zeros((5, 3), "float32"), 1),
+            r"argument `B`: expected shape \(4, 3\), got \(5, 3\) \(bound earlier: n = 4\)",
+        ),
+        (
+            (np.zeros((3, 4), "float32").T, np.zeros((4, 3), "float32"), 1),
+            r"argument `A`: expected a C-contiguous array",
+        ),
+        (
+            ([[0.0] * 3] * 4, np.zeros((4, 3), "float32"), 1),
+            r"argument `A`: expected a NumPy array",
+        ),
+        (
+            (np.zeros((4, 3), "float32"), np.zeros((4, 3), "float32"), 2**40),
+            r"argument `k`: 1099511627776 does not fit in int32",
+        ),
+        (
+            (np.zeros((4, 3), "float32"), np.zeros((4, 3), "float32"), 1.5),
+            r"argument `k`: expected an int32 integer",
+        ),
     ],
-    ids=["arity", "rank", "dtype", "shape", "symbolic-shape", "non-contiguous", "not-an-array", "scalar-range", "scalar-type"],
-)  # fmt: skip
+    ids=[
+        "arity",
+        "rank",
+        "dtype",
+        "shape",
+        "symbolic-shape",
+        "non-contiguous",
+        "not-an-array",
+        "scalar-range",
+        "scalar-type",
+    ],
+)
 def test_bad_arguments_raise_value_error_naming_the_parameter(scaled_add, args, message):
     with pytest.raises(ValueError, match=message):
         scaled_add(*args)
@@ -69,7 +103,9 @@ def test_bad_arguments_raise_value_error_naming_the_parameter(scaled_add, args, 
 
 def test_nonzero_status_raises_runtime_call_error_with_the_c_message(scaled_add):
     a, b = np.zeros((2, 3), "float32"), np.zeros((2, 3), "float32")
-    with pytest.raises(RuntimeCallError, match="`scaled_add` failed: k must not be negative") as err:
+    with pytest.raises(
+        RuntimeCallError, match="`scaled_add` failed: k must not be negative"
+    ) as err:
         scaled_add(a, b, -1)
     assert isinstance(err.value, UserError) and isinstance(err.value, RuntimeError)
     assert err.value.function == "scaled_add" and err.value.c_message == "k must not be negative"
@@ -107,7 +143,9 @@ const char* tessel_get_last_error(void) { return ""; }
 int32_t fill(double x, double* out) { out[0] = x; return 0; }
 """
     signature = FunctionSignature(
-        "fill", "fill", (ParamSpec("x", "scalar", "float64"), ParamSpec("out", "buffer", "float64", (1,)))
+        "fill",
+        "fill",
+        (ParamSpec("x", "scalar", "float64"), ParamSpec("out", "buffer", "float64", (1,))),
     )
     fill = Module(compile_source(source), [signature])
     for value in (math.nan, math.inf, -math.inf, 2.5):
@@ -117,8 +155,9 @@ int32_t fill(double x, double* out) { out[0] = x; return 0; }
 
 
 _A, _B, _K = SIGNATURE.params
-RESTRICT_SIGNATURE = replace(SIGNATURE, params=(
-    replace(_A, restrict=True), replace(_B, written=True, restrict=True), _K))
+RESTRICT_SIGNATURE = replace(
+    SIGNATURE, params=(replace(_A, restrict=True), replace(_B, written=True, restrict=True), _K)
+)
 
 
 @pytest.fixture(scope="module")

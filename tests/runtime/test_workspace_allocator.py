@@ -10,7 +10,7 @@ from tessel.ir.target import Target
 from tessel.runtime import RuntimeCallError
 from tessel.script import parse
 
-TWO_STAGE = '''
+TWO_STAGE = """
 @T.prim_func
 def two_stage(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
     tmp = T.alloc_buffer((64,), "float32", scope="{scope}")
@@ -22,7 +22,7 @@ def two_stage(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
         with T.block("B"):
             vi = T.axis.spatial(64, i)
             B[vi] = tmp[vi] + T.float32(1)
-'''
+"""
 
 NO_STACK = Target(max_stack_alloca_size=0)
 
@@ -82,15 +82,16 @@ def test_global_workspace_scope_uses_the_allocator_under_the_default_target():
 
 def test_out_of_memory_is_an_error_naming_the_buffer_and_the_default_allocator_returns():
     module, allocator = _module(), RecordingAllocator(fail=True)
-    with module.workspace_allocator(allocator.alloc, allocator.free), pytest.raises(
-        RuntimeCallError, match="out of memory allocating `tmp` in the workspace"
+    with (
+        module.workspace_allocator(allocator.alloc, allocator.free),
+        pytest.raises(RuntimeCallError, match="out of memory allocating `tmp` in the workspace"),
     ):
         _check_result(module)
     assert allocator.freed == []  # nothing was allocated, nothing is freed
     _check_result(module)  # after the scope: the library's own allocator again
 
 
-CHUNKED = '''
+CHUNKED = """
 @T.prim_func
 def chunked(A: T.Buffer((4, 16), "float32"), B: T.Buffer((4, 16), "float32")):
     tmp = T.alloc_buffer((4, 16), "float32", axis_separators=[1])
@@ -102,7 +103,7 @@ def chunked(A: T.Buffer((4, 16), "float32"), B: T.Buffer((4, 16), "float32")):
         with T.block("B"):
             vi, vj = T.axis.remap("SS", [i, j])
             B[vi, vj] = tmp[vi, vj] + T.float32(1)
-'''
+"""
 
 
 class FailingAfter(RecordingAllocator):
@@ -121,8 +122,9 @@ def test_a_chunk_failing_frees_the_chunks_and_table_allocated_before_it():
     module = tessel.build(parse(CHUNKED), NO_STACK)
     a, b = np.arange(64, dtype="float32").reshape(4, 16), np.zeros((4, 16), "float32")
     allocator = FailingAfter(3)  # the table, two chunks, then out of memory
-    with module.workspace_allocator(allocator.alloc, allocator.free), pytest.raises(
-        RuntimeCallError, match="out of memory allocating a chunk of `tmp`"
+    with (
+        module.workspace_allocator(allocator.alloc, allocator.free),
+        pytest.raises(RuntimeCallError, match="out of memory allocating a chunk of `tmp`"),
     ):
         module(a, b)
     assert [n for n, _ in allocator.requests] == [4 * 8, 64, 64, 64]
@@ -134,7 +136,7 @@ def test_a_chunk_failing_frees_the_chunks_and_table_allocated_before_it():
     np.testing.assert_array_equal(b, a * 2 + 1)
 
 
-PER_ROW = '''
+PER_ROW = """
 @T.prim_func
 def per_row(A: T.Buffer((64, 48), "float32"), B: T.Buffer((64, 48), "float32")):
     for i in T.parallel(64):
@@ -154,7 +156,7 @@ def per_row(A: T.Buffer((64, 48), "float32"), B: T.Buffer((64, 48), "float32")):
                 with T.block("B"):
                     vj = T.axis.spatial(48, j)
                     B[vi, vj] = small[vj] + large[vj + 48]
-'''
+"""
 
 
 def test_default_allocator_with_per_row_buffers_of_two_sizes_gives_right_results():

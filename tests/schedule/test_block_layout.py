@@ -33,7 +33,9 @@ def test_block_iteration_space_is_fused_and_split_by_a_bijection():
                 v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
                 T.reads(A[v_ax0 // 2, v_ax0 % 2 * 4 + v_ax1])
                 T.writes(B[v_ax0 // 2, v_ax0 % 2 * 4 + v_ax1])
-                B[v_ax0 // 2, v_ax0 % 2 * 4 + v_ax1] = A[v_ax0 // 2, v_ax0 % 2 * 4 + v_ax1] + T.float32(1)
+                B[v_ax0 // 2, v_ax0 % 2 * 4 + v_ax1] = A[
+                    v_ax0 // 2, v_ax0 % 2 * 4 + v_ax1
+                ] + T.float32(1)
 
     def steps(sch):
         sch.transform_block_layout(sch.get_block("B"), lambda i, j: (i * 2 + j // 4, j % 4))

@@ -12,14 +12,19 @@ from tessel.testing import check_layout_schedule
 
 
 @T.prim_func
-def conv2d(x: T.Buffer((1, 3, 12, 12), "int32"), weight: T.Buffer((32, 3, 7, 7), "int32"),
-           y: T.Buffer((1, 32, 6, 6), "int32")):
+def conv2d(
+    x: T.Buffer((1, 3, 12, 12), "int32"),
+    weight: T.Buffer((32, 3, 7, 7), "int32"),
+    y: T.Buffer((1, 32, 6, 6), "int32"),
+):
     for n, o, h, w, i, kh, kw in T.grid(1, 32, 6, 6, 3, 7, 7):
         with T.block("conv"):
             vn, vo, vh, vw, vi, vkh, vkw = T.axis.remap("SSSSRRR", [n, o, h, w, i, kh, kw])
             with T.init():
                 y[vn, vo, vh, vw] = 0
-            y[vn, vo, vh, vw] = y[vn, vo, vh, vw] + x[vn, vi, vh + vkh, vw + vkw] * weight[vo, vi, vkh, vkw]
+            y[vn, vo, vh, vw] = (
+                y[vn, vo, vh, vw] + x[vn, vi, vh + vkh, vw + vkw] * weight[vo, vi, vkh, vkw]
+            )
 
 
 def tile_weight_step_by_step(sch):
@@ -31,8 +36,12 @@ def tile_weight_step_by_step(sch):
 
 
 def tile_weight_at_once(sch):
-    sch.transform_layout(sch.get_block("conv"), "weight",
-                         lambda o, i, h, w: (o // 4, i // 4, o % 4, i % 4, h, w), pad_value=0)
+    sch.transform_layout(
+        sch.get_block("conv"),
+        "weight",
+        lambda o, i, h, w: (o // 4, i // 4, o % 4, i % 4, h, w),
+        pad_value=0,
+    )
 
 
 def test_seed_weight_steps_give_the_same_function_as_one_transform_layout():

@@ -22,8 +22,11 @@ def elementwise(A: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "flo
 
 
 @T.prim_func
-def matmul(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 12), "float32"),
-           C: T.Buffer((16, 12), "float32")):
+def matmul(
+    A: T.Buffer((16, 8), "float32"),
+    B: T.Buffer((8, 12), "float32"),
+    C: T.Buffer((16, 12), "float32"),
+):
     for i, j, k in T.grid(16, 12, 8):
         with T.block("C"):
             vi, vj, vk = T.axis.remap("SSR", [i, j, k])
@@ -33,8 +36,9 @@ def matmul(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 12), "float32"),
 
 
 @T.prim_func
-def multi_consumer(X: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32"),
-                   C: T.Buffer((128,), "float32")):
+def multi_consumer(
+    X: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32"), C: T.Buffer((128,), "float32")
+):
     A = T.alloc_buffer((128,))
     for i in range(8):
         for j in range(16):
@@ -86,8 +90,11 @@ def test_cache_read_of_an_input_and_of_an_intermediate():
 
 def test_cache_read_goes_before_the_first_consumer_inside_the_common_loop():
     @T.prim_func
-    def expected(X: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32"),
-                 C: T.Buffer((128,), "float32")):
+    def expected(
+        X: T.Buffer((128,), "float32"),
+        B: T.Buffer((128,), "float32"),
+        C: T.Buffer((128,), "float32"),
+    ):
         A = T.alloc_buffer((128,))
         A_shared = T.alloc_buffer((128,), scope="shared")
         for i in range(8):
@@ -145,8 +152,11 @@ def test_cache_read_refuses_the_block_s_own_output():
 
 def test_cache_write_of_a_reduction_copies_back_after_it():
     @T.prim_func
-    def expected(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 12), "float32"),
-                 C: T.Buffer((16, 12), "float32")):
+    def expected(
+        A: T.Buffer((16, 8), "float32"),
+        B: T.Buffer((8, 12), "float32"),
+        C: T.Buffer((16, 12), "float32"),
+    ):
         C_local = T.alloc_buffer((16, 12), scope="local")
         for i, j, k in T.grid(16, 12, 8):
             with T.block("C"):
@@ -167,8 +177,11 @@ def test_cache_write_of_a_reduction_copies_back_after_it():
 
 def test_cache_write_copies_back_before_the_first_consumer():
     @T.prim_func
-    def expected(X: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32"),
-                 C: T.Buffer((128,), "float32")):
+    def expected(
+        X: T.Buffer((128,), "float32"),
+        B: T.Buffer((128,), "float32"),
+        C: T.Buffer((128,), "float32"),
+    ):
         A = T.alloc_buffer((128,))
         A_global = T.alloc_buffer((128,))
         for i in range(8):
@@ -264,8 +277,11 @@ def test_reindex_read_lays_the_buffer_out_like_the_iterators():
 
 def test_reindex_write_of_a_reduction():
     @T.prim_func
-    def expected(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 12), "float32"),
-                 C: T.Buffer((16, 12), "float32")):
+    def expected(
+        A: T.Buffer((16, 8), "float32"),
+        B: T.Buffer((8, 12), "float32"),
+        C: T.Buffer((16, 12), "float32"),
+    ):
         C_reindex = T.alloc_buffer((16, 12))
         for i, j, k in T.grid(16, 12, 8):
             with T.block("C"):

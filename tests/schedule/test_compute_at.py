@@ -44,8 +44,11 @@ def test_compute_at_covers_the_window_each_tile_of_the_consumer_reads():
 
 
 @T.prim_func
-def matmul_relu(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 12), "float32"),
-                D: T.Buffer((16, 12), "float32")):
+def matmul_relu(
+    A: T.Buffer((16, 8), "float32"),
+    B: T.Buffer((8, 12), "float32"),
+    D: T.Buffer((16, 12), "float32"),
+):
     C = T.alloc_buffer((16, 12))
     for i, j, k in T.grid(16, 12, 8):
         with T.block("C"):
@@ -61,8 +64,11 @@ def matmul_relu(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 12), "float32")
 
 def test_compute_at_moves_a_reduction_under_the_consumer_row_loop():
     @T.prim_func
-    def expected(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 12), "float32"),
-                 D: T.Buffer((16, 12), "float32")):
+    def expected(
+        A: T.Buffer((16, 8), "float32"),
+        B: T.Buffer((8, 12), "float32"),
+        D: T.Buffer((16, 12), "float32"),
+    ):
         C = T.alloc_buffer((16, 12))
         for i in range(16):
             for ax0, ax1 in T.grid(12, 8):
@@ -85,8 +91,11 @@ def test_compute_at_moves_a_reduction_under_the_consumer_row_loop():
 
 def test_compute_at_preserves_unit_loops_when_asked():
     @T.prim_func
-    def expected(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 12), "float32"),
-                 D: T.Buffer((16, 12), "float32")):
+    def expected(
+        A: T.Buffer((16, 8), "float32"),
+        B: T.Buffer((8, 12), "float32"),
+        D: T.Buffer((16, 12), "float32"),
+    ):
         C = T.alloc_buffer((16, 12))
         for i, j in T.grid(16, 12):
             for ax0, ax1, ax2 in T.grid(1, 1, 8):
@@ -164,8 +173,9 @@ def test_compute_at_refuses_a_loop_that_encloses_the_block():
 
 def test_compute_at_refuses_a_loop_that_misses_a_consumer():
     @T.prim_func
-    def two_consumers(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32"),
-                      D: T.Buffer((8,), "float32")):
+    def two_consumers(
+        A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32"), D: T.Buffer((8,), "float32")
+    ):
         B = T.alloc_buffer((8,))
         for i in range(8):
             with T.block("B"):
@@ -193,8 +203,11 @@ def test_compute_at_refuses_a_loop_that_misses_a_consumer():
 
 def test_reverse_compute_at_consumes_each_row_right_after_it_is_produced():
     @T.prim_func
-    def expected(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 12), "float32"),
-                 D: T.Buffer((16, 12), "float32")):
+    def expected(
+        A: T.Buffer((16, 8), "float32"),
+        B: T.Buffer((8, 12), "float32"),
+        D: T.Buffer((16, 12), "float32"),
+    ):
         C = T.alloc_buffer((16, 12))
         for i in range(16):
             for j, k in T.grid(12, 8):

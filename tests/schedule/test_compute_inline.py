@@ -154,8 +154,9 @@ def test_reverse_compute_inline_folds_the_consumer_into_the_producer():
 
 def test_reverse_compute_inline_inverts_a_transposing_read():
     @T.prim_func
-    def before(A: T.Buffer((8, 4), "float32"), D: T.Buffer((4,), "float32"),
-               C: T.Buffer((4, 8), "float32")):
+    def before(
+        A: T.Buffer((8, 4), "float32"), D: T.Buffer((4,), "float32"), C: T.Buffer((4, 8), "float32")
+    ):
         B = T.alloc_buffer((8, 4))
         for i, j in T.grid(8, 4):
             with T.block("B"):
@@ -167,8 +168,9 @@ def test_reverse_compute_inline_inverts_a_transposing_read():
                 C[vi, vj] = B[vj, vi] * D[vi]
 
     @T.prim_func
-    def expected(A: T.Buffer((8, 4), "float32"), D: T.Buffer((4,), "float32"),
-                 C: T.Buffer((4, 8), "float32")):
+    def expected(
+        A: T.Buffer((8, 4), "float32"), D: T.Buffer((4,), "float32"), C: T.Buffer((4, 8), "float32")
+    ):
         for i, j in T.grid(8, 4):
             with T.block("B"):
                 vi, vj = T.axis.remap("SS", [i, j])

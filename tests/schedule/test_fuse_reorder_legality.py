@@ -116,7 +116,9 @@ def test_reorder_refuses_a_dependence_carried_by_a_spatial_block():
 
 def test_reorder_refuses_a_dependence_between_two_blocks_across_iterations():
     @T.prim_func
-    def skewed(A: T.Buffer((4, 4), "int32"), B: T.Buffer((5, 5), "int32"), C: T.Buffer((4, 4), "int32")):
+    def skewed(
+        A: T.Buffer((4, 4), "int32"), B: T.Buffer((5, 5), "int32"), C: T.Buffer((4, 4), "int32")
+    ):
         for i, j in T.grid(4, 4):
             with T.block("B"):
                 vi, vj = T.axis.remap("SS", [i, j])
@@ -132,7 +134,9 @@ def test_reorder_refuses_a_dependence_between_two_blocks_across_iterations():
 
 def test_reorder_accepts_a_producer_read_in_the_same_iteration():
     @T.prim_func
-    def same_point(A: T.Buffer((4, 4), "int32"), B: T.Buffer((4, 4), "int32"), C: T.Buffer((4, 4), "int32")):
+    def same_point(
+        A: T.Buffer((4, 4), "int32"), B: T.Buffer((4, 4), "int32"), C: T.Buffer((4, 4), "int32")
+    ):
         for i, j in T.grid(4, 4):
             with T.block("B"):
                 vi, vj = T.axis.remap("SS", [i, j])
@@ -176,11 +180,15 @@ def test_fuse_refuses_an_inner_loop_whose_bounds_use_the_outer_one():
     _refused(sch, "fuse.dependent-loop", lambda: sch.fuse(i, j))  # was an InternalError
 
 
-@pytest.mark.parametrize("mark", [
-    lambda sch, loop: sch.bind(loop, "threadIdx.x"),
-    lambda sch, loop: sch.parallel(loop),
-    lambda sch, loop: sch.annotate(loop, "pragma_unroll", 4),
-], ids=["thread_binding", "parallel", "annotation"])  # fmt: skip
+@pytest.mark.parametrize(
+    "mark",
+    [
+        lambda sch, loop: sch.bind(loop, "threadIdx.x"),
+        lambda sch, loop: sch.parallel(loop),
+        lambda sch, loop: sch.annotate(loop, "pragma_unroll", 4),
+    ],
+    ids=["thread_binding", "parallel", "annotation"],
+)
 def test_fuse_refuses_a_loop_it_would_strip_of_its_kind_or_annotations(mark):
     sch = Schedule(rowsum)
     i, k = sch.get_loops(sch.get_block("C"))
@@ -190,7 +198,9 @@ def test_fuse_refuses_a_loop_it_would_strip_of_its_kind_or_annotations(mark):
 
 def test_fuse_of_a_producer_and_consumer_nest_keeps_the_results():
     @T.prim_func
-    def pair(A: T.Buffer((3, 4), "int32"), B: T.Buffer((3, 4), "int32"), C: T.Buffer((3, 4), "int32")):
+    def pair(
+        A: T.Buffer((3, 4), "int32"), B: T.Buffer((3, 4), "int32"), C: T.Buffer((3, 4), "int32")
+    ):
         for i, j in T.grid(3, 4):
             with T.block("B"):
                 vi, vj = T.axis.remap("SS", [i, j])
@@ -208,6 +218,7 @@ def test_fuse_of_a_producer_and_consumer_nest_keeps_the_results():
 def _reduction(layout: str, n: int, m: int, p: int):
     """A ROWSUM-like reduction; `layout` is the loop order's iterator kinds."""
     if layout == "SR":
+
         @T.prim_func
         def func(A: T.Buffer((n, m), "int32"), C: T.Buffer((n,), "int32")):
             for i, k in T.grid(n, m):
@@ -216,8 +227,10 @@ def _reduction(layout: str, n: int, m: int, p: int):
                     with T.init():
                         C[vi] = 0
                     C[vi] = C[vi] + A[vi, vk]
+
         return func
     if layout == "RS":
+
         @T.prim_func
         def func(A: T.Buffer((n, m), "int32"), C: T.Buffer((n,), "int32")):
             for k, i in T.grid(m, n):
@@ -226,7 +239,9 @@ def _reduction(layout: str, n: int, m: int, p: int):
                     with T.init():
                         C[vi] = 0
                     C[vi] = C[vi] + A[vi, vk] * (vk + 1)
+
         return func
+
     @T.prim_func
     def func(A: T.Buffer((n, m, p), "int32"), C: T.Buffer((n, p), "int32")):
         for i, k, j in T.grid(n, m, p):
@@ -235,12 +250,18 @@ def _reduction(layout: str, n: int, m: int, p: int):
                 with T.init():
                     C[vi, vj] = vj
                 C[vi, vj] = C[vi, vj] + A[vi, vk, vj]
+
     return func
 
 
 _extent = st.integers(1, 5)
-_step = st.tuples(st.sampled_from(["fuse", "split", "reorder"]), st.integers(0, 7),
-                  st.integers(1, 3), st.permutations(range(8)), st.integers(2, 4))  # fmt: skip
+_step = st.tuples(
+    st.sampled_from(["fuse", "split", "reorder"]),
+    st.integers(0, 7),
+    st.integers(1, 3),
+    st.permutations(range(8)),
+    st.integers(2, 4),
+)
 
 
 def _apply(sch: Schedule, step) -> None:
@@ -257,8 +278,13 @@ def _apply(sch: Schedule, step) -> None:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.sampled_from(["SR", "RS", "SRS"]), _extent, _extent, st.integers(1, 3),
-       st.lists(_step, min_size=1, max_size=5))  # fmt: skip
+@given(
+    st.sampled_from(["SR", "RS", "SRS"]),
+    _extent,
+    _extent,
+    st.integers(1, 3),
+    st.lists(_step, min_size=1, max_size=5),
+)
 def test_random_fuse_split_reorder_either_refuses_or_keeps_the_results(layout, n, m, p, steps):
     original = _reduction(layout, n, m, p)
     sch = Schedule(original)

@@ -49,7 +49,7 @@ def test_cache_read_of_a_padded_input_copies_only_the_points_inside_the_buffer()
             with T.block("T4_rf_o"):
                 vr_o = T.axis.spatial(1, 0)
                 v_i0, v_i1, v_i2 = T.axis.remap("SSS", [i0, i1, i2])
-                T.reads(A0[0, 0, v_i2 - 2:v_i2 - 2 + 2])
+                T.reads(A0[0, 0, v_i2 - 2 : v_i2 - 2 + 2])
                 T.writes(T4_rf[0:2, 0, 0, v_i2])
                 A0_global_workspace = T.alloc_buffer((1, 1, 1), "float32", scope="global.workspace")
                 with T.init():
@@ -72,7 +72,11 @@ def test_cache_read_of_a_padded_input_copies_only_the_points_inside_the_buffer()
                         vr = T.axis.spatial(2, r)
                         T.reads(T4_rf[vr, 0, 0, v_i2], A0_global_workspace[0, 0, v_i2 + vr - 2])
                         T.writes(T4_rf[vr, 0, 0, v_i2])
-                        T4_rf[vr, 0, 0, v_i2] = T4_rf[vr, 0, 0, v_i2] + T.if_then_else(v_i2 + vr >= 2 and v_i2 + vr < 3, A0_global_workspace[0, 0, v_i2 + vr - 2], T.float32(0.0))
+                        T4_rf[vr, 0, 0, v_i2] = T4_rf[vr, 0, 0, v_i2] + T.if_then_else(
+                            v_i2 + vr >= 2 and v_i2 + vr < 3,
+                            A0_global_workspace[0, 0, v_i2 + vr - 2],
+                            T.float32(0.0),
+                        )
         for i0, i1, i2, r in T.grid(1, 1, 4, 2):
             with T.block("T4"):
                 vr, v_i0, v_i1, v_i2 = T.axis.remap("RSSS", [r, i0, i1, i2])

@@ -5,9 +5,9 @@ blockize gave an iterator the extent its predicate keeps, not the range its bind
 reverse_compute_at counted a tail's guarded points as written (case 4714); cache_write of an
 update that reads its old value started from an empty cache (case 6104)."""
 
-from tessel import te, topi
 import pytest
 
+from tessel import te, topi
 from tessel.schedule import Schedule, ScheduleError
 from tessel.testing import check_schedule
 
@@ -34,14 +34,16 @@ def test_reindex_of_a_read_skips_the_padding_its_writer_leaves():  # case 6286
     func = te.create_prim_func([a, topi.nn.pad(total, [1], [1], pad_value=0, name="T2")])
 
     def steps(sch: Schedule) -> None:
-        sch.transform_layout(sch.get_block("T2"), ("read", 0), lambda i: (i // 8, i % 8),
-                             assume_injective_transform=True)  # fmt: skip
+        sch.transform_layout(
+            sch.get_block("T2"),
+            ("read", 0),
+            lambda i: (i // 8, i % 8),
+            assume_injective_transform=True,
+        )
         sch.reindex(sch.get_block("T2"), ("read", 0))
 
     sch = check_schedule(func, steps)
     assert "T.where" in sch.func.script()
-
-
 
 
 def test_blockize_of_a_guarded_copy_keeps_its_iterator_over_the_bound_values():  # case 5353
@@ -92,8 +94,9 @@ def test_reverse_compute_at_takes_only_the_rows_a_guarded_tail_writes():  # case
 def test_cache_write_of_an_update_reading_its_old_value_is_refused():  # case 6104
     a = te.placeholder((1, 1, 1), "int32", name="A0")
     r = te.reduce_axis((0, 1), name="r")
-    func = te.create_prim_func([a, te.compute((1, 1), lambda i, j: te.max(a[i, j, r], axis=r),
-                                              name="T1")])  # fmt: skip
+    func = te.create_prim_func(
+        [a, te.compute((1, 1), lambda i, j: te.max(a[i, j, r], axis=r), name="T1")]
+    )
     sch = Schedule(func)
     update = sch.get_block("T1")
     sch.decompose_reduction(update, sch.get_loops(update)[1])

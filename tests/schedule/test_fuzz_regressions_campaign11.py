@@ -14,8 +14,9 @@ def test_blockize_keeps_an_outer_guard_the_division_folded_into_an_offset():  # 
     sch = Schedule(func)
     outer_loops = sch.get_loops(sch.get_block("T1"))
     sch.fuse(outer_loops[0], outer_loops[1])
-    sch.transform_layout(sch.get_block("T1"), ("write", 0),
-                         lambda i0, i1, i2: (i0 // 8, i0 % 8, i1, i2), pad_value=0)  # fmt: skip
+    sch.transform_layout(
+        sch.get_block("T1"), ("write", 0), lambda i0, i1, i2: (i0 // 8, i0 % 8, i1, i2), pad_value=0
+    )
     padding = sch.get_block("buffer_T1_padding")  # under T.where(ax1 >= 1)
     sch.blockize(sch.get_loops(padding)[2])
     outer = sch.block(sch.get_block("buffer_T1_padding_o"))

@@ -28,10 +28,15 @@ def test_padding_block_of_a_cache_goes_into_the_block_that_allocates_it():
     sch.cache_read(sch.get_block("T1"), 1, "global")
     axes = sch.get_buffer_axes(sch.get_block("T1"), ("read", 1))
     sch.buffer_split(axes[0], [None, 3], pad_value=0.0)
-    owner = next(n for n in post_order(sch.func.body) if isinstance(n, Block)
-                 and any(b.name == "A0_global" for b in n.alloc_buffers))  # fmt: skip
-    assert any(isinstance(n, Block) and n.name_hint == "buffer_A0_global_padding"
-               for n in post_order(owner.body))  # fmt: skip
+    owner = next(
+        n
+        for n in post_order(sch.func.body)
+        if isinstance(n, Block) and any(b.name == "A0_global" for b in n.alloc_buffers)
+    )
+    assert any(
+        isinstance(n, Block) and n.name_hint == "buffer_A0_global_padding"
+        for n in post_order(owner.body)
+    )
     check_result(func, sch, target=Target())
 
 

@@ -48,9 +48,10 @@ def test_an_outer_factor_past_the_rows_the_axis_fills_is_refused(n, factors):
         sch.buffer_split(axis, factors, pad_value=0.0)
 
 
-@pytest.mark.parametrize(("n", "factors", "shape"),
-                         [(1, [1, None], (1, 1)), (5, [3, None], (3, 2)), (10, [4, 3], (4, 3)),
-                          (1, [None, 2], (1, 2))])  # fmt: skip
+@pytest.mark.parametrize(
+    ("n", "factors", "shape"),
+    [(1, [1, None], (1, 1)), (5, [3, None], (3, 2)), (10, [4, 3], (4, 3)), (1, [None, 2], (1, 2))],
+)
 def test_the_hinted_factors_give_a_record_matching_the_signature(n, factors, shape):
     def steps(sch: Schedule) -> None:
         (axis,) = sch.get_buffer_axes(sch.get_block("B"), ("write", 0))
@@ -99,7 +100,11 @@ def test_with_changes_replaces_a_field_named_node():
     """The cause: `with_changes(node, **changes)` could not take a field called `node`
     (AttrStmt.node), which unrolling substitutes in a pragma's AttrStmt."""
     i, j = Var("i", "int32"), Var("j", "int32")
-    attr = S.AttrStmt(i, "pragma_auto_unroll_max_step", builders.const(16, "int32"),
-                      S.Evaluate(builders.const(0, "int32")))  # fmt: skip
+    attr = S.AttrStmt(
+        i,
+        "pragma_auto_unroll_max_step",
+        builders.const(16, "int32"),
+        S.Evaluate(builders.const(0, "int32")),
+    )
     assert with_changes(attr, node=i) is attr
     assert with_changes(attr, node=j).node is j

@@ -112,8 +112,9 @@ def test_reindex_of_a_read_after_buffer_split_padding():  # seed 0, case 1862
 
 
 @T.prim_func
-def matmul_after_pad(A0: T.Buffer((1, 3), "int32"), A4: T.Buffer((3, 1), "int32"),
-                     T5: T.Buffer((1, 1), "int32")):  # fmt: skip
+def matmul_after_pad(
+    A0: T.Buffer((1, 3), "int32"), A4: T.Buffer((3, 1), "int32"), T5: T.Buffer((1, 1), "int32")
+):
     for i0, i1, r in T.grid(1, 1, 3):
         with T.block("T5"):
             v_i0, v_i1, v_r = T.axis.remap("SSR", [i0, i1, r])
@@ -144,8 +145,9 @@ def test_reindex_read_of_a_buffer_the_block_also_writes_is_refused():
 
 
 @T.prim_func
-def add_then_sub(A0: T.Buffer((1, 2, 1), "int32"), A1: T.Buffer((1,), "int32"),
-                 T3: T.Buffer((1, 2, 1), "int32")):  # fmt: skip
+def add_then_sub(
+    A0: T.Buffer((1, 2, 1), "int32"), A1: T.Buffer((1,), "int32"), T3: T.Buffer((1, 2, 1), "int32")
+):
     T2 = T.alloc_buffer((1, 2, 1), "int32")
     for i0, i1, i2 in T.grid(1, 2, 1):
         with T.block("T2"):
@@ -159,8 +161,9 @@ def add_then_sub(A0: T.Buffer((1, 2, 1), "int32"), A1: T.Buffer((1,), "int32"),
 
 def test_reindex_write_of_a_producer_sharing_loops_with_its_consumer_is_refused():  # 1626
     sch = Schedule(add_then_sub)
-    sch.compute_at(sch.get_block("T2"), sch.get_loops(sch.get_block("T3"))[1],
-                   preserve_unit_loops=False)  # fmt: skip
+    sch.compute_at(
+        sch.get_block("T2"), sch.get_loops(sch.get_block("T3"))[1], preserve_unit_loops=False
+    )
     before = sch.func
     with pytest.raises(ScheduleError) as err:
         sch.reindex(sch.get_block("T2"), ("write", 0))
@@ -179,8 +182,9 @@ def test_reindex_of_a_block_whose_outer_loop_holds_other_statements_is_refused()
 
 
 @T.prim_func
-def transpose_of_sum(A0: T.Buffer((2, 2), "int32"), A3: T.Buffer((1,), "int32"),
-                     T5: T.Buffer((1, 2), "int32")):  # fmt: skip
+def transpose_of_sum(
+    A0: T.Buffer((2, 2), "int32"), A3: T.Buffer((1,), "int32"), T5: T.Buffer((1, 2), "int32")
+):
     T4 = T.alloc_buffer((2, 1), "int32")
     for i0, i1 in T.grid(2, 1):
         with T.block("T4"):
@@ -194,8 +198,9 @@ def transpose_of_sum(A0: T.Buffer((2, 2), "int32"), A3: T.Buffer((1,), "int32"),
 
 def test_reindex_write_after_reverse_compute_at_copies_after_the_whole_nest():  # seed 0, 930
     @T.prim_func
-    def expected(A0: T.Buffer((2, 2), "int32"), A3: T.Buffer((1,), "int32"),
-                 T5: T.Buffer((1, 2), "int32")):  # fmt: skip
+    def expected(
+        A0: T.Buffer((2, 2), "int32"), A3: T.Buffer((1,), "int32"), T5: T.Buffer((1, 2), "int32")
+    ):
         T4 = T.alloc_buffer((2, 1), "int32")
         T5_reindex = T.alloc_buffer((1, 2), "int32")
         for i0 in range(2):
@@ -215,8 +220,9 @@ def test_reindex_write_after_reverse_compute_at_copies_after_the_whole_nest():  
                 T5[v0, v1] = T5_reindex[v0, v1]
 
     def steps(sch: Schedule) -> None:
-        sch.reverse_compute_at(sch.get_block("T5"), sch.get_loops(sch.get_block("T4"))[0],
-                               preserve_unit_loops=False)  # fmt: skip
+        sch.reverse_compute_at(
+            sch.get_block("T5"), sch.get_loops(sch.get_block("T4"))[0], preserve_unit_loops=False
+        )
         sch.reindex(sch.get_block("T5"), ("write", 0))
 
     check_schedule(transpose_of_sum, steps, expected)
@@ -226,8 +232,11 @@ def test_reindex_write_after_reverse_compute_at_copies_after_the_whole_nest():  
 
 
 @T.prim_func
-def row_times_matrix(A0: T.Buffer((1, 1), "float32"), A1: T.Buffer((1, 3), "float32"),
-                     T2: T.Buffer((1, 3), "float32")):  # fmt: skip
+def row_times_matrix(
+    A0: T.Buffer((1, 1), "float32"),
+    A1: T.Buffer((1, 3), "float32"),
+    T2: T.Buffer((1, 3), "float32"),
+):
     for i0, i1, r in T.grid(1, 3, 1):
         with T.block("T2"):
             v_i0, v_i1, v_r = T.axis.remap("SSR", [i0, i1, r])
@@ -237,8 +246,12 @@ def row_times_matrix(A0: T.Buffer((1, 1), "float32"), A1: T.Buffer((1, 3), "floa
 
 
 def _split_by_two(sch: Schedule) -> None:
-    sch.transform_layout(sch.get_block("T2"), ("write", 0), lambda i0, i1: (i0, i1 // 2, i1 % 2),
-                         assume_injective_transform=True)  # fmt: skip
+    sch.transform_layout(
+        sch.get_block("T2"),
+        ("write", 0),
+        lambda i0, i1: (i0, i1 // 2, i1 % 2),
+        assume_injective_transform=True,
+    )
 
 
 def test_cache_write_skips_the_padding_nothing_writes():  # seed 2, case 796 (seed 0, 72)
@@ -265,8 +278,12 @@ def test_cache_read_of_a_buffer_with_unspecified_padding_skips_it():
                 C[vi] = B[vi] + T.float32(1)
 
     def steps(sch: Schedule) -> None:
-        sch.transform_layout(sch.get_block("B"), ("write", 0), lambda i: (i // 2, i % 2),
-                             assume_injective_transform=True)  # fmt: skip
+        sch.transform_layout(
+            sch.get_block("B"),
+            ("write", 0),
+            lambda i: (i // 2, i % 2),
+            assume_injective_transform=True,
+        )
         sch.cache_read(sch.get_block("C"), 0, "shared")
 
     sch = check_schedule(two_stages, steps)

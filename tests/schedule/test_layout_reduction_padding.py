@@ -9,8 +9,11 @@ from tessel.testing import check_layout_schedule
 
 
 @T.prim_func
-def matmul(A: T.Buffer((127, 127), "float32"), B: T.Buffer((127, 127), "float32"),
-           C: T.Buffer((127, 127), "float32")):
+def matmul(
+    A: T.Buffer((127, 127), "float32"),
+    B: T.Buffer((127, 127), "float32"),
+    C: T.Buffer((127, 127), "float32"),
+):
     for i, j, k in T.grid(127, 127, 127):
         with T.block("compute"):
             vi, vj, vk = T.axis.remap("SSR", [i, j, k])
@@ -75,21 +78,25 @@ def test_matmul_reduction_padding_with_one_is_refused_naming_the_identity():
 
 def test_padding_only_a_spatial_axis_needs_no_identity():
     def steps(sch):
-        sch.transform_layout(sch.get_block("compute"), "A",
-                             lambda a, b: ((a // 32) * 32 + a % 32, b), pad_value=5.0)
+        sch.transform_layout(
+            sch.get_block("compute"), "A", lambda a, b: ((a // 32) * 32 + a % 32, b), pad_value=5.0
+        )
 
     check_layout_schedule(matmul, steps, rtol=1e-4, atol=1e-4)
 
 
 def test_max_reduction_accepts_lowest_value_and_refuses_zero():
     def steps(sch):
-        sch.transform_layout(sch.get_block("max"), "A", lambda i, k: (i, k // 4, k % 4),
-                             pad_value=float("-inf"))
+        sch.transform_layout(
+            sch.get_block("max"), "A", lambda i, k: (i, k // 4, k % 4), pad_value=float("-inf")
+        )
 
     check_layout_schedule(row_max, steps)
     sch = Schedule(row_max)
     with pytest.raises(ScheduleError) as info:
-        sch.transform_layout(sch.get_block("max"), "A", lambda i, k: (i, k // 4, k % 4), pad_value=0.0)
+        sch.transform_layout(
+            sch.get_block("max"), "A", lambda i, k: (i, k // 4, k % 4), pad_value=0.0
+        )
     assert "`max`" in str(info.value)
 
 
@@ -104,8 +111,9 @@ def test_user_written_reduction_is_checked_by_its_update():
                 S[0] = S[0] + A[vk] * A[vk] * 3
 
     def steps(pad):
-        return lambda sch: sch.transform_layout(sch.get_block("sum"), "A", lambda k: (k // 4, k % 4),
-                                                pad_value=pad)
+        return lambda sch: sch.transform_layout(
+            sch.get_block("sum"), "A", lambda k: (k // 4, k % 4), pad_value=pad
+        )
 
     check_layout_schedule(sum_of_squares, steps(0))
     with pytest.raises(ScheduleError):

@@ -9,8 +9,11 @@ from tessel.testing import check_schedule
 
 
 @T.prim_func
-def matmul(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 12), "float32"),
-           C: T.Buffer((16, 12), "float32")):
+def matmul(
+    A: T.Buffer((16, 8), "float32"),
+    B: T.Buffer((8, 12), "float32"),
+    C: T.Buffer((16, 12), "float32"),
+):
     for i, j, k in T.grid(16, 12, 8):
         with T.block("C"):
             vi, vj, vk = T.axis.remap("SSR", [i, j, k])
@@ -25,8 +28,11 @@ def _loops(sch):
 
 def test_fuse_two_loops():
     @T.prim_func
-    def expected(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 12), "float32"),
-                 C: T.Buffer((16, 12), "float32")):
+    def expected(
+        A: T.Buffer((16, 8), "float32"),
+        B: T.Buffer((8, 12), "float32"),
+        C: T.Buffer((16, 12), "float32"),
+    ):
         for i_j_fused, k in T.grid(192, 8):
             with T.block("C"):
                 vi = T.axis.spatial(16, i_j_fused // 12)
@@ -54,8 +60,11 @@ def test_fuse_refuses_loops_that_are_not_directly_nested():
 
 def test_reorder_moves_the_reduction_loop_outward():
     @T.prim_func
-    def expected(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 12), "float32"),
-                 C: T.Buffer((16, 12), "float32")):
+    def expected(
+        A: T.Buffer((16, 8), "float32"),
+        B: T.Buffer((8, 12), "float32"),
+        C: T.Buffer((16, 12), "float32"),
+    ):
         for k, i, j in T.grid(8, 16, 12):
             with T.block("C"):
                 vi, vj, vk = T.axis.remap("SSR", [i, j, k])
@@ -124,8 +133,11 @@ def test_reduction_loop_cannot_run_in_parallel(primitive):
 
 def test_parallel_outer_loop_prints_and_runs():
     @T.prim_func
-    def expected(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 12), "float32"),
-                 C: T.Buffer((16, 12), "float32")):
+    def expected(
+        A: T.Buffer((16, 8), "float32"),
+        B: T.Buffer((8, 12), "float32"),
+        C: T.Buffer((16, 12), "float32"),
+    ):
         for i in T.parallel(16):
             for j, k in T.grid(12, 8):
                 with T.block("C"):

@@ -18,8 +18,11 @@ from tessel.tir.index_map import IndexMap
 
 
 @T.prim_func
-def matmul_13(A: T.Buffer((13, 13), "float32"), B: T.Buffer((13, 13), "float32"),
-              C: T.Buffer((13, 13), "float32")):  # fmt: skip
+def matmul_13(
+    A: T.Buffer((13, 13), "float32"),
+    B: T.Buffer((13, 13), "float32"),
+    C: T.Buffer((13, 13), "float32"),
+):
     for i, j, k in T.grid(13, 13, 13):
         with T.block("C"):
             vi, vj, vk = T.axis.remap("SSR", [i, j, k])
@@ -29,8 +32,11 @@ def matmul_13(A: T.Buffer((13, 13), "float32"), B: T.Buffer((13, 13), "float32")
 
 
 @T.prim_func
-def matmul_13_padded(A: T.Buffer((13, 13), "float32"), B: T.Buffer((13, 13), "float32"),
-                     C: T.Buffer((13, 13), "float32")):  # fmt: skip
+def matmul_13_padded(
+    A: T.Buffer((13, 13), "float32"),
+    B: T.Buffer((13, 13), "float32"),
+    C: T.Buffer((13, 13), "float32"),
+):
     C_pad = T.alloc_buffer((16, 16), "float32")
     A_pad = T.alloc_buffer((16, 13), "float32")
     B_pad = T.alloc_buffer((13, 16), "float32")
@@ -63,8 +69,9 @@ def matmul_13_padded(A: T.Buffer((13, 13), "float32"), B: T.Buffer((13, 13), "fl
 
 
 def test_matmul_is_padded_to_the_tiles_with_padded_inputs_and_an_unpad_copy():
-    check_schedule(matmul_13, lambda sch: sch.pad_einsum(sch.get_block("C"), [8, 16, 1]),
-                   matmul_13_padded)  # fmt: skip
+    check_schedule(
+        matmul_13, lambda sch: sch.pad_einsum(sch.get_block("C"), [8, 16, 1]), matmul_13_padded
+    )
 
 
 def test_a_domain_the_factors_already_divide_is_left_alone():
@@ -80,9 +87,12 @@ def test_a_read_that_stays_inside_its_buffer_is_not_copied():
     def steps(sch):
         block = sch.get_block("C")
         sch.cache_read(block, 1, "global")
-        sch.transform_layout(block, ("read", 1),
-                             IndexMap.from_func(lambda k, j: (j // 16, k, j % 16), ndim=2),
-                             pad_value=0.0)  # fmt: skip
+        sch.transform_layout(
+            block,
+            ("read", 1),
+            IndexMap.from_func(lambda k, j: (j // 16, k, j % 16), ndim=2),
+            pad_value=0.0,
+        )
         sch.pad_einsum(block, [8, 16, 1])
 
     sch = check_schedule(matmul_13, steps)
@@ -92,8 +102,13 @@ def test_a_read_that_stays_inside_its_buffer_is_not_copied():
 
 
 @settings(max_examples=15, deadline=None)
-@given(m=st.integers(1, 19), n=st.integers(1, 19), k=st.integers(1, 9),
-       rows=st.integers(1, 8), columns=st.sampled_from([1, 4, 16]))  # fmt: skip
+@given(
+    m=st.integers(1, 19),
+    n=st.integers(1, 19),
+    k=st.integers(1, 9),
+    rows=st.integers(1, 8),
+    columns=st.sampled_from([1, 4, 16]),
+)
 def test_padded_matmul_with_bias_gives_the_same_results(m, n, k, rows, columns):
     a, b = te.placeholder((m, k), name="a"), te.placeholder((k, n), name="b")
     bias = te.placeholder((n,), name="bias")

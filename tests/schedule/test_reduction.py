@@ -9,8 +9,11 @@ from tessel.testing import check_schedule
 
 
 @T.prim_func
-def matmul(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 12), "float32"),
-           C: T.Buffer((16, 12), "float32")):
+def matmul(
+    A: T.Buffer((16, 8), "float32"),
+    B: T.Buffer((8, 12), "float32"),
+    C: T.Buffer((16, 12), "float32"),
+):
     for i, j, k in T.grid(16, 12, 8):
         with T.block("C"):
             vi, vj, vk = T.axis.remap("SSR", [i, j, k])
@@ -21,8 +24,11 @@ def matmul(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 12), "float32"),
 
 def test_decompose_reduction_at_the_inner_spatial_loop():
     @T.prim_func
-    def expected(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 12), "float32"),
-                 C: T.Buffer((16, 12), "float32")):
+    def expected(
+        A: T.Buffer((16, 8), "float32"),
+        B: T.Buffer((8, 12), "float32"),
+        C: T.Buffer((16, 12), "float32"),
+    ):
         for i in range(16):
             for j_init in range(12):
                 with T.block("C_init"):

@@ -164,8 +164,9 @@ def test_reverse_compute_at_refuses_a_stencil_whose_windows_straddle_producer_ti
 
 def test_reverse_compute_at_refuses_a_split_reduction_repeated_by_an_inner_loop():
     @T.prim_func
-    def rewritten(A: T.Buffer((4,), "float32"), B: T.Buffer((8, 4), "float32"),
-                  C: T.Buffer((8,), "float32")):  # fmt: skip
+    def rewritten(
+        A: T.Buffer((4,), "float32"), B: T.Buffer((8, 4), "float32"), C: T.Buffer((8,), "float32")
+    ):
         P = T.alloc_buffer((4,))
         for k, t in T.grid(4, 2):
             with T.block("P"):

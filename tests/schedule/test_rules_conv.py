@@ -21,8 +21,9 @@ from tessel.testing import check_same_results
 NCHW_PASSES = [p for p in default_passes() if not isinstance(p, AlterOpLayout)]
 
 
-def _conv(ci: int, co: int, size: int, kernel: int, stride: int, pad: int, dilation: int,
-          groups: int = 1) -> str:  # fmt: skip
+def _conv(
+    ci: int, co: int, size: int, kernel: int, stride: int, pad: int, dilation: int, groups: int = 1
+) -> str:
     return (
         f"  %0 = nn.conv2d(%x, %w, strides=[{stride}, {stride}], padding=[{pad}, {pad}, {pad}, "
         f"{pad}], dilation=[{dilation}, {dilation}], groups={groups}, channels={co}, "
@@ -50,8 +51,9 @@ def test_conv2d_relu(n, ci, co, size, k, s, p, d):
         f"%x: Tensor[({n}, {ci}, {size}, {size}), float32], "
         f"%w: Tensor[({co}, {ci}, {k}, {k}), float32]",
     )
-    tir = compile_and_check(mod, {"x": rand(n, ci, size, size)}, {"w": rand(co, ci, k, k, seed=1)},
-                            NCHW_PASSES)
+    tir = compile_and_check(
+        mod, {"x": rand(n, ci, size, size)}, {"w": rand(co, ci, k, k, seed=1)}, NCHW_PASSES
+    )
     width = (size + 2 * p - d * (k - 1) - 1) // s + 1
     columns = next(t for t in (8, 7, 6, 5, 4, 3, 2, 1) if width % t == 0)
     assert f"T.unroll({columns})" in tir  # x_i: the largest tile that leaves no tail
@@ -84,8 +86,9 @@ def test_depthwise_relu(c, size, k, s, p):
         _conv(c, c, size, k, s, p, 1, groups=c),
         f"%x: Tensor[(1, {c}, {size}, {size}), float32], %w: Tensor[({c}, 1, {k}, {k}), float32]",
     )
-    tir = compile_and_check(mod, {"x": rand(1, c, size, size)}, {"w": rand(c, 1, k, k, seed=1)},
-                            NCHW_PASSES)
+    tir = compile_and_check(
+        mod, {"x": rand(1, c, size, size)}, {"w": rand(c, 1, k, k, seed=1)}, NCHW_PASSES
+    )
     assert "group_conv2d_nchw_init" in tir  # groups=c: the grouped tile, with c of extent 1
     assert 'scope="local"' in tir  # the accumulators, with the relu in their write-back
     width = (size + 2 * p - k) // s + 1
@@ -98,16 +101,19 @@ def test_depthwise_relu(c, size, k, s, p):
         assert f"T.vectorized({min(width, 16)})" in tir
         if s == 2:  # the padded input laid out by column parity
             half = (size + 2 * p + 1) // 2
-            assert f", 2, {half}), \"float32\")" in tir
+            assert f', 2, {half}), "float32")' in tir
 
 
-@pytest.mark.parametrize(("c", "m", "size", "k", "s", "p"), [
-    (7, 1, 13, 3, 1, 1),
-    (17, 2, 7, 3, 2, 1),
-    (16, 1, 13, 3, 1, 1),  # channel blocks of 16: the conv2d tile
-    (12, 1, 9, 3, 2, 1),  # blocks of 4, stride 2
-    (32, 1, 7, 3, 1, 0),  # no padding block: the input is copied into the blocked layout
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("c", "m", "size", "k", "s", "p"),
+    [
+        (7, 1, 13, 3, 1, 1),
+        (17, 2, 7, 3, 2, 1),
+        (16, 1, 13, 3, 1, 1),  # channel blocks of 16: the conv2d tile
+        (12, 1, 9, 3, 2, 1),  # blocks of 4, stride 2
+        (32, 1, 7, 3, 1, 0),  # no padding block: the input is copied into the blocked layout
+    ],
+)
 def test_topi_depthwise(c, m, size, k, s, p):
     """topi.nn.depthwise_conv2d_nchw: with one kernel per channel and at least 4 channels a
     block, the channel-blocked conv2d tile (the input laid out [n, c // F, h, w, c % F]); else
@@ -135,12 +141,15 @@ def test_topi_depthwise(c, m, size, k, s, p):
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize(("c", "m", "height", "width", "lanes", "rows"), [
-    (8, 1, 16, 16, 16, 4),  # one vector a row, tiles of 4 rows
-    (5, 2, 20, 20, 4, 4),  # channel multiplier 2; 20 columns: five vectors of 4
-    (3, 1, 7, 32, 16, 1),  # 7 rows: tiles of one row
-    (6, 1, 9, 24, 8, 3),  # 24 columns: three vectors of 8; 9 rows: tiles of 3
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("c", "m", "height", "width", "lanes", "rows"),
+    [
+        (8, 1, 16, 16, 16, 4),  # one vector a row, tiles of 4 rows
+        (5, 2, 20, 20, 4, 4),  # channel multiplier 2; 20 columns: five vectors of 4
+        (3, 1, 7, 32, 16, 1),  # 7 rows: tiles of one row
+        (6, 1, 9, 24, 8, 3),  # 24 columns: three vectors of 8; 9 rows: tiles of 3
+    ],
+)
 def test_topi_depthwise_on_long_rows_vectorizes_the_row(c, m, height, width, lanes, rows):
     """Stride 1, rows of 16 columns or more: the vector is the output row (lanes dividing it),
     tiles of rows in registers, each channel's padding computed in its parallel iteration.

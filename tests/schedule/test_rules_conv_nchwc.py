@@ -124,10 +124,15 @@ def test_blocked_conv_matches_torch():
     w = rng.standard_normal((32, 16, 3, 3), dtype=np.float32)
     b = rng.standard_normal(32, dtype=np.float32)
     out = np.empty((1, 2, 5, 5, 16), np.float32)
-    build(func)(transform_array(x, "NCHW", "NCHW8c"), transform_array(w, "OIHW", "OIHW8i16o"),
-                b.reshape(2, 1, 1, 16), out)  # fmt: skip
+    build(func)(
+        transform_array(x, "NCHW", "NCHW8c"),
+        transform_array(w, "OIHW", "OIHW8i16o"),
+        b.reshape(2, 1, 1, 16),
+        out,
+    )
     conv = torch.nn.functional.conv2d
     expected = conv(torch.from_numpy(x), torch.from_numpy(w), torch.from_numpy(b), 2, 1)
     expected = expected.clamp(0, 6).numpy()
-    np.testing.assert_allclose(transform_array(out, "NCHW16c", "NCHW"), expected, rtol=1e-4,
-                               atol=1e-4)  # fmt: skip
+    np.testing.assert_allclose(
+        transform_array(out, "NCHW16c", "NCHW"), expected, rtol=1e-4, atol=1e-4
+    )

@@ -30,21 +30,31 @@ def _assert_tiled(tir: str, rows: int) -> None:
     assert 'scope="local"' in tir  # the accumulators
 
 
-@pytest.mark.parametrize(("rows", "max_rows", "tile"), [
-    (5, 8, 5),  # fewer rows than a tile: all of them
-    (42, 8, 7), (36, 8, 6),  # a divisor nearly as fast as 8 rows
-    (44, 8, 8), (100, 8, 8), (127, 8, 8),  # 4 or 5 rows would divide, 8 padded is faster
-    (10, 8, 5),  # 8 would pad 10 rows to 16
-    (12, 6, 6), (7, 6, 5),  # AVX2's six rows at most
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("rows", "max_rows", "tile"),
+    [
+        (5, 8, 5),  # fewer rows than a tile: all of them
+        (42, 8, 7),
+        (36, 8, 6),  # a divisor nearly as fast as 8 rows
+        (44, 8, 8),
+        (100, 8, 8),
+        (127, 8, 8),  # 4 or 5 rows would divide, 8 padded is faster
+        (10, 8, 5),  # 8 would pad 10 rows to 16
+        (12, 6, 6),
+        (7, 6, 5),  # AVX2's six rows at most
+    ],
+)
 def test_row_tile_weighs_padding_against_small_tiles(rows, max_rows, tile):
     """4-row tiles ran at half the speed of 8 (44x384x384: 102 against 216 GFLOP/s, 8 rows
     padded to 48), so the rows a tile pads are weighed against how fast each tile runs."""
     assert gemm_row_tile(rows, max_rows) == tile
 
 
-@pytest.mark.parametrize(("m", "k", "n"), [(m, k, n) for m in ODD for k, n in [(13, 129), (129, 7)]]
-                         + [(7, 1, 13), (13, 127, 1), (127, 7, 129)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("m", "k", "n"),
+    [(m, k, n) for m in ODD for k, n in [(13, 129), (129, 7)]]
+    + [(7, 1, 13), (13, 127, 1), (127, 7, 129)],
+)
 def test_dense_bias_relu(m, k, n):
     mod = model(
         f"  %0 = nn.dense(%x, %w, units={n});\n  %1 = nn.bias_add(%0, %b);\n  nn.relu(%1)",
@@ -69,8 +79,10 @@ def test_dense_bias_relu(m, k, n):
     assert re.search(r"T\.max\(T_(matmul_NT|dense)_(local|pad)", tir)  # relu inlined
 
 
-@pytest.mark.parametrize(("b", "m", "k", "n"), [(1, 7, 13, 129), (2, 13, 129, 7), (3, 129, 1, 13),
-                                                (1, 1, 127, 13), (2, 127, 7, 1)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("b", "m", "k", "n"),
+    [(1, 7, 13, 129), (2, 13, 129, 7), (3, 129, 1, 13), (1, 1, 127, 13), (2, 127, 7, 1)],
+)
 def test_batch_matmul(b, m, k, n):
     mod = model(
         "  nn.batch_matmul(%x, %y)",

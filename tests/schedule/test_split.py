@@ -90,8 +90,12 @@ def test_non_divisible_split_guards_the_block_with_a_predicate():
 
 
 @pytest.mark.parametrize(
-    "factors, rule",
-    [([4], "split.factor-count"), ([None, None], "split.one-inferred"), ([0, 4], "split.positive-factors")],
+    ("factors", "rule"),
+    [
+        ([4], "split.factor-count"),
+        ([None, None], "split.one-inferred"),
+        ([0, 4], "split.positive-factors"),
+    ],
 )
 def test_bad_factors_are_refused_and_the_function_is_unchanged(factors, rule):
     sch = Schedule(add_one)

@@ -44,8 +44,11 @@ MMA = TensorIntrin.register("test_tensorize.mma_4x4x4", mma_desc, mma_impl).name
 
 
 @T.prim_func
-def matmul(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
-           C: T.Buffer((16, 16), "float32")):  # fmt: skip
+def matmul(
+    A: T.Buffer((16, 16), "float32"),
+    B: T.Buffer((16, 16), "float32"),
+    C: T.Buffer((16, 16), "float32"),
+):
     for i, j, k in T.grid(16, 16, 16):
         with T.block("C"):
             vi, vj, vk = T.axis.remap("SSR", [i, j, k])
@@ -68,8 +71,11 @@ def tile_4x4x4(sch: Schedule, name: str = "C"):
 
 def test_tensorize_the_inner_tile_of_a_matmul():
     @T.prim_func
-    def expected(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
-                 C: T.Buffer((16, 16), "float32")):  # fmt: skip
+    def expected(
+        A: T.Buffer((16, 16), "float32"),
+        B: T.Buffer((16, 16), "float32"),
+        C: T.Buffer((16, 16), "float32"),
+    ):
         for i_0, j_0 in T.grid(4, 4):
             for i_1_init, j_1_init in T.grid(4, 4):
                 with T.block("C_init"):
@@ -79,19 +85,21 @@ def test_tensorize_the_inner_tile_of_a_matmul():
             for k_0 in range(4):
                 with T.block("C_o"):
                     vi_o, vj_o, vk_o = T.axis.remap("SSR", [i_0, j_0, k_0])
-                    T.reads(C[vi_o * 4:vi_o * 4 + 4, vj_o * 4:vj_o * 4 + 4],
-                            A[vi_o * 4:vi_o * 4 + 4, vk_o * 4:vk_o * 4 + 4],
-                            B[vk_o * 4:vk_o * 4 + 4, vj_o * 4:vj_o * 4 + 4])  # fmt: skip
-                    T.writes(C[vi_o * 4:vi_o * 4 + 4, vj_o * 4:vj_o * 4 + 4])  # fmt: skip
+                    T.reads(
+                        C[vi_o * 4 : vi_o * 4 + 4, vj_o * 4 : vj_o * 4 + 4],
+                        A[vi_o * 4 : vi_o * 4 + 4, vk_o * 4 : vk_o * 4 + 4],
+                        B[vk_o * 4 : vk_o * 4 + 4, vj_o * 4 : vj_o * 4 + 4],
+                    )
+                    T.writes(C[vi_o * 4 : vi_o * 4 + 4, vj_o * 4 : vj_o * 4 + 4])
                     A_1 = T.match_buffer(
-                        A[vi_o * 4:vi_o * 4 + 4, vk_o * 4:vk_o * 4 + 4], (4, 4), "float32"
-                    )  # fmt: skip
+                        A[vi_o * 4 : vi_o * 4 + 4, vk_o * 4 : vk_o * 4 + 4], (4, 4), "float32"
+                    )
                     B_1 = T.match_buffer(
-                        B[vk_o * 4:vk_o * 4 + 4, vj_o * 4:vj_o * 4 + 4], (4, 4), "float32"
-                    )  # fmt: skip
+                        B[vk_o * 4 : vk_o * 4 + 4, vj_o * 4 : vj_o * 4 + 4], (4, 4), "float32"
+                    )
                     C_1 = T.match_buffer(
-                        C[vi_o * 4:vi_o * 4 + 4, vj_o * 4:vj_o * 4 + 4], (4, 4), "float32"
-                    )  # fmt: skip
+                        C[vi_o * 4 : vi_o * 4 + 4, vj_o * 4 : vj_o * 4 + 4], (4, 4), "float32"
+                    )
                     for k in range(4):
                         for i in T.unroll(4):
                             C_1[i, 0] = C_1[i, 0] + A_1[i, k] * B_1[k, 0]
@@ -120,9 +128,12 @@ def test_tensorize_a_block_blockized_before():
 
 def test_each_use_of_an_intrinsic_gets_its_own_copy_of_the_impl():
     @T.prim_func
-    def two_matmuls(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
-                    C: T.Buffer((16, 16), "float32"),
-                    D: T.Buffer((16, 16), "float32")):  # fmt: skip
+    def two_matmuls(
+        A: T.Buffer((16, 16), "float32"),
+        B: T.Buffer((16, 16), "float32"),
+        C: T.Buffer((16, 16), "float32"),
+        D: T.Buffer((16, 16), "float32"),
+    ):
         for i, j, k in T.grid(16, 16, 16):
             with T.block("C"):
                 vi, vj, vk = T.axis.remap("SSR", [i, j, k])

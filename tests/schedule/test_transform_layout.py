@@ -83,7 +83,9 @@ def test_padded_input_gets_a_buffer_constraint_block():
                 v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
                 T.reads(A[v_ax0, v_ax1])
                 T.writes()
-                T.evaluate(T.assume(not (v_ax0 == 3 and 2 <= v_ax1) or A[v_ax0, v_ax1] == T.float32(0)))
+                T.evaluate(
+                    T.assume(not (v_ax0 == 3 and 2 <= v_ax1) or A[v_ax0, v_ax1] == T.float32(0))
+                )
         for i in range(14):
             with T.block("B"):
                 vi = T.axis.spatial(14, i)
@@ -105,8 +107,9 @@ def test_padded_output_extends_its_producer_over_the_padding():
                 v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
                 T.reads(A[v_ax0 * 4 + v_ax1])
                 T.writes(B[v_ax0, v_ax1])
-                B[v_ax0, v_ax1] = T.if_then_else(v_ax0 == 3 and 2 <= v_ax1, T.float32(-1),
-                                                 A[v_ax0 * 4 + v_ax1] + T.float32(1))
+                B[v_ax0, v_ax1] = T.if_then_else(
+                    v_ax0 == 3 and 2 <= v_ax1, T.float32(-1), A[v_ax0 * 4 + v_ax1] + T.float32(1)
+                )
 
     def steps(sch):
         sch.transform_layout(sch.get_block("B"), "B", lambda i: (i // 4, i % 4), pad_value=-1.0)
@@ -117,8 +120,9 @@ def test_padded_output_extends_its_producer_over_the_padding():
 
 def test_producer_with_other_effects_gets_a_separate_padding_block():
     @T.prim_func
-    def two_outputs(A: T.Buffer((14,), "float32"), B: T.Buffer((14,), "float32"),
-                    C: T.Buffer((14,), "float32")):
+    def two_outputs(
+        A: T.Buffer((14,), "float32"), B: T.Buffer((14,), "float32"), C: T.Buffer((14,), "float32")
+    ):
         for i in range(14):
             with T.block("BC"):
                 vi = T.axis.spatial(14, i)
@@ -135,8 +139,12 @@ def test_producer_with_other_effects_gets_a_separate_padding_block():
 
 def test_pad_value_may_be_a_function_of_the_new_indices():
     def steps(sch):
-        sch.transform_layout(sch.get_block("B"), "B", lambda i: (i // 4, i % 4),
-                             pad_value=lambda a, b: T.Cast("float32", a * 4 + b))
+        sch.transform_layout(
+            sch.get_block("B"),
+            "B",
+            lambda i: (i // 4, i % 4),
+            pad_value=lambda a, b: T.Cast("float32", a * 4 + b),
+        )
 
     sch = check_layout_schedule(add_one_14, steps)
     assert "T.Cast" in sch.func.script()
@@ -152,8 +160,12 @@ def test_pad_value_may_read_the_same_buffer_circularly():
 
     def steps(sch):
         block = sch.get_block("B")
-        sch.transform_layout(block, "B", lambda i: (i // 4, i % 4),
-                             pad_value=lambda a, b: sch.func.buffer_map[sch.func.params[1]][a * 4 + b - 14])
+        sch.transform_layout(
+            block,
+            "B",
+            lambda i: (i // 4, i % 4),
+            pad_value=lambda a, b: sch.func.buffer_map[sch.func.params[1]][a * 4 + b - 14],
+        )
 
     # The padding of B (elements 14, 15) repeats B[0], B[1]: a separate block after the producer.
     sch = Schedule(copy)
@@ -163,8 +175,9 @@ def test_pad_value_may_read_the_same_buffer_circularly():
 
 def test_undef_padding_with_assume_injective_transform_adds_nothing():
     def steps(sch):
-        sch.transform_layout(sch.get_block("B"), "A", lambda i: (i // 4, i % 4),
-                             assume_injective_transform=True)
+        sch.transform_layout(
+            sch.get_block("B"), "A", lambda i: (i // 4, i % 4), assume_injective_transform=True
+        )
 
     sch = Schedule(add_one_14)
     steps(sch)
@@ -185,38 +198,55 @@ def _refused(func, steps, rule):
 
 
 def test_padding_without_pad_value_is_refused():
-    err = _refused(add_one_14, lambda sch: sch.transform_layout(
-        sch.get_block("B"), "A", lambda i: (i // 4, i % 4)), "padding-needs-pad-value")
+    err = _refused(
+        add_one_14,
+        lambda sch: sch.transform_layout(sch.get_block("B"), "A", lambda i: (i // 4, i % 4)),
+        "padding-needs-pad-value",
+    )
     assert "pad_value" in str(err)
 
 
 def test_pad_value_of_the_wrong_dtype_is_refused():
-    _refused(add_one_14, lambda sch: sch.transform_layout(
-        sch.get_block("B"), "A", lambda i: (i // 4, i % 4), pad_value=T.int32(0)), "pad-value-dtype")
+    _refused(
+        add_one_14,
+        lambda sch: sch.transform_layout(
+            sch.get_block("B"), "A", lambda i: (i // 4, i % 4), pad_value=T.int32(0)
+        ),
+        "pad-value-dtype",
+    )
 
 
 def test_pad_value_reading_another_buffer_is_refused():
     def steps(sch):
         other = sch.func.buffer_map[sch.func.params[1]]
-        sch.transform_layout(sch.get_block("B"), "A", lambda i: (i // 4, i % 4),
-                             pad_value=lambda a, b: other[a])
+        sch.transform_layout(
+            sch.get_block("B"), "A", lambda i: (i // 4, i % 4), pad_value=lambda a, b: other[a]
+        )
 
     _refused(add_one_14, steps, "pad-value-reads-other-buffer")
 
 
 def test_non_injective_map_is_refused():
-    _refused(two_stage, lambda sch: sch.transform_layout(
-        sch.get_block("B"), "B", lambda i, j: (i // 2, j)), "not-injective")
+    _refused(
+        two_stage,
+        lambda sch: sch.transform_layout(sch.get_block("B"), "B", lambda i, j: (i // 2, j)),
+        "not-injective",
+    )
 
 
 def test_unknown_buffer_is_refused():
-    _refused(two_stage, lambda sch: sch.transform_layout(
-        sch.get_block("B"), "Z", lambda i, j: (j, i)), "unknown-buffer")
+    _refused(
+        two_stage,
+        lambda sch: sch.transform_layout(sch.get_block("B"), "Z", lambda i, j: (j, i)),
+        "unknown-buffer",
+    )
 
 
 def test_padded_intermediate_is_computed_on_the_padding_and_read_only_where_valid():
     def steps(sch):
-        sch.transform_layout(sch.get_block("B"), "B", lambda i, j: (i, j // 3, j % 3), pad_value=0.0)
+        sch.transform_layout(
+            sch.get_block("B"), "B", lambda i, j: (i, j // 3, j % 3), pad_value=0.0
+        )
 
     sch = check_layout_schedule(two_stage, steps)
     b = sch.func.body.block.alloc_buffers[0]

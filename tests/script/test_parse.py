@@ -7,8 +7,28 @@ import pytest
 
 from tessel.ir import builders
 from tessel.ir.expr import (
-    EQ, Add, And, Broadcast, Call, Cast, Div, FloatImm, FloorDiv, FloorMod, IntImm, Let, Max,
-    Min, Mod, Mul, Not, Or, Ramp, Select, StringImm, Var,
+    EQ,
+    Add,
+    And,
+    Broadcast,
+    Call,
+    Cast,
+    Div,
+    FloatImm,
+    FloorDiv,
+    FloorMod,
+    IntImm,
+    Let,
+    Max,
+    Min,
+    Mod,
+    Mul,
+    Not,
+    Or,
+    Ramp,
+    Select,
+    StringImm,
+    Var,
 )
 from tessel.ir.module import IRModule
 from tessel.ir.structural import assert_structural_equal
@@ -21,7 +41,14 @@ from tessel.tir.block import BlockRealize, IterVarType
 from tessel.tir.buffer import Buffer, BufferLoad
 from tessel.tir.function import PrimFunc
 from tessel.tir.stmt import (
-    AssertStmt, AttrStmt, BufferStore, Evaluate, For, ForKind, IfThenElse, LetStmt,
+    AssertStmt,
+    AttrStmt,
+    BufferStore,
+    Evaluate,
+    For,
+    ForKind,
+    IfThenElse,
+    LetStmt,
 )
 
 F32, I32, I64 = DataType.of("float32"), DataType.of("int32"), DataType.of("int64")
@@ -50,7 +77,7 @@ def _const(expr):
 
 # ------------------------------------------------------------------ loops
 def test_loop_kinds_bounds_and_thread_binding():
-    func = parse('''
+    func = parse("""
 @T.prim_func
 def f(A: T.Buffer((64,), "float32")):
     for b in T.thread_binding(8, thread="blockIdx.x"):
@@ -60,27 +87,38 @@ def f(A: T.Buffer((64,), "float32")):
                     for u in T.unroll(2, annotations={"k": 1.5}):
                         for r in range(2, 4):
                             A[b * 8 + t + p + v + u + r] = T.float32(0)
-''')
+""")
     loops, store = _loops(func.body)
     assert [lp.kind for lp in loops] == [
-        ForKind.THREAD_BINDING, ForKind.THREAD_BINDING, ForKind.PARALLEL, ForKind.VECTORIZED,
-        ForKind.UNROLLED, ForKind.SERIAL]
+        ForKind.THREAD_BINDING,
+        ForKind.THREAD_BINDING,
+        ForKind.PARALLEL,
+        ForKind.VECTORIZED,
+        ForKind.UNROLLED,
+        ForKind.SERIAL,
+    ]
     assert [lp.thread_binding for lp in loops[:2]] == ["blockIdx.x", "threadIdx.x"]
     assert [(_const(lp.min), _const(lp.extent)) for lp in loops] == [
-        (0, 8), (0, 2), (0, 2), (1, 2), (0, 2), (2, 2)]
+        (0, 8),
+        (0, 2),
+        (0, 2),
+        (1, 2),
+        (0, 2),
+        (2, 2),
+    ]
     assert loops[4].annotations == {"k": 1.5}
     assert isinstance(store, BufferStore)
 
 
 def test_loop_variable_dtype_follows_the_extent():
-    func = parse('''
+    func = parse("""
 @T.prim_func
 def f(A: T.Buffer((T.int64(8),), "float32")):
     for i in range(T.int64(8)):
         A[i] = T.float32(0)
     for j, k in T.grid(T.int64(2), 4):
         A[j * 4 + k] = T.float32(1)
-''')
+""")
     first, second = func.body.seq
     assert first.loop_var.dtype == I64 and first.min.dtype == I64
     assert second.loop_var.dtype == I64 and second.body.loop_var.dtype == I32
@@ -89,7 +127,7 @@ def f(A: T.Buffer((T.int64(8),), "float32")):
 
 # ------------------------------------------------------------------ functions and buffers
 def test_handle_match_buffer_symbolic_shapes_scalar_params_and_attrs():
-    func = parse('''
+    func = parse("""
 @T.prim_func(private=True)
 def f(a: T.handle, b: T.handle, alpha: T.float32, m: T.int32):
     T.func_attr({"tir.noalias": True, "sizes": [1, 2]})
@@ -99,7 +137,7 @@ def f(a: T.handle, b: T.handle, alpha: T.float32, m: T.int32):
     B = T.match_buffer(b, [k], "float16", strides=[1], offset_factor=4)
     for i, j in T.grid(n, m):
         A[i, j] = A[i, j] * alpha
-''')
+""")
     a, b, alpha, m = func.params
     assert a.dtype.is_handle and alpha.dtype == F32 and m.dtype == I32
     assert "global_symbol" not in func.attrs
@@ -115,12 +153,12 @@ def f(a: T.handle, b: T.handle, alpha: T.float32, m: T.int32):
 
 
 def test_buffer_param_keywords_and_defaults():
-    func = parse('''
+    func = parse("""
 @T.prim_func
 def f(A: T.Buffer((4, 4)), B: T.Buffer((16,), "int8", scope="shared", align=16,
                                        axis_separators=[1])):
     B[0] = T.int8(-3)
-''')
+""")
     buf_a, buf_b = func.param_buffers()
     assert buf_a.dtype == F32 and buf_a.scope == "global"  # TVM's defaults
     assert buf_b.scope == "shared" and buf_b.data_alignment == 16 and buf_b.axis_separators == (1,)
@@ -128,7 +166,7 @@ def f(A: T.Buffer((4, 4)), B: T.Buffer((16,), "int8", scope="shared", align=16,
 
 
 def test_module_with_two_functions_and_attrs():
-    mod = parse('''
+    mod = parse("""
 from tvm.script import ir as I
 from tvm.script import tir as T
 
@@ -143,7 +181,7 @@ class Module:
     @T.prim_func(private=True)
     def helper(B: T.Buffer((2,), "int32")):
         B[1] = 7
-''')
+""")
     assert isinstance(mod, IRModule) and mod.names() == ["main", "helper"]
     assert mod["main"].attrs["global_symbol"] == "main"
     assert "global_symbol" not in mod["helper"].attrs
@@ -152,7 +190,7 @@ class Module:
 
 # ------------------------------------------------------------------ blocks
 def test_block_features_axis_kinds_attrs_alloc_and_match_buffer():
-    func = parse('''
+    func = parse("""
 @T.prim_func
 def f(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8,), "float32")):
     for i, k in T.grid(8, 4):
@@ -168,12 +206,16 @@ def f(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8,), "float32")):
             sub = T.match_buffer(A[vi, 0:16], (16,), "float32")
             tmp[vk] = sub[vk * 4]
             B[vi] = tmp[vk] + T.float32(vs + vo)
-''')
+""")
     loops, realize = _loops(_root_body(func).body)
     block = realize.block
     assert block.name_hint == "B"
     assert [iv.iter_type for iv in block.iter_vars] == [
-        IterVarType.DATA_PAR, IterVarType.COMM_REDUCE, IterVarType.ORDERED, IterVarType.OPAQUE]
+        IterVarType.DATA_PAR,
+        IterVarType.COMM_REDUCE,
+        IterVarType.ORDERED,
+        IterVarType.OPAQUE,
+    ]
     assert _const(block.iter_vars[0].dom.min) == 0 and _const(block.iter_vars[0].dom.extent) == 8
     assert block.annotations == {"meta": (1, "x"), "flag": True}
     (tmp,) = block.alloc_buffers
@@ -181,12 +223,16 @@ def f(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8,), "float32")):
     (match,) = block.match_buffers
     assert match.buffer.name == "sub" and match.source.buffer is func.param_buffers()[0]
     assert _const(match.source.region[1].extent) == 16
-    assert realize.iter_values == (loops[0].loop_var, loops[1].loop_var,
-                                   loops[0].loop_var, loops[1].loop_var)
+    assert realize.iter_values == (
+        loops[0].loop_var,
+        loops[1].loop_var,
+        loops[0].loop_var,
+        loops[1].loop_var,
+    )
 
 
 def test_function_level_alloc_buffer_goes_to_the_root_block():
-    func = parse('''
+    func = parse("""
 @T.prim_func
 def f(A: T.Buffer((4,), "float32")):
     tmp = T.alloc_buffer((4,))
@@ -196,14 +242,14 @@ def f(A: T.Buffer((4,), "float32")):
             T.reads(A[vi])
             T.writes(tmp[vi])
             tmp[vi] = A[vi]
-''')
+""")
     root = _root_body(func)
     assert [b.name for b in root.alloc_buffers] == ["tmp"]
     assert root.alloc_buffers[0].scope == "global" and root.alloc_buffers[0].dtype == F32
 
 
 def test_explicit_root_block_parses_to_the_same_ir():
-    implicit = parse('''
+    implicit = parse("""
 @T.prim_func
 def f(A: T.Buffer((4,), "float32")):
     for i in range(4):
@@ -212,8 +258,8 @@ def f(A: T.Buffer((4,), "float32")):
             T.reads()
             T.writes(A[vi])
             A[vi] = T.float32(0)
-''')
-    explicit = parse('''
+""")
+    explicit = parse("""
 @T.prim_func
 def f(A: T.Buffer((4,), "float32")):
     with T.block("root"):
@@ -223,13 +269,13 @@ def f(A: T.Buffer((4,), "float32")):
                 T.reads()
                 T.writes(A[vi])
                 A[vi] = T.float32(0)
-''')
+""")
     assert_structural_equal(implicit, explicit)
 
 
 # ------------------------------------------------------------------ statements
 def test_let_assert_if_else_attr_evaluate_and_bare_calls():
-    func = parse('''
+    func = parse("""
 @T.prim_func
 def f(A: T.Buffer((4,), "float32"), n: T.int32):
     x = n + 1
@@ -242,7 +288,7 @@ def f(A: T.Buffer((4,), "float32"), n: T.int32):
             A[0] = T.undef()
     T.evaluate(T.call_extern("int32", "side_effect", x))
     T.assume(n < 100)
-''')
+""")
     let_x = func.body
     assert isinstance(let_x, LetStmt) and let_x.var.name == "x" and isinstance(let_x.value, Add)
     let_y = let_x.body
@@ -263,25 +309,28 @@ def f(A: T.Buffer((4,), "float32"), n: T.int32):
 
 
 def test_python_condition_is_decided_while_parsing():
-    func = parse('''
+    func = parse(
+        """
 @T.prim_func
 def f(A: T.Buffer((4,), "float32")):
     if USE_ONE:
         A[0] = T.float32(1)
     else:
         A[0] = T.float32(2)
-''', extra_vars={"USE_ONE": False})
+""",
+        extra_vars={"USE_ONE": False},
+    )
     assert isinstance(func.body, BufferStore) and func.body.value.value == 2.0
 
 
 def test_vector_load_and_store_with_predicates():
-    func = parse('''
+    func = parse("""
 @T.prim_func
 def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
     B.vstore([T.Ramp(0, 1, 4)], A.vload([T.Ramp(4, 1, 4)], predicate=T.Broadcast(True, 4)),
              predicate=T.Broadcast(False, 4))
     B[T.Ramp(4, 1, 4)] = T.Broadcast(T.float32(0), 4)
-''')
+""")
     store, plain = func.body.seq
     assert isinstance(store, BufferStore) and isinstance(store.indices[0], Ramp)
     assert store.predicate.dtype == DataType.of("boolx4")
@@ -292,7 +341,7 @@ def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
 
 
 def test_expressions_of_the_dialect_table():
-    func = parse('''
+    func = parse("""
 @T.prim_func
 def f(A: T.Buffer((16,), "float32"), I: T.Buffer((16,), "int32"), i: T.int32, j: T.int32):
     I[0] = i // j + i % j + T.floordiv(i, 3) - T.floormod(i, 3)
@@ -306,7 +355,7 @@ def f(A: T.Buffer((16,), "float32"), I: T.Buffer((16,), "int32"), i: T.int32, j:
     A[3] = T.round(A[0]) + T.float32("inf") + T.float32("nan") + T.float16(1) * 0
     if (i < j or not i != j) and i >= 0:
         A[4] = T.float32(1.0 / 32)
-''')
+""")
     s = func.body.seq
     v0 = s[0].value
     assert isinstance(v0, Add) or isinstance(v0.a, Add)
@@ -321,8 +370,18 @@ def f(A: T.Buffer((16,), "float32"), I: T.Buffer((16,), "int32"), i: T.int32, j:
     v5 = s[5].value
     assert v5.dtype == F32 and {Div, Cast} <= {type(n) for n in _walk(v5)}
     ops = {n.op.name for n in _walk(s[6].value) | _walk(s[7].value) if isinstance(n, Call)}
-    assert ops == {"tir.exp", "tir.log", "tir.sqrt", "tir.tanh", "tir.erf", "tir.sigmoid",
-                   "tir.pow", "tir.fabs", "tir.floor", "tir.ceil"}
+    assert ops == {
+        "tir.exp",
+        "tir.log",
+        "tir.sqrt",
+        "tir.tanh",
+        "tir.erf",
+        "tir.sigmoid",
+        "tir.pow",
+        "tir.fabs",
+        "tir.floor",
+        "tir.ceil",
+    }
     infs = [n.value for n in _walk(s[8].value) if isinstance(n, FloatImm)]
     assert float("inf") in infs and any(np.isnan(v) for v in infs)
     cond = s[9].condition
@@ -367,6 +426,7 @@ def test_decorator_errors_point_into_the_real_file():
     from tessel.script.errors import ParseError
 
     with pytest.raises(ParseError) as info:
+
         @T.prim_func
         def bad(A: T.Buffer((4,), "float32")):
             A[0] = undefined_name  # noqa: F821  (the point of the test)
@@ -409,12 +469,10 @@ def test_t_helpers_build_ir_when_called_directly():
 
 
 def test_constant_folding_uses_the_builders():
-    func = parse('''
+    func = parse("""
 @T.prim_func
 def f(A: T.Buffer((8,), "float32")):
     A[2 + 3] = T.float32(1) + 2
-''')
+""")
     assert _const(func.body.indices[0]) == 5 and _const(func.body.value) == 3.0
     assert builders.is_const_int(func.body.indices[0], 5)
-
-

@@ -11,7 +11,16 @@ from tessel.support.frozen_map import FrozenMap
 from tessel.tir.block import BlockRealize, IterVarType
 from tessel.tir.buffer import BufferLoad
 from tessel.tir.function import PrimFunc
-from tessel.tir.stmt import Allocate, AllocateConst, BufferStore, DeclBuffer, For, ForKind, SeqStmt, While
+from tessel.tir.stmt import (
+    Allocate,
+    AllocateConst,
+    BufferStore,
+    DeclBuffer,
+    For,
+    ForKind,
+    SeqStmt,
+    While,
+)
 
 F32, I32, I64 = DataType.of("float32"), DataType.of("int32"), DataType.of("int64")
 
@@ -38,7 +47,7 @@ def _const(expr):
 
 
 # ---------------------------------------------------- scripts from the design discussions
-SEED_MATMUL_127 = '''
+SEED_MATMUL_127 = """
 from tvm.script import tir as T
 
 @T.prim_func
@@ -50,7 +59,7 @@ def matmul(A: T.Buffer[(127, 127), "float32"], B: T.Buffer[(127, 127), "float32"
             with T.init():
                 C[vi, vj] = 0.0
             C[vi, vj] += A[vi, vk] * B[vk, vj]
-'''
+"""
 
 
 def test_seed_matmul_with_subscript_buffers_and_augmented_store():
@@ -63,12 +72,17 @@ def test_seed_matmul_with_subscript_buffers_and_augmented_store():
     assert all(x.const_shape() == (127, 127) and x.dtype == F32 for x in (a, b, c))
     loops, realize = _loops(_root_body(func).body)
     assert [lp.loop_var.name for lp in loops] == ["i", "j", "k"]
-    assert all(lp.kind is ForKind.SERIAL and _const(lp.extent) == 127 and _const(lp.min) == 0
-               for lp in loops)
+    assert all(
+        lp.kind is ForKind.SERIAL and _const(lp.extent) == 127 and _const(lp.min) == 0
+        for lp in loops
+    )
     block = realize.block
     assert block.name_hint == "compute"
     assert [iv.iter_type for iv in block.iter_vars] == [
-        IterVarType.DATA_PAR, IterVarType.DATA_PAR, IterVarType.COMM_REDUCE]
+        IterVarType.DATA_PAR,
+        IterVarType.DATA_PAR,
+        IterVarType.COMM_REDUCE,
+    ]
     assert all(_const(iv.dom.extent) == 127 for iv in block.iter_vars)
     assert realize.iter_values == tuple(lp.loop_var for lp in loops)
     assert isinstance(block.init, BufferStore) and block.init.buffer is c
@@ -80,11 +94,14 @@ def test_seed_matmul_with_subscript_buffers_and_augmented_store():
     assert isinstance(product, Mul) and product.a.buffer is a and product.b.buffer is b
     vi, vj, vk = (iv.var for iv in block.iter_vars)
     assert update.indices == (vi, vj) and product.a.indices == (vi, vk)
-    assert {r.buffer.name for r in block.reads} == {"A", "B"}  # TVM: a block with init does not list its output
+    assert {r.buffer.name for r in block.reads} == {
+        "A",
+        "B",
+    }  # TVM: a block with init does not list its output
     assert [r.buffer for r in block.writes] == [c]
 
 
-SEED_PADDED_MATMUL = '''
+SEED_PADDED_MATMUL = """
 @T.prim_func
 def func(A: T.Buffer[(128, 128), "float32"], B: T.Buffer[(128, 128), "float32"],
          C: T.Buffer[(128, 128), "float32"]):
@@ -100,7 +117,7 @@ def func(A: T.Buffer[(128, 128), "float32"], B: T.Buffer[(128, 128), "float32"],
             with T.init():
                 C[vi, vj] = T.float32(0)
             C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
+"""
 
 
 def test_seed_padded_matmul_has_where_predicate_and_explicit_regions():
@@ -119,14 +136,14 @@ def test_seed_padded_matmul_has_where_predicate_and_explicit_regions():
     assert block.writes[0].region[1].min is vj
 
 
-SEED_ALLOCATE_WHILE = '''
+SEED_ALLOCATE_WHILE = """
 @T.prim_func
 def count():
     x = T.allocate((), "int32", "")
     x[()] = 0
     while x[()] < 128:
         x[()] = x[()] + 1
-'''
+"""
 
 
 def test_seed_allocate_returns_a_rank0_buffer_and_while_loops_on_it():
@@ -146,13 +163,13 @@ def test_seed_allocate_returns_a_rank0_buffer_and_while_loops_on_it():
 
 
 def test_with_allocate_gives_raw_memory_and_decl_buffer_views_it():
-    func = parse('''
+    func = parse("""
 @T.prim_func
 def f():
     with T.allocate([4], "float32", "global") as x_data:
         x = T.decl_buffer((2, 2), "float32", data=x_data)
         x[1, 1] = T.float32(3)
-''')
+""")
     alloc = func.body
     assert isinstance(alloc, Allocate) and alloc.buffer_var.name == "x_data"
     decl = alloc.body
@@ -162,13 +179,13 @@ def f():
 
 
 def test_decl_buffer_without_data_allocates():
-    func = parse('''
+    func = parse("""
 @T.prim_func
 def f(A: T.Buffer((4,), "float32")):
     X = T.decl_buffer((4,), "float32", scope="local")
     X[0] = A[0]
     A[1] = X[0]
-''')
+""")
     alloc = func.body
     assert isinstance(alloc, Allocate) and alloc.buffer_var.type_annotation.storage_scope == "local"
     assert isinstance(alloc.body, DeclBuffer) and alloc.body.buffer.scope == "local"
@@ -176,14 +193,14 @@ def f(A: T.Buffer((4,), "float32")):
 
 
 def test_seed_allocate_const_with_data_and_with_storage_index():
-    func = parse('''
+    func = parse("""
 @T.prim_func
 def myfunc(out: T.Buffer((10,), "int32")):
     param = T.allocate_const([1, 1, 1, 1, 1, 1, 1, 1, 1, 1], "int32", [10])
     weights = T.allocate_const(None, "float32", [2, 3], irmod_storage_idx=0)
     for i in range(10):
         out[i] = param[i] + T.int32(weights[0, 1])
-''')
+""")
     const = func.body
     assert isinstance(const, AllocateConst) and const.irmod_storage_idx is None
     np.testing.assert_array_equal(const.data, np.ones(10, "int32"))
@@ -194,12 +211,12 @@ def myfunc(out: T.Buffer((10,), "int32")):
 
 
 def test_seed_serial_annotations_keep_a_list_as_a_tuple():
-    func = parse('''
+    func = parse("""
 @T.prim_func
 def fun(x: T.Buffer((16,), "int32")) -> None:
     for k in T.serial(0, 16, annotations={"pragma_key": [1, 2, 3], "nested": {"a": [4]}}):
         x[k] = 1
-''')
+""")
     loop = func.body
     assert isinstance(loop, For) and loop.kind is ForKind.SERIAL
     assert loop.annotations["pragma_key"] == (1, 2, 3)
@@ -208,13 +225,14 @@ def fun(x: T.Buffer((16,), "int32")) -> None:
     assert isinstance(loop.body.value, IntImm) and loop.body.value.dtype == I32
 
 
-
-
 def test_omitted_reads_and_writes_are_inferred():
     # As TVM infers them: a block with an init does not list its output among its reads.
     explicit = parse(SEED_PADDED_MATMUL)
-    inferred = parse(SEED_PADDED_MATMUL.replace("T.reads(A[vi, vk], B[vk, vj])", "")
-                     .replace("T.writes(C[vi, vj])", ""))
+    inferred = parse(
+        SEED_PADDED_MATMUL.replace("T.reads(A[vi, vk], B[vk, vj])", "").replace(
+            "T.writes(C[vi, vj])", ""
+        )
+    )
     block = _loops(_root_body(inferred).body)[1].block
     assert [r.buffer.name for r in block.reads] == ["A", "B"]
     assert [r.buffer.name for r in block.writes] == ["C"]
@@ -254,12 +272,12 @@ def test_parsed_while_loop_over_a_rank0_buffer_counts():
 
 
 def test_parsed_predicated_vector_store_writes_only_enabled_lanes():
-    func = parse('''
+    func = parse("""
 @T.prim_func
 def f(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
     B.vstore([T.Ramp(0, 1, 4)], A.vload([T.Ramp(0, 1, 4)]) * 2.0,
              predicate=T.Ramp(0, 1, 4) < T.Broadcast(2, 4))
-''')
+""")
     a, b = np.arange(4, dtype="float32"), np.full(4, -1, "float32")
     _interpreter().run(func, a, b)
     np.testing.assert_array_equal(b, [0, 2, -1, -1])

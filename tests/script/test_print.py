@@ -130,7 +130,7 @@ def test_constants_print_with_their_dtype(expr, text):
 def test_float_constants_read_back_to_the_same_value():
     for value in (0.1, 1 / 3, 1e-300, 2.0**60 + 1, -0.0, 5e-324):
         printed = script(FloatImm("float64", value))
-        assert float(printed[len("T.float64("):-1]) == value
+        assert float(printed[len("T.float64(") : -1]) == value
 
 
 # ----------------------------------------------------------------------------- operators
@@ -151,8 +151,10 @@ def test_float_constants_read_back_to_the_same_value():
         (Mul(i, FloorMod(j, k)), "i * (j % k)"),
         (Div(i, j), "T.truncdiv(i, j)"),
         (Mod(i, j), "T.truncmod(i, j)"),
-        (Div(f32(1.0), Div(f32(2.0), f32(3.0))),
-         "T.float32(1.0) / (T.float32(2.0) / T.float32(3.0))"),
+        (
+            Div(f32(1.0), Div(f32(2.0), f32(3.0))),
+            "T.float32(1.0) / (T.float32(2.0) / T.float32(3.0))",
+        ),
         (Min(i, Max(j, k)), "T.min(i, T.max(j, k))"),
         (EQ(LT(i, j), LT(j, k)), "(i < j) == (j < k)"),
         (And(LT(i, j), Or(LT(j, k), EQ(i, k))), "i < j and (j < k or i == k)"),
@@ -194,8 +196,10 @@ def test_printed_expressions_evaluate_like_the_ir_in_python():
         (builtin.undef("float32"), 'T.undef(dtype="float32")'),
         (builtin.assume(LT(i, n)), "T.assume(i < n)"),
         (builtin.likely(LT(i, n)), "T.likely(i < n)"),
-        (builtin.call_extern("float32", "my_sin", f32(1.0)),
-         'T.call_extern("float32", "my_sin", T.float32(1.0))'),
+        (
+            builtin.call_extern("float32", "my_sin", f32(1.0)),
+            'T.call_extern("float32", "my_sin", T.float32(1.0))',
+        ),
         (builtin.bitwise("shift_left", i, c(2)), "T.shift_left(i, 2)"),
     ],
 )
@@ -228,15 +232,26 @@ def test_distinct_variables_sharing_a_name_print_distinct_names():
 
 def test_sibling_loops_reuse_a_name_released_by_the_first():
     other = Var("i")
-    seq = SeqStmt((loop(i, 4, BufferStore(A, f32(0.0), (i, i))),
-                   loop(other, 4, BufferStore(A, f32(1.0), (other, other)))))
+    seq = SeqStmt(
+        (
+            loop(i, 4, BufferStore(A, f32(0.0), (i, i))),
+            loop(other, 4, BufferStore(A, f32(1.0), (other, other))),
+        )
+    )
     assert script(seq).splitlines()[2] == "for i in range(4):"
 
 
 @pytest.mark.parametrize(
     ("hint", "printed"),
-    [("lambda", "lambda_"), ("T", "T_"), ("range", "range_"), ("a.b", "a_b"), ("0x", "v0x"),
-     ("", "v"), ("match", "match_")],
+    [
+        ("lambda", "lambda_"),
+        ("T", "T_"),
+        ("range", "range_"),
+        ("a.b", "a_b"),
+        ("0x", "v0x"),
+        ("", "v"),
+        ("match", "match_"),
+    ],
 )
 def test_names_that_are_not_identifiers_are_sanitised(hint, printed):
     assert script(Add(Var(hint), c(1))) == f"{printed} + 1"
@@ -253,11 +268,13 @@ def test_stores_print_as_assignments_and_vstore():
     x = decl_buffer((), "int32", "x")
     V = decl_buffer((8,), "float32", "V")
     mask = LT(Ramp(c(0), c(1), 4), Broadcast(n, 4))
-    seq = SeqStmt((
-        BufferStore(x, c(0), ()),
-        BufferStore(V, Broadcast(f32(1.0), 4), (Ramp(c(0), c(1), 4),), mask),
-        BufferStore(V, builtin.undef("float32"), (c(0),)),
-    ))
+    seq = SeqStmt(
+        (
+            BufferStore(x, c(0), ()),
+            BufferStore(V, Broadcast(f32(1.0), 4), (Ramp(c(0), c(1), 4),), mask),
+            BufferStore(V, builtin.undef("float32"), (c(0),)),
+        )
+    )
     assert script(seq).splitlines() == [
         "x[()] = 0",
         "V.vstore([T.Ramp(0, 1, 4)], T.Broadcast(T.float32(1.0), 4), "
@@ -278,12 +295,14 @@ def test_let_and_assert_print_their_body_at_the_same_indentation():
 
 def test_if_while_evaluate_and_attr():
     store = BufferStore(A, f32(1.0), (i, i))
-    stmt = SeqStmt((
-        IfThenElse(LT(i, n), store, Evaluate(c(0))),
-        IfThenElse(EQ(i, n), store),
-        While(LT(i, n), Evaluate(builtin.call_extern("int32", "tick"))),
-        AttrStmt(A, "pragma_key", (1, FrozenMap({"a": 2.5})), store),
-    ))
+    stmt = SeqStmt(
+        (
+            IfThenElse(LT(i, n), store, Evaluate(c(0))),
+            IfThenElse(EQ(i, n), store),
+            While(LT(i, n), Evaluate(builtin.call_extern("int32", "tick"))),
+            AttrStmt(A, "pragma_key", (1, FrozenMap({"a": 2.5})), store),
+        )
+    )
     assert script(stmt) == dedent("""
         if i < n:
             A[i, i] = T.float32(1.0)
@@ -293,8 +312,8 @@ def test_if_while_evaluate_and_attr():
             A[i, i] = T.float32(1.0)
         while i < n:
             T.call_extern("int32", "tick")
-        with T.attr(A, "pragma_key", [1, {"a": 2.5}]):
-            A[i, i] = T.float32(1.0)
+        T.attr(A, "pragma_key", [1, {"a": 2.5}])
+        A[i, i] = T.float32(1.0)
     """)
 
 
@@ -362,14 +381,26 @@ def test_grid_stops_where_an_inner_extent_uses_an_outer_variable():
     ("kind", "start", "options", "header"),
     [
         (ForKind.SERIAL, 2, {}, "for i in range(2, 10):"),
-        (ForKind.SERIAL, 0, {"annotations": {"pragma_key": (1, 2, 3)}},
-         'for i in T.serial(8, annotations={"pragma_key": [1, 2, 3]}):'),
+        (
+            ForKind.SERIAL,
+            0,
+            {"annotations": {"pragma_key": (1, 2, 3)}},
+            'for i in T.serial(8, annotations={"pragma_key": [1, 2, 3]}):',
+        ),
         (ForKind.PARALLEL, 0, {}, "for i in T.parallel(8):"),
         (ForKind.VECTORIZED, 2, {}, "for i in T.vectorized(2, 10):"),
-        (ForKind.UNROLLED, 0, {"annotations": {"unroll": True}},
-         'for i in T.unroll(8, annotations={"unroll": True}):'),
-        (ForKind.THREAD_BINDING, 0, {"thread_binding": "threadIdx.x"},
-         'for i in T.thread_binding(8, thread="threadIdx.x"):'),
+        (
+            ForKind.UNROLLED,
+            0,
+            {"annotations": {"unroll": True}},
+            'for i in T.unroll(8, annotations={"unroll": True}):',
+        ),
+        (
+            ForKind.THREAD_BINDING,
+            0,
+            {"thread_binding": "threadIdx.x"},
+            'for i in T.thread_binding(8, thread="threadIdx.x"):',
+        ),
     ],
 )
 def test_loop_kinds_print_their_headers(kind, start, options, header):
@@ -393,11 +424,19 @@ def _matmul_block(extent_k=16, predicate=TRUE):
         IterVar(Range(c(0), c(extent_k)), vk, IterVarType.COMM_REDUCE),
     )
     update = BufferStore(C, Add(BufferLoad(C, (vi, vj)), BufferLoad(A, (vi, vk))), (vi, vj))
-    reads = (BufferRegion(C, (Range(vi, c(1)), Range(vj, c(1)))),
-             BufferRegion(A, (Range(vi, c(1)), Range(c(0), c(16)))))
-    block = Block(iter_vars, reads, (BufferRegion(C, (Range(vi, c(1)), Range(vj, c(1)))),), "C",
-                  update, init=BufferStore(C, f32(0.0), (vi, vj)),
-                  annotations={"tag": FrozenMap({"x": (1, 2)})})
+    reads = (
+        BufferRegion(C, (Range(vi, c(1)), Range(vj, c(1)))),
+        BufferRegion(A, (Range(vi, c(1)), Range(c(0), c(16)))),
+    )
+    block = Block(
+        iter_vars,
+        reads,
+        (BufferRegion(C, (Range(vi, c(1)), Range(vj, c(1)))),),
+        "C",
+        update,
+        init=BufferStore(C, f32(0.0), (vi, vj)),
+        annotations={"tag": FrozenMap({"x": (1, 2)})},
+    )
     realize = BlockRealize((i, j, k), predicate, block)
     return C, loop(i, 16, loop(j, 16, loop(k, 16, realize)))
 
@@ -421,7 +460,7 @@ def test_block_whose_domain_differs_from_the_loop_prints_axes_and_where():
     _, nest = _matmul_block(extent_k=15, predicate=LT(k, c(15)))
     lines = script(nest).splitlines()
     assert lines[2:5] == [
-        "        vi, vj = T.axis.remap(\"SS\", [i, j])",
+        '        vi, vj = T.axis.remap("SS", [i, j])',
         "        vk = T.axis.reduce(15, k)",
         "        T.where(k < 15)",
     ]
@@ -432,9 +471,15 @@ def test_block_buffers_and_domains_with_a_start():
     tile = decl_buffer((4,), "float32", "tile")
     local = decl_buffer((4,), "float32", "local_buf", scope="local")
     source = BufferRegion(A, (Range(v, c(1)), Range(c(4), c(4))))
-    block = Block((IterVar(Range(c(2), c(14)), v, IterVarType.ORDERED),), (), (), "b",
-                  BufferStore(local, BufferLoad(tile, (c(0),)), (c(0),)),
-                  alloc_buffers=(local,), match_buffers=(MatchBufferRegion(tile, source),))
+    block = Block(
+        (IterVar(Range(c(2), c(14)), v, IterVarType.ORDERED),),
+        (),
+        (),
+        "b",
+        BufferStore(local, BufferLoad(tile, (c(0),)), (c(0),)),
+        alloc_buffers=(local,),
+        match_buffers=(MatchBufferRegion(tile, source),),
+    )
     text = script(BlockRealize((i,), TRUE, block))
     assert text == dedent("""
         with T.block("b"):
@@ -508,8 +553,14 @@ def test_module_attributes_print_arrays_as_lists():
 def test_module_prints_each_function_under_its_global_var():
     store = BufferStore(A, f32(0.0), (c(0), c(0)))
     a = Var("A", "handle")
-    mod = IRModule(FrozenMap({GlobalVar("f"): func([a], store, {a: A}, "f"),
-                              GlobalVar("g"): func([a], store, {a: A}, None)}))
+    mod = IRModule(
+        FrozenMap(
+            {
+                GlobalVar("f"): func([a], store, {a: A}, "f"),
+                GlobalVar("g"): func([a], store, {a: A}, None),
+            }
+        )
+    )
     lines = script(mod).splitlines()
     assert lines[:6] == [
         "# from tessel.script import ir as I",
@@ -520,7 +571,7 @@ def test_module_prints_each_function_under_its_global_var():
         "    @T.prim_func",
     ]
     assert "    @T.prim_func(private=True)" in lines
-    assert "    def g(A: T.Buffer((16, 16), \"float32\")):" in lines
+    assert '    def g(A: T.Buffer((16, 16), "float32")):' in lines
 
 
 def test_hand_built_function_reads_back_structurally_equal():
@@ -531,7 +582,7 @@ def test_hand_built_function_reads_back_structurally_equal():
     body = loop(i, 256, BufferStore(flat, Let(x, f32(2.0), Mul(x, x)), (i,)))
     f = func([a, n], LetStmt(Var("y"), Add(n, c(1)), body), {a: A})
     text = script(f)
-    assert "    A_flat = T.Buffer((256,), \"float32\", data=A.data)" in text.splitlines()
+    assert '    A_flat = T.Buffer((256,), "float32", data=A.data)' in text.splitlines()
     assert structural_equal(parse(text), f)
 
 

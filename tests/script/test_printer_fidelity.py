@@ -70,8 +70,12 @@ def test_match_buffer_data_alias_built_with_the_api():
     a, b = Var("a", handle), Var("b", handle)
     buffer_a = decl_buffer((128, 128), "float32", "A")
     buffer_b = decl_buffer((256, 256), "float32", "B", data=buffer_a.data)
-    func = PrimFunc((a, b), Evaluate(builders.const(0)), buffer_map={a: buffer_a, b: buffer_b},
-                    attrs={"global_symbol": "main"})
+    func = PrimFunc(
+        (a, b),
+        Evaluate(builders.const(0)),
+        buffer_map={a: buffer_a, b: buffer_b},
+        attrs={"global_symbol": "main"},
+    )
     text, _ = _round_trip(func)
     assert text.splitlines()[2:] == [
         "@T.prim_func",
@@ -107,17 +111,21 @@ def main(a: T.handle("float32"), b: T.handle("float32", "global"), c: T.handle("
 """)
     text, reparsed = _round_trip(func)
     # TVM prints a pointer type with its scope: T.handle("float32", "global")
-    assert ('def main(a: T.handle("float32", "global"), b: T.handle("float32", "global"), '
-            'c: T.handle("int8", "shared"), d: T.handle):') in text
+    assert (
+        'def main(a: T.handle("float32", "global"), b: T.handle("float32", "global"), '
+        'c: T.handle("int8", "shared"), d: T.handle):'
+    ) in text
     float32, int8 = DataType.of("float32"), DataType.of("int8")
     assert [p.type_annotation for p in reparsed.params] == [
-        PointerType(float32, "global"), PointerType(float32, "global"),
-        PointerType(int8, "shared"), None,
+        PointerType(float32, "global"),
+        PointerType(float32, "global"),
+        PointerType(int8, "shared"),
+        None,
     ]
 
 
 def test_typed_and_untyped_handles_differ_structurally():
-    typed = _func("@T.prim_func\ndef main(a: T.handle(\"float32\")):\n    T.evaluate(0)\n")
+    typed = _func('@T.prim_func\ndef main(a: T.handle("float32")):\n    T.evaluate(0)\n')
     untyped = _func("@T.prim_func\ndef main(a: T.handle):\n    T.evaluate(0)\n")
     assert not structural_equal(typed, untyped)
 
@@ -198,8 +206,13 @@ def main(A: T.Buffer((16,), "float32")):
 def test_buffer_over_an_allocation_built_with_the_api():
     data = Var("buf", handle, PointerType(DataType.of("float32"), "global"))
     view = decl_buffer((4,), "float32", "V", data=data)
-    body = Allocate(data, view.dtype, (builders.const(4),), builders.const(True),
-                    BufferStore(view, builders.const(1.0, "float32"), (builders.const(0),)))
+    body = Allocate(
+        data,
+        view.dtype,
+        (builders.const(4),),
+        builders.const(True),
+        BufferStore(view, builders.const(1.0, "float32"), (builders.const(0),)),
+    )
     func = PrimFunc((), body, attrs={"global_symbol": "main"})
     text, _ = _round_trip(func)
     assert text.splitlines()[4:6] == [
@@ -245,8 +258,9 @@ def main(A: T.Buffer((16,), "float32")):
 
 
 def test_bool_python_and_ir_attribute_values_differ_structurally():
-    ir_bool = _func('@T.prim_func\ndef f():\n    T.func_attr({"x": T.bool(True)})\n'
-                    '    T.evaluate(0)\n')
+    ir_bool = _func(
+        '@T.prim_func\ndef f():\n    T.func_attr({"x": T.bool(True)})\n    T.evaluate(0)\n'
+    )
     py_bool = _func('@T.prim_func\ndef f():\n    T.func_attr({"x": True})\n    T.evaluate(0)\n')
     assert not structural_equal(ir_bool, py_bool)
 
@@ -255,9 +269,7 @@ def test_bool_python_and_ir_attribute_values_differ_structurally():
 
 
 def test_empty_module_prints_as_valid_python_that_parses_back():
-    module = parse(
-        "from tessel.script import ir as I\n\n@I.ir_module\nclass M:\n    pass\n"
-    )
+    module = parse("from tessel.script import ir as I\n\n@I.ir_module\nclass M:\n    pass\n")
     assert isinstance(module, IRModule)
     assert not module.items()
     text = script(module)
@@ -311,8 +323,10 @@ def test_structural_equal_ignores_the_order_of_match_buffer_lines():
 
 
 def test_match_buffer_order_does_not_hide_a_real_difference():
-    swapped = OUT_OF_ORDER.replace('C = T.match_buffer(c, (n,), "float32")',
-                                   'C = T.match_buffer(c, (n,), "float32", align=128)')
+    swapped = OUT_OF_ORDER.replace(
+        'C = T.match_buffer(c, (n,), "float32")',
+        'C = T.match_buffer(c, (n,), "float32", align=128)',
+    )
     assert not structural_equal(_func(swapped), _func(IN_ORDER))
 
 
@@ -345,7 +359,10 @@ def test_corpus_round_trips_with_buffer_map_in_any_order(path):
 
 
 FIDELITY_CONSTRUCTS = [
-    "data=A.data", 'T.handle("float32", "global")', "T.bool(True)", "= T.Buffer((",
+    "data=A.data",
+    'T.handle("float32", "global")',
+    "T.bool(True)",
+    "= T.Buffer((",
 ]
 
 

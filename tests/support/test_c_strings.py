@@ -37,8 +37,10 @@ def _literal_program(texts):
         lines.append(f"static const char s{k}[] = {c_string_literal(text)};")
     lines.append("int main(void) {")
     for k in range(len(texts)):
-        lines.append(f"  for (size_t j = 0; j + 1 < sizeof(s{k}); ++j) "
-                     f"printf(\"%02x\", (unsigned char)s{k}[j]);")  # fmt: skip
+        lines.append(
+            f"  for (size_t j = 0; j + 1 < sizeof(s{k}); ++j) "
+            f'printf("%02x", (unsigned char)s{k}[j]);'
+        )
         lines.append('  printf("\\n");')
     lines += ["  return 0;", "}"]
     return "\n".join(lines)
@@ -47,9 +49,21 @@ def _literal_program(texts):
 def _compile_and_run(source, tmp_path):
     (tmp_path / "p.c").write_text(source)
     # -std=c11 turns trigraphs on, so a `??/` left unescaped would change the text.
-    subprocess.run([_compiler(), "-std=c11", "-Wall", "-Werror", "-Wtrigraphs", "-o",
-                    str(tmp_path / "p"), str(tmp_path / "p.c")],
-                   check=True, capture_output=True, text=True)  # fmt: skip
+    subprocess.run(
+        [
+            _compiler(),
+            "-std=c11",
+            "-Wall",
+            "-Werror",
+            "-Wtrigraphs",
+            "-o",
+            str(tmp_path / "p"),
+            str(tmp_path / "p.c"),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return subprocess.run([str(tmp_path / "p")], check=True, capture_output=True, text=True).stdout
 
 
@@ -101,7 +115,12 @@ def test_hostile_comments_stay_comments(tmp_path):
 
 
 @settings(max_examples=5, deadline=None)
-@given(st.lists(st.text(alphabet=st.sampled_from("*/?\\\n\"' =a\x00\u2603"), max_size=20),
-                min_size=1, max_size=60))  # fmt: skip
+@given(
+    st.lists(
+        st.text(alphabet=st.sampled_from("*/?\\\n\"' =a\x00\u2603"), max_size=20),
+        min_size=1,
+        max_size=60,
+    )
+)
 def test_any_comment_stays_a_comment(tmp_path_factory, texts):
     _check_comments(texts, tmp_path_factory.mktemp("comments"))

@@ -133,4 +133,4 @@ def test_unknown_code_in_constructor_has_a_rule_id():
 
 def test_handle_has_no_numpy_dtype():
     with pytest.raises(UserError, match="handle"):
-        DataType.of("handle").numpy
+        _ = DataType.of("handle").numpy

@@ -1,10 +1,10 @@
 """check_same_results: passes on equivalent programs, names the parameter when they differ."""
 
+import numpy as np
 import pytest
 
 from tessel.script import tir as T
 from tessel.testing import check_same_results, random_arguments
-import numpy as np
 
 
 @T.prim_func
@@ -62,4 +62,4 @@ def test_random_arguments_are_deterministic_per_seed_and_match_parameter_dtypes(
     first = random_arguments(scale_rows, np.random.default_rng(3))
     second = random_arguments(scale_rows, np.random.default_rng(3))
     assert [a.dtype for a in first] == [np.float32, np.float32]
-    assert all(np.array_equal(x, y) for x, y in zip(first, second))
+    assert all(np.array_equal(x, y) for x, y in zip(first, second, strict=True))

@@ -37,8 +37,7 @@ CHUNKS = [range(0, 100), range(100, 200), range(200, 300)]
 # Cases of campaign seed 0 that fail today, each a schedule bug reported with a shrunk
 # reproduction (issue 12). A fix makes the case pass; a new failure fails the test.
 # Scripts: python tools/fuzz_schedules.py --cases 300 --seed 0 (written to /tmp/fuzz_repros/).
-KNOWN_FAILURES: dict[int, str] = {
-}
+KNOWN_FAILURES: dict[int, str] = {}
 
 
 @pytest.mark.parametrize("indices", CHUNKS, ids=lambda r: f"cases{r.start}-{r.stop - 1}")

@@ -24,8 +24,11 @@ def _assert_same(actual: PrimFunc, expected: PrimFunc) -> None:
 
 
 @T.prim_func
-def matmul(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 12), "float32"),
-           C: T.Buffer((16, 12), "float32")):  # fmt: skip
+def matmul(
+    A: T.Buffer((16, 8), "float32"),
+    B: T.Buffer((8, 12), "float32"),
+    C: T.Buffer((16, 12), "float32"),
+):
     for i, j, k in T.grid(16, 12, 8):
         with T.block("C"):
             vi, vj, vk = T.axis.remap("SSR", [i, j, k])
@@ -36,8 +39,11 @@ def matmul(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 12), "float32"),
 
 def test_a_block_with_init_does_not_read_what_it_writes():
     @T.prim_func
-    def expected(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 12), "float32"),
-                 C: T.Buffer((16, 12), "float32")):  # fmt: skip
+    def expected(
+        A: T.Buffer((16, 8), "float32"),
+        B: T.Buffer((8, 12), "float32"),
+        C: T.Buffer((16, 12), "float32"),
+    ):
         for i, j, k in T.grid(16, 12, 8):
             with T.block("C"):
                 vi, vj, vk = T.axis.remap("SSR", [i, j, k])
@@ -135,8 +141,10 @@ def test_a_match_buffer_of_fewer_dimensions_keeps_the_leading_source_range():
     (read,) = block.reads
     assert read.buffer.name == "A"
     assert [(str(r.min), str(r.extent)) for r in read.region] == [
-        ("2", "1"), ("vi", "1"), ("0", "7")
-    ]  # fmt: skip
+        ("2", "1"),
+        ("vi", "1"),
+        ("0", "7"),
+    ]
 
 
 def test_a_data_pointer_used_directly_is_read_and_written_whole():
@@ -145,8 +153,11 @@ def test_a_data_pointer_used_directly_is_read_and_written_whole():
     call = T.call_extern("int32", "fill", a.data, b[vi])
     block = Block(
         (IterVar(Range(IntImm(int32, 0), IntImm(int32, 16)), vi, IterVarType.DATA_PAR),),
-        (), (), "opaque", Evaluate(call),
-    )  # fmt: skip
+        (),
+        (),
+        "opaque",
+        Evaluate(call),
+    )
     reads, writes = infer_access_regions(block, buffers=(a, b))
     assert [r.buffer for r in reads] == [b, a]
     assert [w.buffer for w in writes] == [a]

@@ -54,9 +54,14 @@ def _conv2d_nchw(n, ci, h, w, co, kh, kw):
     oh, ow = h - kh + 1, w - kw + 1
     out = buffer("out", (n, co, oh, ow))
     axes = lambda b, k, y, x, c, r, s: [  # noqa: E731
-        (SPATIAL, n, b), (SPATIAL, co, k), (SPATIAL, oh, y), (SPATIAL, ow, x),
-        (REDUCE, ci, c), (REDUCE, kh, r), (REDUCE, kw, s),
-    ]  # fmt: skip
+        (SPATIAL, n, b),
+        (SPATIAL, co, k),
+        (SPATIAL, oh, y),
+        (SPATIAL, ow, x),
+        (REDUCE, ci, c),
+        (REDUCE, kh, r),
+        (REDUCE, kw, s),
+    ]
     body = grid(
         (n, co, oh, ow, ci, kh, kw),
         lambda *loops: block(

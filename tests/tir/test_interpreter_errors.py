@@ -100,6 +100,7 @@ def test_failed_assert_raises_with_its_message():
 
 def test_violated_assume_raises():
     a = buffer("A", (4,))
+
     def padding_is_zero(i):
         return builders.logical_or(i < 3, builders.eq(a[i], const(0.0)))
 

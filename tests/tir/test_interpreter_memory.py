@@ -79,10 +79,16 @@ def test_buffer_without_decl_buffer_is_bound_where_its_data_is_allocated():
     out = buffer("out", (4,))
     data = _data_var("tmp")
     tmp = decl_buffer((4,), "float32", "tmp", data=data)
-    body = Allocate(data, FLOAT32, (const(4),), const(True), seq(
-        grid((4,), lambda i: store(tmp, (i,), Cast(FLOAT32, i))),
-        grid((4,), lambda i: store(out, (i,), tmp[3 - i])),
-    ))  # fmt: skip
+    body = Allocate(
+        data,
+        FLOAT32,
+        (const(4),),
+        const(True),
+        seq(
+            grid((4,), lambda i: store(tmp, (i,), Cast(FLOAT32, i))),
+            grid((4,), lambda i: store(out, (i,), tmp[3 - i])),
+        ),
+    )
     out_np = np.zeros(4, np.float32)
     run(prim_func([out], body), out_np)
     np.testing.assert_array_equal(out_np, [3, 2, 1, 0])

@@ -33,7 +33,7 @@ def grid(extents: Sequence[Any], make_body: Callable[..., Stmt], names: str = "i
     """Nested serial loops over `extents`; make_body receives the loop variables."""
     loop_vars = [Var(names[k]) for k in range(len(extents))]
     body = make_body(*loop_vars)
-    for var, extent in reversed(list(zip(loop_vars, extents))):
+    for var, extent in reversed(list(zip(loop_vars, extents, strict=True))):
         body = loop(var, extent, body)
     return body
 

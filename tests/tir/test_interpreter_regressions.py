@@ -76,14 +76,24 @@ def test_vector_load_with_an_unwritten_lane_is_refused_and_a_masked_one_is_not()
     three_lanes = ramp < Broadcast(_c(3), 4)
     writes = [BufferStore(tmp, builders.const(float(k), "float32"), (_c(k),)) for k in range(3)]
     masked = BufferStore(out, BufferLoad(tmp, (ramp,), three_lanes), (ramp,), three_lanes)
-    body = Allocate(data, DataType.of("float32"), (_c(4),), builders.const(True),
-                    DeclBuffer(tmp, SeqStmt((*writes, masked))))  # fmt: skip
+    body = Allocate(
+        data,
+        DataType.of("float32"),
+        (_c(4),),
+        builders.const(True),
+        DeclBuffer(tmp, SeqStmt((*writes, masked))),
+    )
     result = np.full(4, 9.0, np.float32)
     run(_flat_func([out], body), result)  # the unwritten lane 3 is disabled
     np.testing.assert_array_equal(result, [0, 1, 2, 9])
     whole = BufferStore(out, BufferLoad(tmp, (ramp,)), (ramp,))
-    body = Allocate(data, DataType.of("float32"), (_c(4),), builders.const(True),
-                    DeclBuffer(tmp, SeqStmt((*writes, whole))))  # fmt: skip
+    body = Allocate(
+        data,
+        DataType.of("float32"),
+        (_c(4),),
+        builders.const(True),
+        DeclBuffer(tmp, SeqStmt((*writes, whole))),
+    )
     with pytest.raises(InterpreterError, match=r"`tmp` at index \[\[0, 1, 2, 3\]\] reads memory"):
         run(_flat_func([out], body), result)
 
@@ -99,8 +109,9 @@ def test_reinterpreting_view_reads_only_fully_written_elements():
     def program(word: int) -> PrimFunc:
         read = BufferStore(out, BufferLoad(words, (_c(word),)), (_c(0),))
         inner = DeclBuffer(bytes_view, DeclBuffer(words, SeqStmt((*writes, read))))
-        return _flat_func([out], Allocate(data, DataType.of("int8"), (_c(8),),
-                                          builders.const(True), inner))  # fmt: skip
+        return _flat_func(
+            [out], Allocate(data, DataType.of("int8"), (_c(8),), builders.const(True), inner)
+        )
 
     result = np.zeros(1, np.int32)
     run(program(0), result)

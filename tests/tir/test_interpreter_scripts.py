@@ -12,7 +12,7 @@ RNG = np.random.default_rng(3)
 
 
 def test_reduction_over_a_symbolic_shape():
-    func = script.parse('''
+    func = script.parse("""
 @T.prim_func
 def main(a: T.handle, b: T.handle):
     n = T.int32()
@@ -24,14 +24,14 @@ def main(a: T.handle, b: T.handle):
             with T.init():
                 B[vi] = T.float32(0)
             B[vi] = B[vi] + T.exp(A[vi, vk])
-''')
+""")
     a, b = RNG.standard_normal((5, 8)).astype(np.float32), np.zeros(5, np.float32)
     run(func, a, b)
     np.testing.assert_allclose(b, np.exp(a).sum(axis=1), rtol=1e-5)
 
 
 def test_lowered_style_kernel_with_allocate_and_predicated_vectors():
-    func = script.parse('''
+    func = script.parse("""
 @T.prim_func
 def main(A: T.Buffer((10,), "float32"), B: T.Buffer((10,), "float32")):
     tmp = T.allocate([12], "float32", "global")
@@ -41,20 +41,20 @@ def main(A: T.Buffer((10,), "float32"), B: T.Buffer((10,), "float32")):
         tmp[lanes] = A.vload([lanes], predicate=in_range) + T.Broadcast(T.float32(1), 4)
     for k in range(10):
         B[k] = tmp[k] * T.float32(2)
-''')
+""")
     a, b = RNG.standard_normal(10).astype(np.float32), np.zeros(10, np.float32)
     run(func, a, b)
     np.testing.assert_array_equal(b, (a + 1) * 2)
 
 
 def test_int8_kernel_with_casts_and_truncating_division():
-    func = script.parse('''
+    func = script.parse("""
 @T.prim_func
 def main(A: T.Buffer((6,), "int8"), B: T.Buffer((6,), "int32"), C: T.Buffer((6,), "int32")):
     for i in range(6):
         B[i] = T.truncdiv(T.Cast("int32", A[i]) * 3, 2)
         C[i] = T.Cast("int32", A[i] * T.int8(3)) // 2
-''')
+""")
     a = np.array([-128, -7, -1, 0, 5, 127], np.int8)
     b, c = np.zeros(6, np.int32), np.zeros(6, np.int32)
     run(func, a, b, c)
@@ -63,7 +63,7 @@ def main(A: T.Buffer((6,), "int8"), B: T.Buffer((6,), "int32"), C: T.Buffer((6,)
 
 
 def test_buffer_constraint_with_assume_and_undef_padding():
-    func = script.parse('''
+    func = script.parse("""
 @T.prim_func
 def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
     for i in range(8):
@@ -74,7 +74,7 @@ def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
         with T.block("B"):
             vi = T.axis.spatial(8, i)
             B[vi] = T.if_then_else(vi < 6, A[vi] + T.float32(1), T.undef())
-''')
+""")
     a, b = np.array([1, 2, 3, 4, 5, 6, 0, 0], np.float32), np.full(8, 7.0, np.float32)
     run(func, a, b)
     np.testing.assert_array_equal(b, [2, 3, 4, 5, 6, 7, 7, 7])

@@ -91,7 +91,7 @@ def test_floordiv_and_floormod_round_toward_negative_infinity():
 
 def test_div_and_mod_on_integers_truncate_like_c():
     a, b = _NUMERATORS[:-1], _DENOMINATORS[:-1]
-    expected = np.array([int(x / y) for x, y in zip(a.tolist(), b.tolist())], np.int32)
+    expected = np.array([int(x / y) for x, y in zip(a.tolist(), b.tolist(), strict=True)], np.int32)
     np.testing.assert_array_equal(_run_binary(Div, a, b), expected)
     np.testing.assert_array_equal(_run_binary(Mod, a, b), np.fmod(a, b))
 
@@ -291,6 +291,7 @@ def test_vector_arithmetic_wraps_per_lane():
 
 def test_storing_undef_leaves_memory_unchanged():
     a = buffer("A", (4,))
+
     def five_or_undef(i):
         return builtin.if_then_else(i < 2, const(5.0), builtin.undef("float32"))
 
@@ -393,9 +394,20 @@ def test_uninitialised_allocation_read_is_refused():
     out = buffer("out", (2,))
     data = Var("tmp", handle, PointerType(DataType.of("float32")))
     tmp = decl_buffer((2,), "float32", "tmp", data=data)
-    body = Allocate(data, DataType.of("float32"), (const(2),), const(True), DeclBuffer(tmp, seq(
-        store(tmp, (0,), 1.0), store(out, (0,), tmp[0]), store(out, (1,), tmp[1]),
-    )))  # fmt: skip
+    body = Allocate(
+        data,
+        DataType.of("float32"),
+        (const(2),),
+        const(True),
+        DeclBuffer(
+            tmp,
+            seq(
+                store(tmp, (0,), 1.0),
+                store(out, (0,), tmp[0]),
+                store(out, (1,), tmp[1]),
+            ),
+        ),
+    )
     out_np = np.zeros(2, np.float32)
     with pytest.raises(InterpreterError, match=r"`tmp` at index \[1\] reads memory that nothing"):
         run(prim_func([out], body), out_np)
@@ -416,9 +428,13 @@ def _numpy_reference(node_cls, a, b):
     floor_q = np.floor_divide(a, b)
     trunc_q = floor_q + (((a - floor_q * b) != 0) & ((a < 0) != (b < 0))).astype(a.dtype)
     return {
-        Add: a + b, Mul: a * b, FloorDiv: floor_q, FloorMod: np.mod(a, b),
-        Div: trunc_q, Mod: a - trunc_q * b,
-    }[node_cls]  # fmt: skip
+        Add: a + b,
+        Mul: a * b,
+        FloorDiv: floor_q,
+        FloorMod: np.mod(a, b),
+        Div: trunc_q,
+        Mod: a - trunc_q * b,
+    }[node_cls]
 
 
 @pytest.mark.parametrize("dtype", ["int8", "int16", "uint16", "int32", "uint32", "int64"])

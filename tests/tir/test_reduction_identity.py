@@ -9,7 +9,11 @@ from tessel.ir import builders
 from tessel.ir import expr as E
 from tessel.testing.arith_strategies import evaluate, int_exprs
 from tessel.tir import builtin
-from tessel.tir.analysis.reduction_identity import combiner_of, leaves_unchanged, simplify_identities
+from tessel.tir.analysis.reduction_identity import (
+    combiner_of,
+    leaves_unchanged,
+    simplify_identities,
+)
 
 X, Y = E.Var("x", "int32"), E.Var("y", "int32")
 ZERO, ONE = builders.const(0, "int32"), builders.const(1, "int32")
@@ -29,7 +33,9 @@ def _wrap_with_identities(expr, pick):
 
 
 @settings(max_examples=100, deadline=None)
-@given(int_exprs([X, Y], max_depth=2), st.integers(0, 5), st.integers(-50, 50), st.integers(-50, 50))
+@given(
+    int_exprs([X, Y], max_depth=2), st.integers(0, 5), st.integers(-50, 50), st.integers(-50, 50)
+)
 def test_identity_folding_preserves_integer_values(expr, pick, x, y):
     wrapped = _wrap_with_identities(expr, pick)
     folded = simplify_identities(wrapped, Analyzer())
@@ -58,5 +64,9 @@ def test_a_term_equal_to_the_identity_leaves_the_accumulator_unchanged():
     analyzer = Analyzer()
     assert leaves_unchanged(f + zero * E.Var("b", "float32"), f, analyzer)
     assert leaves_unchanged(builders.max_value(f, lowest), f, analyzer)
-    assert not leaves_unchanged(f + builders.const(1.0, "float32") * E.Var("b", "float32"), f, analyzer)
-    assert leaves_unchanged(builtin.bitwise("bitwise_and", X, builders.const(-1, "int32")), X, analyzer)
+    assert not leaves_unchanged(
+        f + builders.const(1.0, "float32") * E.Var("b", "float32"), f, analyzer
+    )
+    assert leaves_unchanged(
+        builtin.bitwise("bitwise_and", X, builders.const(-1, "int32")), X, analyzer
+    )

@@ -23,16 +23,19 @@ def test_layout_parses_primal_and_sub_axes():
     assert layout("OIHW8i16o").shape((32, 16, 3, 3)) == (2, 2, 3, 3, 8, 16)
 
 
-@pytest.mark.parametrize(("text", "match"), [
-    ("NC16HW", "primal axis"),
-    ("NCHWc", "positive factor"),
-    ("NCHW0c", "positive factor"),
-    ("N16cCHW", "must follow its primal axis"),
-    ("NCHWC", "appears twice"),
-    ("NCHW16c8c", "must follow its primal axis"),
-    ("NC-HW", "unexpected"),
-    ("", "a layout is a string"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("NC16HW", "primal axis"),
+        ("NCHWc", "positive factor"),
+        ("NCHW0c", "positive factor"),
+        ("N16cCHW", "must follow its primal axis"),
+        ("NCHWC", "appears twice"),
+        ("NCHW16c8c", "must follow its primal axis"),
+        ("NC-HW", "unexpected"),
+        ("", "a layout is a string"),
+    ],
+)
 def test_bad_layouts_name_the_fault(text, match):
     with pytest.raises(LayoutError, match=match):
         layout(text)
@@ -54,13 +57,16 @@ def test_layouts_of_other_axes_are_refused():
         layout_transform(x, "NCHW16c", "NCHW")
 
 
-@pytest.mark.parametrize(("shape", "src", "dst"), [
-    ((1, 32, 3, 5), "NCHW", "NCHW16c"),
-    ((2, 2, 3, 5, 8), "NCHW8c", "NCHW"),
-    ((1, 2, 3, 5, 8), "NCHW8c", "NCHW4c"),
-    ((1, 4, 3, 5, 4), "NCHW4c", "NHWC"),
-    ((32, 16, 3, 3), "OIHW", "OIHW8i16o"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("shape", "src", "dst"),
+    [
+        ((1, 32, 3, 5), "NCHW", "NCHW16c"),
+        ((2, 2, 3, 5, 8), "NCHW8c", "NCHW"),
+        ((1, 2, 3, 5, 8), "NCHW8c", "NCHW4c"),
+        ((1, 4, 3, 5, 4), "NCHW4c", "NHWC"),
+        ((32, 16, 3, 3), "OIHW", "OIHW8i16o"),
+    ],
+)
 def test_layout_transform_matches_numpy(shape, src, dst):
     x = te.placeholder(shape, name="x")
     check_operator([x], layout_transform(x, src, dst), lambda a: transform_array(a, src, dst))
@@ -95,12 +101,15 @@ def test_a_reshape_of_unit_axes_indexes_without_division():
     check_operator([blocked], reshape(blocked, (3, 5, 7)), lambda a: a.reshape(3, 5, 7))
 
 
-@pytest.mark.parametrize(("shape", "k", "stride", "pad", "ic_bn", "oc_bn", "depthwise"), [
-    ((1, 8, 7, 7), 3, 1, 1, 4, 8, False),
-    ((2, 6, 9, 8), 3, 2, 1, 2, 4, False),
-    ((1, 8, 6, 6), 3, 1, 1, 8, 8, True),
-    ((1, 4, 7, 5), 3, 2, 1, 2, 4, True),  # two filters per channel
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("shape", "k", "stride", "pad", "ic_bn", "oc_bn", "depthwise"),
+    [
+        ((1, 8, 7, 7), 3, 1, 1, 4, 8, False),
+        ((2, 6, 9, 8), 3, 2, 1, 2, 4, False),
+        ((1, 8, 6, 6), 3, 1, 1, 8, 8, True),
+        ((1, 4, 7, 5), 3, 2, 1, 2, 4, True),  # two filters per channel
+    ],
+)
 def test_blocked_convolutions_match_torch(shape, k, stride, pad, ic_bn, oc_bn, depthwise):
     torch = pytest.importorskip("torch")
     n, c, h, w = shape
@@ -108,8 +117,9 @@ def test_blocked_convolutions_match_torch(shape, k, stride, pad, ic_bn, oc_bn, d
     data = te.placeholder((n, c // ic_bn, h, w, ic_bn), name="data")
     if depthwise:
         kernel = te.placeholder((f // oc_bn, 1, k, k, 1, oc_bn), name="kernel")
-        out = topi.nn.depthwise_conv2d_NCHWc(data, kernel, stride, pad, 1, f"NCHW{ic_bn}c",
-                                             f"NCHW{oc_bn}c")  # fmt: skip
+        out = topi.nn.depthwise_conv2d_NCHWc(
+            data, kernel, stride, pad, 1, f"NCHW{ic_bn}c", f"NCHW{oc_bn}c"
+        )
         kernel_layout = f"OIHW1i{oc_bn}o"
     else:
         kernel = te.placeholder((f // oc_bn, c // ic_bn, k, k, ic_bn, oc_bn), name="kernel")
@@ -118,11 +128,14 @@ def test_blocked_convolutions_match_torch(shape, k, stride, pad, ic_bn, oc_bn, d
     rng = np.random.default_rng(1)
     x = rng.standard_normal(shape, dtype=np.float32)
     wt = rng.standard_normal((f, 1 if depthwise else c, k, k), dtype=np.float32)
-    reference = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(wt), None,
-                                           stride, pad, groups=c if depthwise else 1)  # fmt: skip
+    reference = torch.nn.functional.conv2d(
+        torch.from_numpy(x), torch.from_numpy(wt), None, stride, pad, groups=c if depthwise else 1
+    )
     expected = transform_array(reference.numpy(), "NCHW", f"NCHW{oc_bn}c")
-    values = [transform_array(x, "NCHW", f"NCHW{ic_bn}c"),
-              transform_array(wt, "OIHW", kernel_layout)]  # fmt: skip
+    values = [
+        transform_array(x, "NCHW", f"NCHW{ic_bn}c"),
+        transform_array(wt, "OIHW", kernel_layout),
+    ]
     check_operator([data, kernel], out, lambda *_: expected, values=values, rtol=1e-4, atol=1e-4)
 
 

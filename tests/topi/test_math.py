@@ -145,10 +145,16 @@ def test_clip_with_expression_bounds():
 @pytest.mark.parametrize(
     ("source", "target"),
     [
-        ("float32", "int32"), ("float32", "bool"), ("float32", "float64"), ("int32", "float32"),
-        ("int8", "int32"), ("int32", "int8"), ("bool", "float32"), ("int32", "bool"),
+        ("float32", "int32"),
+        ("float32", "bool"),
+        ("float32", "float64"),
+        ("int32", "float32"),
+        ("int8", "int32"),
+        ("int32", "int8"),
+        ("bool", "float32"),
+        ("int32", "bool"),
     ],
-)  # fmt: skip
+)
 def test_cast(source, target):
     x = te.placeholder((2, 7), source, "x")
     out = topi_math.cast(x, target)

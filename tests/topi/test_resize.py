@@ -178,9 +178,14 @@ def test_tf_crop_and_resize_extrapolates(size, method):
     roi = (-0.2, 0.1, 0.9, 1.3)  # partly outside the image on two sides
     data = nchw_input((1, 2, 7, 5), "NCHW")
     out = resize2d(
-        data, roi, size, method=method, coordinate_transformation_mode="tf_crop_and_resize",
-        rounding_method="round_prefer_ceil", extrapolation_value=-3.5,
-    )  # fmt: skip
+        data,
+        roi,
+        size,
+        method=method,
+        coordinate_transformation_mode="tf_crop_and_resize",
+        rounding_method="round_prefer_ceil",
+        extrapolation_value=-3.5,
+    )
 
     def reference(a):
         return np_resize(
@@ -256,9 +261,13 @@ def test_tf_crop_and_resize_of_integers_rounds_the_extrapolation_value():
     values = [np.random.default_rng(3).integers(-9, 9, (1, 1, 7, 5)).astype("int32")]
     roi = (-0.5, 0.0, 1.0, 1.0)
     out = resize2d(
-        data, roi, (9, 4), method="nearest_neighbor",
-        coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=-3.7,
-    )  # fmt: skip
+        data,
+        roi,
+        (9, 4),
+        method="nearest_neighbor",
+        coordinate_transformation_mode="tf_crop_and_resize",
+        extrapolation_value=-3.7,
+    )
 
     def reference(a):
         return np_resize(

@@ -74,8 +74,11 @@ def test_region_with_a_symbolic_extent_keeps_the_shape():
 
 def _tiled_cached_matmul(n, tile_i, tile_j):
     @T.prim_func
-    def matmul(A: T.Buffer((n, n), "float32"), B: T.Buffer((n, n), "float32"),
-               C: T.Buffer((n, n), "float32")):  # fmt: skip
+    def matmul(
+        A: T.Buffer((n, n), "float32"),
+        B: T.Buffer((n, n), "float32"),
+        C: T.Buffer((n, n), "float32"),
+    ):
         for i, j, k in T.grid(n, n, n):
             with T.block("C"):
                 vi, vj, vk = T.axis.remap("SSR", [i, j, k])
@@ -98,8 +101,9 @@ def test_cache_write_tile_of_a_tiled_matmul_is_allocated_per_tile():
     before = _tiled_cached_matmul(64, 8, 16)
     mod = CompactBufferAllocation()(PlanBufferAllocation()(IRModule.from_func(before)))
     after = mod[before.name]
-    (c_local,) = (b for n in post_order(after.body) if isinstance(n, Block)
-                  for b in n.alloc_buffers)  # fmt: skip
+    (c_local,) = (
+        b for n in post_order(after.body) if isinstance(n, Block) for b in n.alloc_buffers
+    )
     assert c_local.name == "C_local"
     assert [builders.is_const_int(e) and e.value for e in c_local.shape] == [8, 16]
     check_same_results(before, after)

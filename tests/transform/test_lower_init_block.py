@@ -20,8 +20,11 @@ def _assert_lowers_to(before, expected):
 
 def test_matmul_init_runs_when_the_reduction_iterator_is_at_its_start():
     @T.prim_func
-    def before(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"),
-               C: T.Buffer((8, 8), "float32")):  # fmt: skip
+    def before(
+        A: T.Buffer((8, 8), "float32"),
+        B: T.Buffer((8, 8), "float32"),
+        C: T.Buffer((8, 8), "float32"),
+    ):
         for i, j, k in T.grid(8, 8, 8):
             with T.block("C"):
                 vi, vj, vk = T.axis.remap("SSR", [i, j, k])
@@ -30,8 +33,11 @@ def test_matmul_init_runs_when_the_reduction_iterator_is_at_its_start():
                 C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
 
     @T.prim_func
-    def expected(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"),
-                 C: T.Buffer((8, 8), "float32")):  # fmt: skip
+    def expected(
+        A: T.Buffer((8, 8), "float32"),
+        B: T.Buffer((8, 8), "float32"),
+        C: T.Buffer((8, 8), "float32"),
+    ):
         for i, j, k in T.grid(8, 8, 8):
             with T.block("C"):
                 vi, vj, vk = T.axis.remap("SSR", [i, j, k])

@@ -70,8 +70,13 @@ def test_match_buffer_view_shares_the_source_data_with_constant_strides():
     def match_row(vi):
         return [MatchBufferRegion(row, BufferRegion.from_indices(a_buf, (vi, slice(0, 8))))]
 
-    before = prim_func("row_sums", (a_buf, sums), root(loops((4,), lambda i: block(
-        "row", "S", (i,), (4,), row_sum, match_buffers=match_row))))  # fmt: skip
+    before = prim_func(
+        "row_sums",
+        (a_buf, sums),
+        root(
+            loops((4,), lambda i: block("row", "S", (i,), (4,), row_sum, match_buffers=match_row))
+        ),
+    )
     after = _lower_match(before)
     (view_decl,) = _nodes(after, DeclBuffer)
     view = view_decl.buffer
@@ -95,11 +100,20 @@ def _tile_program(shape, region):
     a_buf = decl_buffer((4, 4), "float32", "A")
     tile = decl_buffer(shape, "float32", "S")
     fill = loops(shape, lambda *idx: store(tile, idx, 1.0), names="klm")
+
     def match_tile(vi):
         return [MatchBufferRegion(tile, BufferRegion.from_indices(a_buf, region(vi)))]
 
-    return prim_func("tiles", (a_buf,), root(loops((2,), lambda i: block(
-        "b", "S", (i,), (2,), lambda vi: fill, match_buffers=match_tile))))  # fmt: skip
+    return prim_func(
+        "tiles",
+        (a_buf,),
+        root(
+            loops(
+                (2,),
+                lambda i: block("b", "S", (i,), (2,), lambda vi: fill, match_buffers=match_tile),
+            )
+        ),
+    )
 
 
 def test_match_buffer_dropping_a_dimension_whose_extent_is_not_one_is_rejected():
@@ -131,10 +145,12 @@ def test_match_buffer_with_more_dimensions_than_its_source_is_rejected():
 
 @pytest.mark.parametrize(
     ("shape", "region", "rows", "columns"),
-    [((2, 2), lambda vi: (slice(vi * 2, vi * 2 + 2), slice(0, 2)), slice(None), slice(0, 2)),
-     ((2,), lambda vi: (vi * 2, slice(1, 3)), [0, 2], slice(1, 3))],
+    [
+        ((2, 2), lambda vi: (slice(vi * 2, vi * 2 + 2), slice(0, 2)), slice(None), slice(0, 2)),
+        ((2,), lambda vi: (vi * 2, slice(1, 3)), [0, 2], slice(1, 3)),
+    ],
     ids=["region-shape", "unit-dimension-dropped"],
-)  # fmt: skip
+)
 def test_match_buffer_of_the_region_shape_or_dropping_unit_dimensions_lowers_and_runs(
     shape, region, rows, columns
 ):

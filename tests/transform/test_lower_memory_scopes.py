@@ -9,7 +9,7 @@ from tessel.ir.target import Target
 from tessel.script import tir as T
 from tessel.testing import check_same_results
 from tessel.tir.stmt import Allocate
-from tessel.transform import LowerMemoryScopes, LoweringError
+from tessel.transform import LoweringError, LowerMemoryScopes
 
 
 @T.prim_func
@@ -45,8 +45,11 @@ def _placements(func):
 def test_each_allocation_records_where_the_rule_puts_it_for_the_target(target, small, large):
     after = LowerMemoryScopes(target=target)(IRModule.from_func(temporaries))["temporaries"]
     assert _placements(after) == {
-        "small": small, "large": large, "forced": "stack", "pooled": "workspace"
-    }  # fmt: skip
+        "small": small,
+        "large": large,
+        "forced": "stack",
+        "pooled": "workspace",
+    }
     check_same_results(temporaries, after)
 
 

@@ -34,8 +34,12 @@ def _lower_opaque(func, **options):
 def _lower_blocks(func, **options):
     """Every block pass in pipeline order, so a test can start from a block-level function."""
     mod = IRModule.from_func(func)
-    for pass_ in (LowerInitBlock(), ConvertBlocksToOpaque(), LowerMatchBuffer(),
-                  LowerOpaqueBlock(**options)):  # fmt: skip
+    for pass_ in (
+        LowerInitBlock(),
+        ConvertBlocksToOpaque(),
+        LowerMatchBuffer(),
+        LowerOpaqueBlock(**options),
+    ):
         mod = pass_(mod)
     return mod[func.name]
 

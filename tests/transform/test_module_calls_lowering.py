@@ -19,7 +19,7 @@ from tessel.tir.stmt import Allocate, Evaluate
 from tessel.transform import lower
 from tessel.transform.memory_usage import memory_usage
 
-KERNELS = '''
+KERNELS = """
     @T.prim_func
     def add_one(a: T.Buffer((8,), "float32"), b: T.Buffer((8,), "float32")):
         for i in range(8):
@@ -33,9 +33,10 @@ KERNELS = '''
             S[i] = a[i] * s
         for i in range(8):
             b[i] = S[i]
-'''
+"""
 
-TWO_VIEWS = '''
+TWO_VIEWS = (
+    """
 @I.ir_module
 class Module:
     @T.prim_func
@@ -46,7 +47,9 @@ class Module:
         Module.add_one(x.data, T.address_of(t0[0]))
         Module.scale(T.address_of(t0[0]), T.address_of(t1[0]), T.float32(3))
         Module.add_one(T.address_of(t1[0]), y.data)
-''' + KERNELS
+"""
+    + KERNELS
+)
 
 
 FLOATS = 'x: T.Buffer((8,), "float32"), y: T.Buffer((8,), "float32")'
@@ -106,16 +109,27 @@ def test_calls_use_the_modules_global_vars():
     ("body", "rule", "message"),
     [
         ("Module.add_one(x.data)", "module-call.arity", "with 1 arguments, but it takes 2"),
-        ("Module.scale(x.data, y.data, x.data)", "module-call.argument-kind",
-         "`s` is a float32 scalar"),
-        ("Module.add_one(x.data, T.float32(1))", "module-call.argument-kind",
-         "`b` is a buffer"),
-        ("Module.scale(x.data, y.data, T.int64(3))", "module-call.argument-dtype",
-         "`s` is float32"),
-        ("T.evaluate(Module.add_one(x.data, y.data) + 1)", "module-call.position",
-         "inside an expression"),
-        ("Module.add_one(T.address_of(x[0]), T.address_of(x[4]))", "module-call.overlap",
-         "overlapping memory"),
+        (
+            "Module.scale(x.data, y.data, x.data)",
+            "module-call.argument-kind",
+            "`s` is a float32 scalar",
+        ),
+        ("Module.add_one(x.data, T.float32(1))", "module-call.argument-kind", "`b` is a buffer"),
+        (
+            "Module.scale(x.data, y.data, T.int64(3))",
+            "module-call.argument-dtype",
+            "`s` is float32",
+        ),
+        (
+            "T.evaluate(Module.add_one(x.data, y.data) + 1)",
+            "module-call.position",
+            "inside an expression",
+        ),
+        (
+            "Module.add_one(T.address_of(x[0]), T.address_of(x[4]))",
+            "module-call.overlap",
+            "overlapping memory",
+        ),
     ],
 )
 def test_broken_calls_are_refused_before_lowering(body, rule, message):
@@ -153,7 +167,7 @@ def test_a_pointer_of_another_element_type_is_refused():
 
 
 def test_recursion_is_refused():
-    mod = parse('''
+    mod = parse("""
 @I.ir_module
 class Module:
     @T.prim_func
@@ -167,14 +181,14 @@ class Module:
     @T.prim_func
     def pong(x: T.Buffer((8,), "float32")):
         Module.ping(x.data)
-''')
+""")
     with pytest.raises(ModuleCallError, match="ping -> pong -> ping") as info:
         lower(mod)
     assert info.value.rule == "module-call.recursion"
 
 
 def test_a_callee_with_an_unknowable_size_is_refused():
-    mod = parse('''
+    mod = parse("""
 @I.ir_module
 class Module:
     @T.prim_func
@@ -187,7 +201,7 @@ class Module:
         A = T.match_buffer(a, (n,), "float32")
         for i in range(n):
             A[i] = T.float32(0)
-''')
+""")
     with pytest.raises(ModuleCallError, match="`n`") as info:
         lower(mod)
     assert info.value.rule == "module-call.size-symbol"

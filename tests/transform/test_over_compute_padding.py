@@ -19,20 +19,27 @@ def run_pass(func):
 
 
 @T.prim_func
-def padded_matmul(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
-                  C: T.Buffer((128, 128), "float32")):
+def padded_matmul(
+    A: T.Buffer((128, 128), "float32"),
+    B: T.Buffer((128, 128), "float32"),
+    C: T.Buffer((128, 128), "float32"),
+):
     for ax0, ax1 in T.grid(128, 128):
         with T.block("A_assumption"):
             v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
             T.reads(A[v_ax0, v_ax1])
             T.writes()
-            T.evaluate(T.assume(not (v_ax0 >= 127 or v_ax1 >= 127) or A[v_ax0, v_ax1] == T.float32(0)))
+            T.evaluate(
+                T.assume(not (v_ax0 >= 127 or v_ax1 >= 127) or A[v_ax0, v_ax1] == T.float32(0))
+            )
     for ax0, ax1 in T.grid(128, 128):
         with T.block("B_assumption"):
             v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
             T.reads(B[v_ax0, v_ax1])
             T.writes()
-            T.evaluate(T.assume(not (v_ax0 >= 127 or v_ax1 >= 127) or B[v_ax0, v_ax1] == T.float32(0)))
+            T.evaluate(
+                T.assume(not (v_ax0 >= 127 or v_ax1 >= 127) or B[v_ax0, v_ax1] == T.float32(0))
+            )
     for i, j, k in T.grid(128, 128, 128):
         with T.block("compute"):
             vi, vj = T.axis.remap("SS", [i, j])
@@ -40,7 +47,9 @@ def padded_matmul(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "f
             T.where(k < 127)
             with T.init():
                 C[vi, vj] = T.float32(0)
-            C[vi, vj] = T.if_then_else(vi >= 127 or vj >= 127, T.float32(0), C[vi, vj] + A[vi, vk] * B[vk, vj])
+            C[vi, vj] = T.if_then_else(
+                vi >= 127 or vj >= 127, T.float32(0), C[vi, vj] + A[vi, vk] * B[vk, vj]
+            )
 
 
 def test_padding_branch_and_reduction_guard_are_removed_under_the_constraints():
@@ -92,14 +101,21 @@ def seed_padded_matmul_schedule(matmul, pad_value):
     for loop in sch.get_loops(block):
         sch.fuse(*sch.split(loop, factors=[4, 32]))
     for name in ("A", "B", "C"):
-        sch.transform_layout(block, name, lambda a, b: ((a // 32) * 32 + a % 32, (b // 32) * 32 + b % 32),
-                             pad_value=pad_value)
+        sch.transform_layout(
+            block,
+            name,
+            lambda a, b: ((a // 32) * 32 + a % 32, (b // 32) * 32 + b % 32),
+            pad_value=pad_value,
+        )
     return sch
 
 
 @T.prim_func
-def matmul(A: T.Buffer((127, 127), "float32"), B: T.Buffer((127, 127), "float32"),
-           C: T.Buffer((127, 127), "float32")):
+def matmul(
+    A: T.Buffer((127, 127), "float32"),
+    B: T.Buffer((127, 127), "float32"),
+    C: T.Buffer((127, 127), "float32"),
+):
     for i, j, k in T.grid(127, 127, 127):
         with T.block("compute"):
             vi, vj, vk = T.axis.remap("SSR", [i, j, k])
@@ -114,7 +130,7 @@ def test_seed_matmul_padded_to_128_lowers_to_c_without_a_branch_in_the_innermost
     text = lowered["matmul"].script()
     assert "if_then_else" not in text and "< 127" not in text
     source = generate_c_source(sch.func)
-    innermost = source[source.rindex("for ("):]
+    innermost = source[source.rindex("for (") :]
     # The only test left in the innermost loop is the reduction's init (`k == 0`).
     assert "127" not in innermost and "?" not in innermost, innermost
     assert re.findall(r"\bif \(\((\w+) == 0\)\)", innermost) == ["k_0_k_1_fused"], innermost

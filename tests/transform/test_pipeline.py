@@ -12,6 +12,7 @@ from tessel.ir.functor import post_order
 from tessel.ir.module import IRModule
 from tessel.ir.target import Target
 from tessel.ir.transform import PassTimingInstrument
+from tessel.script import tir as T
 from tessel.support.dtype import float32, int64
 from tessel.support.errors import InternalError, UserError
 from tessel.testing.ir_programs import TRUE, loops, matmul, prim_func, seq, store
@@ -19,7 +20,6 @@ from tessel.tir import builtin, interpreter
 from tessel.tir.block import Block
 from tessel.tir.buffer import BufferLoad, decl_buffer
 from tessel.tir.stmt import Allocate, BufferStore, DeclBuffer, Evaluate
-from tessel.script import tir as T
 from tessel.transform import LoweringError, RemoveAssume, RemoveUndefStores, lower
 from tessel.transform.postconditions import check_postcondition
 
@@ -28,12 +28,28 @@ def test_lower_runs_the_passes_in_order_and_reports_each_to_instruments():
     timing = PassTimingInstrument()
     lowered = lower(matmul(8), instruments=[timing], verify=True)
     assert [name for name, _ in timing.timings] == [
-        "over_compute_padding", "lower_init_block", "plan_buffer_allocation",
-        "convert_blocks_to_opaque", "compact_buffer_allocation", "lower_match_buffer",
-        "lower_opaque_block", "unswitch_guards",
-        "simplify", "remove_assume", "remove_undef_stores", "flatten_buffer", "storage_rewrite",
-        "unroll_loop", "vectorize_loop", "lower_division",
-        "extract_constants", "lower_memory_scopes"]  # fmt: skip
+        "over_compute_padding",
+        "lower_init_block",
+        "plan_buffer_allocation",
+        "convert_blocks_to_opaque",
+        "compact_buffer_allocation",
+        "lower_match_buffer",
+        "lower_opaque_block",
+        "unswitch_guards",
+        "simplify",
+        "remove_assume",
+        "remove_undef_stores",
+        "flatten_buffer",
+        "storage_rewrite",
+        "unroll_loop",
+        "vectorize_loop",
+        "lower_division",
+        "extract_constants",
+        "lower_memory_scopes",
+        "clamp_vector_exp",
+        "deinterleave_loads",
+        "auto_unroll_loop",
+    ]
     func = lowered["matmul"]
     nodes = list(post_order(func.body))
     assert not any(isinstance(n, Block) for n in nodes)
@@ -48,10 +64,23 @@ def test_lower_accepts_a_module_and_keeps_its_function_names():
 def test_assumptions_and_undef_stores_are_removed_without_changing_results():
     a_buf, out = decl_buffer((8,), "int32", "A"), decl_buffer((8,), "int32", "out")
     pad = decl_buffer((8,), "int32", "pad")
-    body = Allocate(pad.data, pad.dtype, pad.shape, TRUE, DeclBuffer(pad, loops((8,), lambda i: seq(
-        Evaluate(builtin.assume(B.ge(a_buf[i], 0))),
-        store(pad, (i,), builtin.undef("int32")),
-        store(out, (i,), a_buf[i] + 1)))))  # fmt: skip
+    body = Allocate(
+        pad.data,
+        pad.dtype,
+        pad.shape,
+        TRUE,
+        DeclBuffer(
+            pad,
+            loops(
+                (8,),
+                lambda i: seq(
+                    Evaluate(builtin.assume(B.ge(a_buf[i], 0))),
+                    store(pad, (i,), builtin.undef("int32")),
+                    store(out, (i,), a_buf[i] + 1),
+                ),
+            ),
+        ),
+    )
     func = prim_func("clean", (a_buf, out), body)
     mod = RemoveUndefStores()(RemoveAssume()(IRModule.from_func(func)))
     calls = [n for n in post_order(mod["clean"].body) if isinstance(n, Evaluate | BufferLoad)]

@@ -11,14 +11,14 @@ from tessel.script import parse
 from tessel.tir.stmt import For
 from tessel.transform.lower_opaque_block import DROPPED_ANNOTATIONS_ATTR
 
-ANNOTATED = '''
+ANNOTATED = """
 @T.prim_func
 def annotated(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
     for i in T.serial(8, annotations={"pragma_list": [1, 2, 3], "meta": {"tile": [4, 2]}}):
         with T.block("B"):
             vi = T.axis.spatial(8, i)
             B[vi] = A[vi] + T.float32(1)
-'''
+"""
 
 
 def test_print_after_all_shows_the_seed_matmul_after_every_pass():

@@ -4,9 +4,9 @@ dtype and attach scope; the rest is left alone; results agree (interpreter, C)."
 import pytest
 
 from tessel.ir.functor import post_order
-from tessel.ir.substitute import substitute
 from tessel.ir.module import IRModule
 from tessel.ir.node import with_changes
+from tessel.ir.substitute import substitute
 from tessel.script import tir as T
 from tessel.support.errors import InternalError
 from tessel.testing import assert_structural_equal, check_same_results
@@ -438,8 +438,11 @@ def test_a_freed_allocation_goes_to_the_temporary_it_fits_best():
     after = _rewrite(before)
     sizes = {a.buffer_var.name: a.extents[0].value for a in _allocations(after)}
     assert sizes == {"X": 64, "Y": 8}
-    declared = {n.buffer.name: n.buffer.data.name for n in post_order(after.body)
-                if isinstance(n, DeclBuffer)}  # fmt: skip
+    declared = {
+        n.buffer.name: n.buffer.data.name
+        for n in post_order(after.body)
+        if isinstance(n, DeclBuffer)
+    }
     assert declared == {"X": "X", "Y": "Y", "Z": "Y", "W": "X"}
     check_same_results(before, after)
 

@@ -141,8 +141,11 @@ def test_a_two_dimensional_tile_has_at_most_four_copies_per_loop_body():
 
 def _matmul(n: int):
     @T.prim_func
-    def matmul(A: T.Buffer((n, n), "float32"), B: T.Buffer((n, n), "float32"),
-               C: T.Buffer((n, n), "float32")):  # fmt: skip
+    def matmul(
+        A: T.Buffer((n, n), "float32"),
+        B: T.Buffer((n, n), "float32"),
+        C: T.Buffer((n, n), "float32"),
+    ):
         for i, j, k in T.grid(n, n, n):
             with T.block("C"):
                 vi, vj, vk = T.axis.remap("SSR", [i, j, k])
@@ -185,9 +188,14 @@ def test_tiled_matmul_tail_has_a_guard_free_copy_and_matches_numpy():
     interpreter.run(lowered, a, b, c_interpreted)
     np.testing.assert_allclose(c_interpreted, a @ b, rtol=1e-5, atol=1e-5)
     # Some vector store of C is unpredicated: the full tiles run without masks.
-    stores = [n for n in post_order(lowered.body)
-              if getattr(n, "buffer", None) is not None and n.buffer.name == "C"
-              and type(n).__name__ == "BufferStore" and n.value.dtype.is_vector]  # fmt: skip
+    stores = [
+        n
+        for n in post_order(lowered.body)
+        if getattr(n, "buffer", None) is not None
+        and n.buffer.name == "C"
+        and type(n).__name__ == "BufferStore"
+        and n.value.dtype.is_vector
+    ]
     assert any(store.predicate is None for store in stores)
     assert any(store.predicate is not None for store in stores)
 

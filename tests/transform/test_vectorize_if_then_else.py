@@ -60,8 +60,9 @@ def test_a_condition_varying_by_lane_masks_the_loads_of_each_branch():
 
 def test_a_load_every_lane_shares_is_masked_by_a_condition_no_lane_takes():
     @T.prim_func
-    def never(A: T.Buffer((8,), "float32"), s: T.Buffer((4,), "float32"),
-              B: T.Buffer((8,), "float32")):  # fmt: skip
+    def never(
+        A: T.Buffer((8,), "float32"), s: T.Buffer((4,), "float32"), B: T.Buffer((8,), "float32")
+    ):
         for i in T.vectorized(8):
             with T.block("B"):
                 vi = T.axis.remap("S", [i])
@@ -70,7 +71,8 @@ def test_a_load_every_lane_shares_is_masked_by_a_condition_no_lane_takes():
 
     lowered = lower(never, verify=True)
     (store,) = _vector_stores(lowered)
-    (shared,) = [n for n in post_order(store.value)
-                 if isinstance(n, BufferLoad) and n.buffer.name == "s"]  # fmt: skip
+    (shared,) = [
+        n for n in post_order(store.value) if isinstance(n, BufferLoad) and n.buffer.name == "s"
+    ]
     assert shared.predicate is not None
     check_same_results(never, lowered)

@@ -18,7 +18,9 @@ def _head_merge(heads: int, width: int, chunk: int):
     """B[i, j] = A[j // width, i, j % width] (attention's heads merged), j in chunks."""
 
     @T.prim_func
-    def merge(A: T.Buffer((heads, 4, width), "float32"), B: T.Buffer((4, heads * width), "float32")):
+    def merge(
+        A: T.Buffer((heads, 4, width), "float32"), B: T.Buffer((4, heads * width), "float32")
+    ):
         for i, j in T.grid(4, heads * width):
             with T.block("B"):
                 vi, vj = T.axis.remap("SS", [i, j])

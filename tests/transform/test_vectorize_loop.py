@@ -69,7 +69,7 @@ def test_split_and_vectorized_loop_becomes_vector_stores_without_a_scalar_tail(n
     assert (vstore.predicate is not None) == (n % 8 != 0)
     source = generate_c_source(scheduled)
     assert "#pragma omp simd\n" not in source.split("v_main")[0]
-    body = source[source.index("TESSEL_EXPORT int32_t"):]
+    body = source[source.index("TESSEL_EXPORT int32_t") :]
     assert len(re.findall(r"for \(int32_t i", body)) == 1  # only the outer loop
     assert f"tessel_{dtype}x8" in source
     a = (np.arange(n) - 50).astype(dtype)
@@ -90,8 +90,12 @@ def test_the_interpreter_runs_the_vectorized_ir_with_predicates():
 
 def test_elementwise_chain_with_a_broadcast_scalar_parameter():
     @T.prim_func
-    def chain(A: T.Buffer((64,), "float32"), C: T.Buffer((64,), "float32"),
-              B: T.Buffer((64,), "float32"), s: T.float32):
+    def chain(
+        A: T.Buffer((64,), "float32"),
+        C: T.Buffer((64,), "float32"),
+        B: T.Buffer((64,), "float32"),
+        s: T.float32,
+    ):
         for i in range(64):
             with T.block("B"):
                 vi = T.axis.remap("S", [i])
@@ -333,8 +337,11 @@ def test_a_data_dependent_guard_reads_only_the_enabled_lanes():
 def test_the_interpreter_refuses_an_unmasked_vector_load_past_the_buffer():
     @T.prim_func
     def unmasked(A: T.Buffer((6,), "float32"), B: T.Buffer((6,), "float32")):
-        B.vstore([T.Ramp(0, 1, 8)], A.vload([T.Ramp(0, 1, 8)]),
-                 predicate=T.Ramp(0, 1, 8) < T.Broadcast(6, 8))  # fmt: skip
+        B.vstore(
+            [T.Ramp(0, 1, 8)],
+            A.vload([T.Ramp(0, 1, 8)]),
+            predicate=T.Ramp(0, 1, 8) < T.Broadcast(6, 8),
+        )
 
     with pytest.raises(InterpreterError, match="outside its shape"):
         interpreter.run(unmasked, np.zeros(6, "float32"), np.zeros(6, "float32"))

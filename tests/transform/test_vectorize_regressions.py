@@ -8,14 +8,14 @@ import numpy as np
 from tessel.driver import build
 from tessel.ir.expr import Broadcast
 from tessel.ir.functor import post_order
+from tessel.ir.module import IRModule
+from tessel.ir.target import Target
+from tessel.ir.transform import PassContext
 from tessel.schedule import Schedule
 from tessel.script import tir as T
 from tessel.testing import check_same_results
 from tessel.tir import interpreter
 from tessel.tir.buffer import BufferLoad
-from tessel.ir.module import IRModule
-from tessel.ir.target import Target
-from tessel.ir.transform import PassContext
 from tessel.transform import lower
 from tessel.transform.pipeline import default_passes
 from tessel.transform.postconditions import check_postcondition
@@ -53,8 +53,11 @@ def _lower_keeping_guards(mod: IRModule) -> IRModule:
 
 def test_lane_invariant_load_under_a_guard_is_masked():
     lowered = _lower_keeping_guards(_scheduled())
-    (load,) = [n for n in post_order(lowered["main"].body)
-               if isinstance(n, BufferLoad) and n.buffer.name == "b"]  # fmt: skip
+    (load,) = [
+        n
+        for n in post_order(lowered["main"].body)
+        if isinstance(n, BufferLoad) and n.buffer.name == "b"
+    ]
     assert load.predicate is not None
     assert isinstance(load.indices[0], Broadcast)
     a, b = np.ones((8, 1), "float32"), np.arange(8, dtype="float32")
@@ -66,8 +69,11 @@ def test_lane_invariant_load_under_a_guard_is_masked():
 def test_lane_invariant_guard_is_hoisted_out_of_the_vector_loop():
     """With UnswitchGuards, the guard is a scalar test per row and the load needs no mask."""
     lowered = lower(_scheduled(), verify=True)
-    loads = [n for n in post_order(lowered["main"].body)
-             if isinstance(n, BufferLoad) and n.buffer.name == "b"]  # fmt: skip
+    loads = [
+        n
+        for n in post_order(lowered["main"].body)
+        if isinstance(n, BufferLoad) and n.buffer.name == "b"
+    ]
     assert loads and all(load.predicate is None for load in loads)
 
 
@@ -91,8 +97,11 @@ def test_lane_invariant_load_without_a_guard_stays_scalar():
     i, j = sch.get_loops(sch.get_block("C"))
     sch.vectorize(j, vector_length=3)
     lowered = lower(sch.mod, verify=True)
-    (load,) = [n for n in post_order(lowered["main"].body)
-               if isinstance(n, BufferLoad) and n.buffer.name == "b"]  # fmt: skip
+    (load,) = [
+        n
+        for n in post_order(lowered["main"].body)
+        if isinstance(n, BufferLoad) and n.buffer.name == "b"
+    ]
     assert load.predicate is None
     assert not load.dtype.is_vector
     check_same_results(_add_row_bias, sch.mod)

@@ -40,8 +40,14 @@ def detect_iter_map(
         raise ValueError(f"check_level must be one of {CHECK_LEVELS}, got {check_level!r}")
     prover = Prover(analyzer if analyzer is not None else Analyzer())
     try:
-        sums = _detect(indices, input_iters, builders.convert(predicate), check_level, prover,
-                       simplify_trivial_iterators)
+        sums = _detect(
+            indices,
+            input_iters,
+            builders.convert(predicate),
+            check_level,
+            prover,
+            simplify_trivial_iterators,
+        )
     except NotIterMapError as err:
         return IterMapResult(errors=(str(err),))
     return IterMapResult(indices=sums)

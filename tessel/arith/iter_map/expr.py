@@ -144,10 +144,10 @@ def _split_to_expr(split: IterSplitExpr) -> PrimExpr:
     if builders.is_const_int(split.lower_factor, 1) and same_value(split.extent, mark_extent):
         digit = source
     else:
-        digit = builders.floordiv(source, split.lower_factor)
         covered = builders.mul(split.lower_factor, split.extent)
         if not same_value(covered, mark_extent):  # the top digit needs no modulo
-            digit = builders.floormod(digit, split.extent)
+            source = builders.floormod(source, covered)  # TVM's `x % (l * e) // l`
+        digit = builders.floordiv(source, split.lower_factor)
     return builders.mul(digit, split.scale)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from tessel.arith.analyzer import Analyzer
 from tessel.arith.iter_map.expr import same_value
 from tessel.ir import builders
-from tessel.ir.expr import IntImm, PrimExpr
+from tessel.ir.expr import IntImm, Mul, PrimExpr
 
 
 class Prover:
@@ -28,6 +28,8 @@ class Prover:
             return a.value % b.value == 0
         if builders.is_const_int(b, 1) or builders.is_const_int(a, 0) or self.equal(a, b):
             return True
+        if _without_factor(a, b) is not None:
+            return True
         return self.prove(builders.eq(builders.floormod(a, b), 0))
 
     def prove(self, condition: PrimExpr) -> bool:
@@ -46,8 +48,27 @@ class Prover:
             return a
         if self.equal(a, b):
             return builders.const(1, a.dtype)
+        rest = _without_factor(a, b)
+        if rest is not None:
+            return self.simplify(rest)
         return self.simplify(builders.floordiv(a, b))
 
     def simplify(self, value: PrimExpr) -> PrimExpr:
         """`value` simplified (constants are already folded by the builders)."""
         return value if isinstance(value, IntImm) else self.analyzer.simplify(value)
+
+
+def _without_factor(product: PrimExpr, factor: PrimExpr) -> PrimExpr | None:
+    """`product / factor` when `factor` is literally one factor of the product `product` (a
+    symbolic extent `16 * n` split by `n`, which the simplifier does not reduce), else None."""
+    if not isinstance(product, Mul):
+        return None
+    if same_value(product.b, factor):
+        return product.a
+    if same_value(product.a, factor):
+        return product.b
+    for side, other in ((product.a, product.b), (product.b, product.a)):
+        rest = _without_factor(side, factor)
+        if rest is not None:
+            return builders.mul(rest, other)
+    return None

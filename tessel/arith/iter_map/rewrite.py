@@ -25,8 +25,12 @@ from tessel.ir.functor import post_order
 class IterMapRewriter:
     """Turns expressions over the input iterators into IterSumExprs (raises NotIterMapError)."""
 
-    def __init__(self, input_iters: Mapping[Var, Range], prover: Prover,
-                 simplify_trivial_iterators: bool = True) -> None:  # fmt: skip
+    def __init__(
+        self,
+        input_iters: Mapping[Var, Range],
+        prover: Prover,
+        simplify_trivial_iterators: bool = True,
+    ) -> None:
         self.prover = prover
         self.simplify_trivial = simplify_trivial_iterators
         self.fuser = Fuser(prover)

@@ -70,8 +70,14 @@ def subspace_divide(
     `preserve_unit_iters` a loop of extent 1 stays in the parts it binds.
     """
     analyzer = analyzer if analyzer is not None else Analyzer()
-    detected = detect_iter_map(bindings, input_iters, predicate, check_level, analyzer,
-                               simplify_trivial_iterators=not preserve_unit_iters)
+    detected = detect_iter_map(
+        bindings,
+        input_iters,
+        predicate,
+        check_level,
+        analyzer,
+        simplify_trivial_iterators=not preserve_unit_iters,
+    )
     if not detected:
         return []
     divider = _Divider(collect_splits(detected.indices), set(sub_iters), Prover(analyzer))

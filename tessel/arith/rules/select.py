@@ -19,14 +19,25 @@ def _equal_under_negation(m: Match) -> bool:
         return m.analyzer.can_prove_equal(m.x, m.y, exact=False)
 
 
-SELECT_RULES = RuleSet("select", [
-    Rule("select-same", pselect(c, x, x), x),
-    Rule("select-not", pselect(~c, x, y), pselect(c, y, x)),
-    Rule("select-true-branch-everywhere", pselect(c, x, y), y, when=_equal_under_condition),
-    Rule("select-false-branch-everywhere", pselect(c, x, y), x, when=_equal_under_negation),
-    Rule("if-then-else-same", pif_then_else(c, x, x), x),
-    Rule("if-then-else-true-branch-everywhere", pif_then_else(c, x, y), y,
-         when=_equal_under_condition),
-    Rule("if-then-else-false-branch-everywhere", pif_then_else(c, x, y), x,
-         when=_equal_under_negation),
-])  # fmt: skip
+SELECT_RULES = RuleSet(
+    "select",
+    [
+        Rule("select-same", pselect(c, x, x), x),
+        Rule("select-not", pselect(~c, x, y), pselect(c, y, x)),
+        Rule("select-true-branch-everywhere", pselect(c, x, y), y, when=_equal_under_condition),
+        Rule("select-false-branch-everywhere", pselect(c, x, y), x, when=_equal_under_negation),
+        Rule("if-then-else-same", pif_then_else(c, x, x), x),
+        Rule(
+            "if-then-else-true-branch-everywhere",
+            pif_then_else(c, x, y),
+            y,
+            when=_equal_under_condition,
+        ),
+        Rule(
+            "if-then-else-false-branch-everywhere",
+            pif_then_else(c, x, y),
+            x,
+            when=_equal_under_negation,
+        ),
+    ],
+)

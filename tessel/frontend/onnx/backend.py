@@ -43,8 +43,9 @@ class TesselBackendRep(BackendRep):
         # Graph inputs whose values the import needs: bound at `run`, one library per value.
         self.value_inputs: tuple[str, ...] = ()
         # Sequence inputs: a library per list of their tensors' shapes (graphs are static).
-        self.sequence_inputs = tuple(i.name for i in model.graph.input
-                                     if sequence_elem_type(i.type) is not None)  # fmt: skip
+        self.sequence_inputs = tuple(
+            i.name for i in model.graph.input if sequence_elem_type(i.type) is not None
+        )
         self._libraries: OrderedDict[_Key, CompiledModel] = OrderedDict()
         if self.sequence_inputs:
             return
@@ -81,8 +82,12 @@ class TesselBackendRep(BackendRep):
         missing = [n for n in self.input_names if n not in given]
         if missing:
             raise ValueError(f"no value given for inputs {missing}")
-        return {n: [np.asarray(a) for a in given[n]] if n in self.sequence_inputs
-                else np.asarray(given[n]) for n in self.input_names}  # fmt: skip
+        return {
+            n: [np.asarray(a) for a in given[n]]
+            if n in self.sequence_inputs
+            else np.asarray(given[n])
+            for n in self.input_names
+        }
 
     def _library(self, values: dict[str, np.ndarray]) -> CompiledModel:
         while True:
@@ -107,8 +112,10 @@ class TesselBackendRep(BackendRep):
     def _shapes_key(self, values: dict[str, Any]) -> _Key:
         """With sequence inputs, every input's shapes (a library per shapes), else nothing."""
         shapes = self._static_shapes(values) or {}
-        return tuple((n, "", tuple(map(tuple, s)) if n in self.sequence_inputs else tuple(s), b"")
-                     for n, s in shapes.items())  # fmt: skip
+        return tuple(
+            (n, "", tuple(map(tuple, s)) if n in self.sequence_inputs else tuple(s), b"")
+            for n, s in shapes.items()
+        )
 
     def _shape_of(self, value: Any) -> Any:
         return tuple(a.shape for a in value) if isinstance(value, list) else value.shape
@@ -117,8 +124,11 @@ class TesselBackendRep(BackendRep):
         """With sequence inputs, every input's shape as given (the model compiles per shapes)."""
         if not self.sequence_inputs:
             return None
-        return {n: (list(self._shape_of(values[n])) if n in self.sequence_inputs
-                    else values[n].shape) for n in self.input_names if n not in self.value_inputs}
+        return {
+            n: (list(self._shape_of(values[n])) if n in self.sequence_inputs else values[n].shape)
+            for n in self.input_names
+            if n not in self.value_inputs
+        }
 
     def _need(self, err: ValueNeededError) -> None:
         new = [n for n in err.inputs if n in self.input_names and n not in self.value_inputs]

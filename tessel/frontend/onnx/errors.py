@@ -17,22 +17,29 @@ class DynamicInputError(OnnxImportError):
     (1 for each dynamic dimension; None when the model gives no shape at all); the hint says how
     to give it from Python (`shape=`) or, after `for_command_line`, with `--shape`."""
 
-    def __init__(self, message: str, input_name: str, suggestion: tuple[int, ...] | None,
-                 *, command_line: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        message: str,
+        input_name: str,
+        suggestion: tuple[int, ...] | None,
+        *,
+        command_line: bool = False,
+    ) -> None:
         if command_line:
             dims = "x".join(map(str, suggestion)) if suggestion is not None else "D1xD2x..."
             hint = f"Tessel compiles static shapes; give them: --shape {input_name}={dims}"
         else:
             dims = str(suggestion) if suggestion is not None else "(...)"
-            hint = f"Tessel compiles static shapes; give them: from_onnx(model, shape={{" \
-                f"{input_name!r}: {dims}}})"  # fmt: skip
+            hint = (
+                f"Tessel compiles static shapes; give them: from_onnx(model, shape={{"
+                f"{input_name!r}: {dims}}})"
+            )
         super().__init__(message, rule="onnx.dynamic-input", hint=hint)
         self.input_name, self.suggestion = input_name, suggestion
 
     def for_command_line(self) -> DynamicInputError:
         """The same error with the hint given as the `tessel` command's `--shape` flag."""
-        return DynamicInputError(self.message, self.input_name, self.suggestion,
-                                 command_line=True)  # fmt: skip
+        return DynamicInputError(self.message, self.input_name, self.suggestion, command_line=True)
 
 
 class ValueNeededError(OnnxImportError):

@@ -25,11 +25,32 @@ HALVES = frozenset({"float16", "bfloat16"})  # the 16-bit floats computed in flo
 WIDE = "float32"
 
 # Operators that move, select or convert elements without arithmetic on them.
-STORAGE_OPS = frozenset({
-    "Cast", "CastLike", "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
-    "Concat", "Split", "Slice", "Gather", "GatherElements", "GatherND", "Expand", "Tile",
-    "Shape", "Size", "Constant", "ConstantOfShape", "Dropout", "BitCast",
-})  # fmt: skip
+STORAGE_OPS = frozenset(
+    {
+        "Cast",
+        "CastLike",
+        "Identity",
+        "Reshape",
+        "Flatten",
+        "Squeeze",
+        "Unsqueeze",
+        "Transpose",
+        "Concat",
+        "Split",
+        "Slice",
+        "Gather",
+        "GatherElements",
+        "GatherND",
+        "Expand",
+        "Tile",
+        "Shape",
+        "Size",
+        "Constant",
+        "ConstantOfShape",
+        "Dropout",
+        "BitCast",
+    }
+)
 
 
 # Operators with subgraphs: the nodes of their bodies are converted one by one, each by this rule.

@@ -182,7 +182,10 @@ class _GraphImporter:
         if given is None:
             raise DynamicInputError(
                 f"{self.prefix}graph input `{proto.name}` is a sequence; give the shape of each "
-                "of its tensors", proto.name, None)
+                "of its tensors",
+                proto.name,
+                None,
+            )
         items = []
         for k, dims in enumerate(given):
             var = Var(f"{proto.name}_{k}", TensorType(tuple(int(d) for d in dims), dtype))
@@ -228,8 +231,10 @@ class _GraphImporter:
             results = converter(node)
             if not isinstance(results, list | tuple):
                 results = [results]
-            values = [_output_value(node, position, results) if out else None
-                      for position, out in enumerate(proto.output)]  # fmt: skip
+            values = [
+                _output_value(node, position, results) if out else None
+                for position, out in enumerate(proto.output)
+            ]
         for out, value in zip(proto.output, values, strict=True):
             if value is not None:
                 self.values[out] = value

@@ -57,8 +57,12 @@ def infer_output_types(
         inferred = onnx.shape_inference.infer_node_outputs(
             schema, _with_defaults(proto), types, data, opset_imports=list(opset_imports)
         )
-    except (onnx.shape_inference.InferenceError, onnx.defs.SchemaError,
-            onnx.checker.ValidationError, RuntimeError) as err:  # fmt: skip
+    except (
+        onnx.shape_inference.InferenceError,
+        onnx.defs.SchemaError,
+        onnx.checker.ValidationError,
+        RuntimeError,
+    ) as err:
         raise OnnxImportError(
             f"{proto.op_type} node `{name}`: ONNX shape inference rejects it: {err}",
             rule="onnx.invalid-node",
@@ -69,8 +73,9 @@ def infer_output_types(
 def _with_defaults(proto: onnx.NodeProto) -> onnx.NodeProto:
     """`proto`, or a copy with the defaults in _UNAPPLIED_DEFAULTS it omits set explicitly."""
     given = {a.name for a in proto.attribute}
-    missing = {k: v for k, v in _UNAPPLIED_DEFAULTS.get(proto.op_type, {}).items()
-               if k not in given}  # fmt: skip
+    missing = {
+        k: v for k, v in _UNAPPLIED_DEFAULTS.get(proto.op_type, {}).items() if k not in given
+    }
     if not missing:
         return proto
     copy = onnx.NodeProto()

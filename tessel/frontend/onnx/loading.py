@@ -12,8 +12,10 @@ from onnx.external_data_helper import load_external_data_for_model, uses_externa
 
 from tessel.frontend.onnx.errors import OnnxImportError
 
-_REEXPORT = "export the model again (torch.onnx.export, tf2onnx, ...) and check it with " \
-    "onnx.checker.check_model"  # fmt: skip
+_REEXPORT = (
+    "export the model again (torch.onnx.export, tf2onnx, ...) and check it with "
+    "onnx.checker.check_model"
+)
 
 
 def load_model(model: onnx.ModelProto | str | Path) -> onnx.ModelProto:
@@ -55,10 +57,16 @@ def _check_structure(model: onnx.ModelProto, source: str, no_model: str) -> None
     """A graph with outputs; `no_model` says what `source` is when it has nothing at all."""
     if not model.HasField("graph"):
         if model.ir_version == 0:  # bytes that happen to parse as a protobuf message
-            raise OnnxImportError(f"{source} {no_model}: it has no IR version and no graph",
-                                  rule="onnx.not-onnx", hint=_REEXPORT)  # fmt: skip
-        raise OnnxImportError(f"{source} has no graph: there is nothing to compile",
-                              rule="onnx.no-graph", hint=_REEXPORT)  # fmt: skip
+            raise OnnxImportError(
+                f"{source} {no_model}: it has no IR version and no graph",
+                rule="onnx.not-onnx",
+                hint=_REEXPORT,
+            )
+        raise OnnxImportError(
+            f"{source} has no graph: there is nothing to compile",
+            rule="onnx.no-graph",
+            hint=_REEXPORT,
+        )
     if not model.graph.output:
         raise OnnxImportError(
             f"{source}: its graph `{model.graph.name}` declares no outputs, so it computes nothing",
@@ -94,8 +102,10 @@ def _load_external_data(model: onnx.ModelProto, path: Path) -> None:
     try:
         load_external_data_for_model(model, str(base))
     except (OSError, ValueError) as err:
-        raise OnnxImportError(f"{path}: cannot read the external data of its initializers: "
-                              f"{err}", rule="onnx.external-data") from err  # fmt: skip
+        raise OnnxImportError(
+            f"{path}: cannot read the external data of its initializers: {err}",
+            rule="onnx.external-data",
+        ) from err
 
 
 def _check_no_unloaded_external_data(model: onnx.ModelProto) -> None:

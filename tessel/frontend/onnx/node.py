@@ -131,8 +131,11 @@ class OnnxNode:
         ty = self.output_types[index]
         if ty is None:
             # The shape follows from integer inputs computed at run time (Expand's shape, ...).
-            dynamic = [v for v in self.inputs if v is not None and not v.is_constant
-                       and v.type.dtype.startswith(("int", "uint"))]  # fmt: skip
+            dynamic = [
+                v
+                for v in self.inputs
+                if v is not None and not v.is_constant and v.type.dtype.startswith(("int", "uint"))
+            ]
             inputs = tuple(dict.fromkeys(n for v in dynamic for n in graph_inputs_of(v.expr)))
             if inputs:
                 raise ValueNeededError(

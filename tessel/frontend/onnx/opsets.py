@@ -19,7 +19,8 @@ FIRST_OPSET = 7
 LAST_OPSET = 28  # onnx 1.23's newest
 
 
-def every_opset(converter: Converter, first: int = FIRST_OPSET,
-                last: int = LAST_OPSET) -> tuple[Entry, ...]:  # fmt: skip
+def every_opset(
+    converter: Converter, first: int = FIRST_OPSET, last: int = LAST_OPSET
+) -> tuple[Entry, ...]:
     """One converter for every opset from `first` to `last` (the newest covered by default)."""
     return ((first, last, converter),)

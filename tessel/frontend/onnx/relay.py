@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from tessel.graph.expr import Call, Constant, Expr, Tuple, TupleGetItem
+from tessel.graph.expr import Call, Constant, Expr, Tuple, TupleGetItem, derived_name
 from tessel.graph.op import get_op, list_ops
 from tessel.ir.expr import Op
 from tessel.support.errors import InternalError
@@ -22,8 +22,10 @@ def op(name: str) -> Op:
     here, at import, instead of as "unknown operator" at compile."""
     if name not in _OPS:
         if name not in _REGISTERED:
-            raise InternalError(f"an ONNX converter emits graph operator `{name}`, which is not "
-                                "registered (tessel.graph.op)")  # fmt: skip
+            raise InternalError(
+                f"an ONNX converter emits graph operator `{name}`, which is not "
+                "registered (tessel.graph.op)"
+            )
         _OPS[name] = Op(name)
     return _OPS[name]
 
@@ -44,10 +46,7 @@ def folded(source: Expr, value: Any, dtype: str | None = None) -> Constant:
     transposed, reshaped, scaled): named `<name>_folded` after a named `source` (an initializer),
     as FoldConstant's results are, so an exported model keeps its weights' names."""
     constant = const(value, dtype)
-    name = source.name_hint if isinstance(source, Constant) else ""
-    if not name:
-        return constant
-    return Constant(constant.data, name_hint=name if name.endswith("_folded") else f"{name}_folded")
+    return Constant(constant.data, name_hint=derived_name((source,), "_folded"))
 
 
 def tuple_of(fields: Sequence[Expr]) -> Tuple:

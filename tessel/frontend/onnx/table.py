@@ -20,6 +20,7 @@ from tessel.frontend.onnx.opsets import FIRST_OPSET, LAST_OPSET, Converter, Entr
 __all__ = ["CONVERTERS", "FIRST_OPSET", "LAST_OPSET", "lookup", "opset_range",
            "supported_operators"]  # fmt: skip
 
+
 def _converter_modules() -> tuple[ModuleType, ...]:
     """The modules of the converters package that declare a TABLE (the others are helpers)."""
     names = sorted(m.name for m in pkgutil.iter_modules(converters.__path__))

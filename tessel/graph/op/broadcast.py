@@ -8,105 +8,55 @@ import numpy as np
 
 from tessel import topi
 from tessel.graph.op.common import broadcast_shapes, same_as
+from tessel.graph.op.elementwise_semantics import BINARY_NAMES, ELEMENTWISE, Elementwise
 from tessel.graph.op.op_def import Args, Attrs, OpDef, OpPattern
 from tessel.graph.ty import Type
 from tessel.support.dtype import DataType
 
-DtypeRule = Callable[[DataType], bool]
-_NOT_BOOL: tuple[DtypeRule, str] = (lambda d: not d.is_bool, "a numeric (not bool) dtype")
-_FLOAT: tuple[DtypeRule, str] = (lambda d: d.is_float, "a floating-point dtype")
-_BOOL: tuple[DtypeRule, str] = (lambda d: d.is_bool, "dtype bool")
 
+def _binary_rel(semantics: Elementwise) -> Callable[..., Type]:
+    """The type relation of a binary operator: same operand dtypes, the table's operand rule,
+    the broadcast shape in the table's result dtype."""
+    rule = semantics.rule
 
-def _binary_rel(
-    rule: tuple[DtypeRule, str] | None, result_dtype: str | None
-) -> Callable[..., Type]:
     def relation(args: Args, attrs: Attrs) -> Type:
         lhs = args.tensor("lhs")
         args.tensor("rhs")
         args.same_dtype("rhs", "lhs")
-        if rule is not None and not rule[0](DataType.of(lhs.dtype)):
-            raise args.error("lhs", f"has dtype {lhs.dtype} but {args.op.name} needs {rule[1]}")
-        return same_as(lhs, broadcast_shapes(args, ("lhs", "rhs")), result_dtype)
+        if rule is not None and not rule.accepts(DataType.of(lhs.dtype)):
+            raise args.error(
+                "lhs", f"has dtype {lhs.dtype} but {args.op.name} needs {rule.description}"
+            )
+        return same_as(lhs, broadcast_shapes(args, ("lhs", "rhs")), semantics.result_dtype)
 
     return relation
 
 
-def _truncating_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a / b: true division for floats, division truncated toward zero (C's) for integers."""
-    if np.issubdtype(a.dtype, np.floating):
-        return np.divide(a, b).astype(a.dtype)
-    quotient = np.floor_divide(a, b)
-    inexact = (a - quotient * b != 0) & ((a < 0) != (b < 0))
-    return (quotient + inexact).astype(a.dtype)
+# The TOPI lowering of each binary operator of the semantics table (elementwise_semantics).
+_TOPI = {
+    "add": topi.add, "subtract": topi.subtract, "multiply": topi.multiply,
+    "divide": topi.divide, "floor_divide": topi.floor_divide, "mod": topi.mod,
+    "floor_mod": topi.floor_mod, "power": topi.power, "maximum": topi.maximum,
+    "minimum": topi.minimum, "equal": topi.equal, "not_equal": topi.not_equal,
+    "less": topi.less, "less_equal": topi.less_equal, "greater": topi.greater,
+    "greater_equal": topi.greater_equal, "logical_and": topi.logical_and,
+    "logical_or": topi.logical_or, "logical_xor": topi.logical_xor,
+}  # fmt: skip
 
 
-def _truncating_mod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The remainder with the sign of a (C's % and fmod)."""
-    if np.issubdtype(a.dtype, np.floating):
-        return np.fmod(a, b).astype(a.dtype)
-    return (a - _truncating_divide(a, b) * b).astype(a.dtype)
-
-
-def _floor_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.floor_divide(a, b).astype(a.dtype)
-
-
-def _in_dtype(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Callable[..., np.ndarray]:
-    def reference(a: np.ndarray, b: np.ndarray, *, attrs: Attrs) -> np.ndarray:
-        return np.asarray(fn(a, b)).astype(a.dtype, copy=False)
-
-    return reference
-
-
-def _compare(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Callable[..., np.ndarray]:
-    def reference(a: np.ndarray, b: np.ndarray, *, attrs: Attrs) -> np.ndarray:
-        return np.asarray(fn(a, b), dtype=bool)
-
-    return reference
-
-
-_ARITHMETIC = [
-    ("add", topi.add, np.add, _NOT_BOOL, "lhs + rhs."),
-    ("subtract", topi.subtract, np.subtract, _NOT_BOOL, "lhs - rhs."),
-    ("multiply", topi.multiply, np.multiply, _NOT_BOOL, "lhs * rhs."),
-    (
-        "divide",
-        topi.divide,
-        _truncating_divide,
-        _NOT_BOOL,
-        "lhs / rhs: true division of floats, truncating (C) division of integers.",
-    ),
-    ("floor_divide", topi.floor_divide, _floor_divide, _NOT_BOOL, "floor(lhs / rhs)."),
-    ("mod", topi.mod, _truncating_mod, _NOT_BOOL, "The remainder with the sign of lhs."),
-    ("floor_mod", topi.floor_mod, np.mod, _NOT_BOOL, "The remainder with the sign of rhs."),
-    ("power", topi.power, np.power, _FLOAT, "lhs ** rhs."),
-    ("maximum", topi.maximum, np.maximum, _NOT_BOOL, "The larger of lhs and rhs."),
-    ("minimum", topi.minimum, np.minimum, _NOT_BOOL, "The smaller of lhs and rhs."),
-]
-_COMPARISONS = [
-    ("equal", topi.equal, np.equal, None),
-    ("not_equal", topi.not_equal, np.not_equal, None),
-    ("less", topi.less, np.less, None),
-    ("less_equal", topi.less_equal, np.less_equal, None),
-    ("greater", topi.greater, np.greater, None),
-    ("greater_equal", topi.greater_equal, np.greater_equal, None),
-    ("logical_and", topi.logical_and, np.logical_and, _BOOL),
-    ("logical_or", topi.logical_or, np.logical_or, _BOOL),
-    ("logical_xor", topi.logical_xor, np.logical_xor, _BOOL),
-]
-
-
-def _binary(name, topi_fn, reference, rule, result_dtype, doc) -> OpDef:
+def _binary(name: str) -> OpDef:
+    """The broadcasting operator `name`: the table's semantics, TOPI's lowering."""
+    semantics = ELEMENTWISE[name]
+    topi_fn = _TOPI[name]
     return OpDef(
         name=name,
         arguments=("lhs", "rhs"),
         attrs=(),
-        relation=_binary_rel(rule, result_dtype),
+        relation=_binary_rel(semantics),
         lower=lambda a, b, *, attrs: topi_fn(a, b),
-        reference=reference,
+        reference=lambda a, b, *, attrs: semantics.evaluate(a, b),
         pattern=OpPattern.BROADCAST,
-        doc=doc,
+        doc=semantics.doc,
     )
 
 
@@ -130,20 +80,16 @@ def _where_ref(condition: np.ndarray, x: np.ndarray, y: np.ndarray, *, attrs: At
 
 
 OPERATORS = (
-    *(_binary(n, f, _in_dtype(r), rule, None, doc) for n, f, r, rule, doc in _ARITHMETIC),
-    *(
-        _binary(n, f, _compare(r), rule, "bool", f"{n} (a bool tensor).")
-        for n, f, r, rule in _COMPARISONS
-    ),
+    *(_binary(name) for name in BINARY_NAMES),
     OpDef(
         "logical_not",
         ("data",),
         (),
         _logical_not_rel,
         lambda x, *, attrs: topi.logical_not(x),
-        lambda x, *, attrs: np.logical_not(x),
+        lambda x, *, attrs: ELEMENTWISE["logical_not"].evaluate(x),
         OpPattern.ELEMWISE,
-        "not x, on bools.",
+        ELEMENTWISE["logical_not"].doc,
     ),
     OpDef(
         "where",

@@ -37,8 +37,9 @@ def _operands(args: Args, attrs: Attrs, rank: int) -> tuple[TensorType, TensorTy
     if attrs.groups < 1 or data.shape[1] % attrs.groups:
         raise args.error("groups", f"{attrs.groups} must divide the {data.shape[1]} channels")
     if attrs.kernel_size is not None and tuple(attrs.kernel_size) != weight.shape[2:]:
-        raise args.error("kernel_size", f"is {list(attrs.kernel_size)} but `weight` is "
-                                        f"{list(weight.shape[2:])}")  # fmt: skip
+        raise args.error(
+            "kernel_size", f"is {list(attrs.kernel_size)} but `weight` is {list(weight.shape[2:])}"
+        )
     return data, weight
 
 
@@ -47,9 +48,12 @@ def _conv_rel(rank: int):
         data, weight = _operands(args, attrs, rank)
         filters, per_group = weight.shape[:2]
         if per_group * attrs.groups != data.shape[1] or filters % attrs.groups:
-            raise args.error("weight", f"of shape {list(weight.shape)} does not fit "
-                                       f"{data.shape[1]} channels in {attrs.groups} "
-                                       "group(s)")  # fmt: skip
+            raise args.error(
+                "weight",
+                f"of shape {list(weight.shape)} does not fit "
+                f"{data.shape[1]} channels in {attrs.groups} "
+                "group(s)",
+            )
         outs = []
         for d, size in enumerate(data.shape[2:]):
             span = (weight.shape[2 + d] - 1) * attrs.dilation[d] + 1
@@ -65,10 +69,14 @@ def _conv_rel(rank: int):
 def _transpose_extents(data: tuple[int, ...], weight: tuple[int, ...], attrs: Attrs) -> list[int]:
     rank = len(data) - 2
     return [
-        (size - 1) * attrs.strides[d] + (weight[2 + d] - 1) * attrs.dilation[d] + 1
-        + attrs.output_padding[d] - attrs.padding[d] - attrs.padding[rank + d]
+        (size - 1) * attrs.strides[d]
+        + (weight[2 + d] - 1) * attrs.dilation[d]
+        + 1
+        + attrs.output_padding[d]
+        - attrs.padding[d]
+        - attrs.padding[rank + d]
         for d, size in enumerate(data[2:])
-    ]  # fmt: skip
+    ]
 
 
 def _conv_transpose_rel(rank: int):
@@ -76,8 +84,9 @@ def _conv_transpose_rel(rank: int):
         data, weight = _operands(args, attrs, rank)
         _per_axis(args, attrs, "output_padding", rank, 0)
         if weight.shape[0] != data.shape[1]:
-            raise args.error("weight", f"has {weight.shape[0]} input channels, `data` "
-                                       f"{data.shape[1]}")  # fmt: skip
+            raise args.error(
+                "weight", f"has {weight.shape[0]} input channels, `data` {data.shape[1]}"
+            )
         outs = _transpose_extents(data.shape, weight.shape, attrs)
         if min(outs) < 1:
             raise args.error("padding", f"leaves an empty output {outs}")
@@ -92,14 +101,27 @@ def _conv_ref(data: np.ndarray, weight: np.ndarray, *, attrs: Attrs) -> np.ndarr
     pads = [(0, 0), (0, 0)] + [(attrs.padding[d], attrs.padding[rank + d]) for d in range(rank)]
     padded = np.pad(data.astype(wide), pads)
     kernel, groups = weight.shape[2:], attrs.groups
-    outs = [(padded.shape[2 + d] - (k - 1) * attrs.dilation[d] - 1) // attrs.strides[d] + 1
-            for d, k in enumerate(kernel)]  # fmt: skip
+    outs = [
+        (padded.shape[2 + d] - (k - 1) * attrs.dilation[d] - 1) // attrs.strides[d] + 1
+        for d, k in enumerate(kernel)
+    ]
     per_group, filters = weight.shape[1], weight.shape[0] // groups
     out = np.zeros((data.shape[0], weight.shape[0], *outs), wide)
     for taps in itertools.product(*(range(k) for k in kernel)):
-        window = padded[(slice(None), slice(None), *(
-            slice(t * attrs.dilation[d], t * attrs.dilation[d] + (outs[d] - 1) * attrs.strides[d]
-                  + 1, attrs.strides[d]) for d, t in enumerate(taps)))]  # fmt: skip
+        window = padded[
+            (
+                slice(None),
+                slice(None),
+                *(
+                    slice(
+                        t * attrs.dilation[d],
+                        t * attrs.dilation[d] + (outs[d] - 1) * attrs.strides[d] + 1,
+                        attrs.strides[d],
+                    )
+                    for d, t in enumerate(taps)
+                ),
+            )
+        ]
         for g in range(groups):
             w = weight[(slice(g * filters, (g + 1) * filters), slice(None), *taps)].astype(wide)
             x = window[:, g * per_group : (g + 1) * per_group]
@@ -119,12 +141,16 @@ def _conv_transpose_ref(data: np.ndarray, weight: np.ndarray, *, attrs: Attrs) -
     channels = data.shape[1] // groups
     # Accumulate into the uncropped output, then cut the pads off (output_padding may overhang).
     full = [o + attrs.padding[d] + attrs.padding[rank + d] for d, o in enumerate(outs)]
-    big = [f + (k - 1) * dl + 1 for f, k, dl in zip(full, weight.shape[2:], attrs.dilation,
-                                                       strict=True)]  # fmt: skip
+    big = [
+        f + (k - 1) * dl + 1
+        for f, k, dl in zip(full, weight.shape[2:], attrs.dilation, strict=True)
+    ]
     acc = np.zeros((data.shape[0], per_group * groups, *big), wide)
     for taps in itertools.product(*(range(k) for k in weight.shape[2:])):
-        where = tuple(_every(t * attrs.dilation[d], data.shape[2 + d], attrs.strides[d])
-                      for d, t in enumerate(taps))  # fmt: skip
+        where = tuple(
+            _every(t * attrs.dilation[d], data.shape[2 + d], attrs.strides[d])
+            for d, t in enumerate(taps)
+        )
         for g in range(groups):
             x = data[:, g * channels : (g + 1) * channels].astype(wide)
             w = weight[(slice(g * channels, (g + 1) * channels), slice(None), *taps)].astype(wide)
@@ -148,14 +174,28 @@ def _attrs(rank: int, transpose: bool) -> tuple[Attr, ...]:
 
 
 def _conv_lower(data, weight, *, attrs: Attrs):
-    return topi.nn.conv_nd(data, weight, attrs.strides, attrs.padding, attrs.dilation,
-                           attrs.groups, attrs.out_dtype or None)  # fmt: skip
+    return topi.nn.conv_nd(
+        data,
+        weight,
+        attrs.strides,
+        attrs.padding,
+        attrs.dilation,
+        attrs.groups,
+        attrs.out_dtype or None,
+    )
 
 
 def _conv_transpose_lower(data, weight, *, attrs: Attrs):
-    return topi.nn.conv_transpose_nd(data, weight, attrs.strides, attrs.padding,
-                                     attrs.output_padding, attrs.dilation, attrs.groups,
-                                     attrs.out_dtype or None)  # fmt: skip
+    return topi.nn.conv_transpose_nd(
+        data,
+        weight,
+        attrs.strides,
+        attrs.padding,
+        attrs.output_padding,
+        attrs.dilation,
+        attrs.groups,
+        attrs.out_dtype or None,
+    )
 
 
 def _transpose_op(rank: int) -> OpDef:

@@ -3,7 +3,6 @@ and the float tests (isnan, isinf, isfinite)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import numpy as np
@@ -16,34 +15,39 @@ from tessel.graph.op.common import (
     float_unary_rel,
     numeric_unary_rel,
     same_as,
-    unary_op,
 )
+from tessel.graph.op.elementwise_semantics import ELEMENTWISE, FLOAT
 from tessel.graph.op.op_def import Args, Attr, Attrs, OpDef, OpPattern
 from tessel.graph.ty import Type
 from tessel.ir import builders
 
-_erf = np.vectorize(math.erf, otypes=[np.float64])
+# The TOPI lowering of each unary operator of the semantics table (elementwise_semantics).
+_TOPI = {
+    "sigmoid": topi.sigmoid, "tanh": topi.tanh, "exp": topi.exp, "log": topi.log,
+    "sqrt": topi.sqrt, "rsqrt": topi.rsqrt, "erf": topi.erf, "negative": topi.negative,
+    "abs": topi.abs, "floor": topi.floor, "ceil": topi.ceil, "nn.relu": topi.nn.relu,
+    "isnan": topi.isnan, "isinf": topi.isinf, "isfinite": topi.isfinite,
+}  # fmt: skip
 
 
-
-
-
-_FLOAT_UNARY = [
-    ("sigmoid", topi.sigmoid, lambda x: 1 / (1 + np.exp(-x)), "1 / (1 + exp(-x))."),
-    ("tanh", topi.tanh, np.tanh, "tanh(x)."),
-    ("exp", topi.exp, np.exp, "e ** x."),
-    ("log", topi.log, np.log, "The natural logarithm."),
-    ("sqrt", topi.sqrt, np.sqrt, "The square root."),
-    ("rsqrt", topi.rsqrt, lambda x: 1 / np.sqrt(x), "1 / sqrt(x)."),
-    ("erf", topi.erf, _erf, "The Gauss error function."),
-]
-_NUMERIC_UNARY = [
-    ("negative", topi.negative, np.negative, "-x."),
-    ("abs", topi.abs, np.abs, "|x|."),
-    ("floor", topi.floor, np.floor, "Round down (integers unchanged)."),
-    ("ceil", topi.ceil, np.ceil, "Round up (integers unchanged)."),
-    ("nn.relu", topi.nn.relu, lambda x: np.maximum(x, 0), "max(x, 0)."),
-]
+def _unary(name: str) -> OpDef:
+    """The operator `name`: the table's semantics, TOPI's lowering; the float tests (a bool
+    result) take any dtype, the others the table's operand rule."""
+    semantics, topi_fn = ELEMENTWISE[name], _TOPI[name]
+    if semantics.result_dtype == "bool":
+        relation = _float_test_rel
+    else:
+        relation = float_unary_rel if semantics.rule is FLOAT else numeric_unary_rel
+    return OpDef(
+        name=name,
+        arguments=("data",),
+        attrs=(),
+        relation=relation,
+        lower=lambda x, *, attrs: topi_fn(x),
+        reference=lambda x, *, attrs: semantics.evaluate(x),
+        pattern=OpPattern.ELEMWISE,
+        doc=semantics.doc,
+    )
 
 
 def _leaky_relu_rel(args: Args, attrs: Attrs) -> Type:
@@ -107,30 +111,8 @@ def _float_test_rel(args: Args, attrs: Attrs) -> Type:
     return same_as(args.tensor("data"), dtype="bool")
 
 
-def _float_test(name: str, topi_fn, reference, doc: str) -> OpDef:
-    return OpDef(
-        name=name,
-        arguments=("data",),
-        attrs=(),
-        relation=_float_test_rel,
-        lower=lambda x, *, attrs: topi_fn(x),
-        reference=lambda x, *, attrs: np.asarray(reference(x), dtype=bool),
-        pattern=OpPattern.ELEMWISE,
-        doc=doc,
-    )
-
-
-_FLOAT_TESTS = [
-    ("isnan", topi.isnan, np.isnan, "True where x is NaN (never for integers)."),
-    ("isinf", topi.isinf, np.isinf, "True where x is +inf or -inf (never for integers)."),
-    ("isfinite", topi.isfinite, np.isfinite, "True where x is neither NaN nor infinite."),
-]
-
-
 OPERATORS = (
-    *(unary_op(n, float_unary_rel, f, r, d) for n, f, r, d in _FLOAT_UNARY),
-    *(_float_test(n, f, r, d) for n, f, r, d in _FLOAT_TESTS),
-    *(unary_op(n, numeric_unary_rel, f, r, d) for n, f, r, d in _NUMERIC_UNARY),
+    *(_unary(name) for name in _TOPI),
     OpDef(
         "nn.leaky_relu",
         ("data",),

@@ -18,13 +18,17 @@ def _grid_sample_rel(args: Args, attrs: Attrs) -> Type:
     grid = expect_float(args, "grid")
     rank = data.ndim - 2
     if rank < 1 or grid.shape != (data.shape[0], *grid.shape[1:-1], rank):
-        raise args.error("grid", f"of shape {list(grid.shape)} does not fit data "
-                                 f"{list(data.shape)}: (N, *out, {rank}) wanted")  # fmt: skip
+        raise args.error(
+            "grid",
+            f"of shape {list(grid.shape)} does not fit data "
+            f"{list(data.shape)}: (N, *out, {rank}) wanted",
+        )
     if attrs.mode not in MODES:
         raise args.error("mode", f"must be one of {list(MODES)}, got {attrs.mode!r}")
     if attrs.padding_mode not in PADDING_MODES:
-        raise args.error("padding_mode", f"must be one of {list(PADDING_MODES)}, got "
-                                         f"{attrs.padding_mode!r}")  # fmt: skip
+        raise args.error(
+            "padding_mode", f"must be one of {list(PADDING_MODES)}, got {attrs.padding_mode!r}"
+        )
     return same_as(data, (*data.shape[:2], *grid.shape[1:-1]))
 
 
@@ -84,8 +88,10 @@ def _axis_taps(g: np.ndarray, extent: int, attrs: Attrs) -> list[tuple[np.ndarra
 
 def _grid_sample_ref(data: np.ndarray, grid: np.ndarray, *, attrs: Attrs) -> np.ndarray:
     rank, wide = data.ndim - 2, np.float64
-    per_axis = [_axis_taps(grid[..., rank - 1 - d].astype(wide), data.shape[2 + d], attrs)
-                for d in range(rank)]  # fmt: skip
+    per_axis = [
+        _axis_taps(grid[..., rank - 1 - d].astype(wide), data.shape[2 + d], attrs)
+        for d in range(rank)
+    ]
     batch = np.arange(data.shape[0]).reshape(-1, *(1,) * (grid.ndim - 2))
     out = np.zeros((*data.shape[:2], *grid.shape[1:-1]), wide)
     for combination in itertools.product(*per_axis):
@@ -110,7 +116,7 @@ OPERATORS = (
         _grid_sample_rel,
         lambda x, g, *, attrs: topi.image.grid_sample(
             x, g, attrs.mode, attrs.padding_mode, attrs.align_corners
-        ),  # fmt: skip
+        ),
         _grid_sample_ref,
         OpPattern.INJECTIVE,
         "data (N, C, *S) sampled at grid (N, *out, rank) (coordinates innermost axis first).",

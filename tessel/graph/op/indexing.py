@@ -95,11 +95,15 @@ def _gather_nd_rel(args: Args, attrs: Attrs) -> Type:
     if attrs.index_rank is not None and attrs.index_rank != depth:
         raise args.error("index_rank", f"is {attrs.index_rank} but indices hold {depth}-tuples")
     if not 0 <= batch < indices.ndim or batch + depth > data.ndim:
-        raise args.error("batch_dims", f"{batch} with {depth}-tuples does not fit data of rank "
-                         f"{data.ndim}")  # fmt: skip
+        raise args.error(
+            "batch_dims", f"{batch} with {depth}-tuples does not fit data of rank {data.ndim}"
+        )
     if indices.shape[1 : 1 + batch] != data.shape[:batch]:
-        raise args.error("indices", f"has batch extents {list(indices.shape[1 : 1 + batch])} but "
-                         f"`data` has {list(data.shape[:batch])}")  # fmt: skip
+        raise args.error(
+            "indices",
+            f"has batch extents {list(indices.shape[1 : 1 + batch])} but "
+            f"`data` has {list(data.shape[:batch])}",
+        )
     return same_as(data, (*indices.shape[1:], *data.shape[batch + depth :]))
 
 
@@ -214,7 +218,7 @@ OPERATORS = (
             Attr("axis", "int", -1),
             Attr("largest", "bool", True),
             Attr("dtype", "dtype", "int64"),
-        ),  # fmt: skip
+        ),
         _topk_rel,
         lambda x, *, attrs: topk(x, attrs.k, attrs.axis, attrs.largest, attrs.dtype),
         _topk_ref,

@@ -67,18 +67,22 @@ def _conv2d_rel(args: Args, attrs: Attrs) -> Type:
     return same_as(data, shape, _out_dtype(args, attrs, data))
 
 
-def conv_output_extents(args: Args, attrs: Attrs, size: tuple[int, int],
-                        kernel: tuple[int, int]) -> tuple[int, int]:  # fmt: skip
+def conv_output_extents(
+    args: Args, attrs: Attrs, size: tuple[int, int], kernel: tuple[int, int]
+) -> tuple[int, int]:
     """(OH, OW) of a 2-D convolution of `size` with `kernel` under the call's strides, dilation
     and padding, `kernel_size` checked against the kernel."""
     if attrs.kernel_size is not None and tuple(attrs.kernel_size) != kernel:
-        raise args.error("kernel_size", f"is {list(attrs.kernel_size)} but `weight` is "
-                                        f"{kernel[0]}x{kernel[1]}")  # fmt: skip
+        raise args.error(
+            "kernel_size", f"is {list(attrs.kernel_size)} but `weight` is {kernel[0]}x{kernel[1]}"
+        )
     sh, sw = pair(args, "strides", attrs.strides)
     dh, dw = pair(args, "dilation", attrs.dilation)
     top, left, bottom, right = sides(args, "padding", attrs.padding)
-    return (conv_extent(args, size[0], kernel[0], top + bottom, sh, dh),
-            conv_extent(args, size[1], kernel[1], left + right, sw, dw))  # fmt: skip
+    return (
+        conv_extent(args, size[0], kernel[0], top + bottom, sh, dh),
+        conv_extent(args, size[1], kernel[1], left + right, sw, dw),
+    )
 
 
 def _conv2d_lower(data: te.Tensor, weight: te.Tensor, *, attrs: Attrs) -> te.Tensor:

@@ -52,8 +52,9 @@ def _block(args: Args, name: str, value: str, primal: str, sub: str) -> int:
         raise args.error(name, str(err)) from err
     if not parsed.is_blocked(primal, sub):
         example = primal + "".join(f"4{s}" for s in sub)
-        raise args.error(name, f"must be {primal} then the sub-axes {list(sub)}, as "
-                               f"{example!r}, got {value!r}")  # fmt: skip
+        raise args.error(
+            name, f"must be {primal} then the sub-axes {list(sub)}, as {example!r}, got {value!r}"
+        )
     return parsed.factor(sub[0].upper())
 
 
@@ -69,17 +70,24 @@ def _nchwc_conv_rel(args: Args, attrs: Attrs, depthwise: bool) -> Type:
     _block(args, "kernel_layout", attrs.kernel_layout, "OIHW", "io")
     kernel = layout(attrs.kernel_layout)
     if (kernel.factor("I"), kernel.factor("O")) != (w_ic_bn, oc_bn):
-        raise args.error("kernel_layout", f"{attrs.kernel_layout!r} does not block `weight` "
-                                          f"{list(weight.shape)}")  # fmt: skip
+        raise args.error(
+            "kernel_layout", f"{attrs.kernel_layout!r} does not block `weight` {list(weight.shape)}"
+        )
     channels, filters = c_chunks * ic_bn, o_chunks * oc_bn
     if depthwise:
         if (w_chunks, w_ic_bn) != (1, 1) or filters % channels or attrs.groups != channels:
-            raise args.error("weight", f"must be (O // {oc_bn}, 1, KH, KW, 1, {oc_bn}) with groups "
-                                       f"= {channels} channels, got {list(weight.shape)} and "
-                                       f"groups {attrs.groups}")  # fmt: skip
+            raise args.error(
+                "weight",
+                f"must be (O // {oc_bn}, 1, KH, KW, 1, {oc_bn}) with groups "
+                f"= {channels} channels, got {list(weight.shape)} and "
+                f"groups {attrs.groups}",
+            )
     elif (w_chunks, w_ic_bn) != (c_chunks, ic_bn) or attrs.groups != 1:
-        raise args.error("weight", f"reads {w_chunks} x {w_ic_bn} input channels in groups "
-                         f"{attrs.groups}, but `data` has {c_chunks} x {ic_bn}")  # fmt: skip
+        raise args.error(
+            "weight",
+            f"reads {w_chunks} x {w_ic_bn} input channels in groups "
+            f"{attrs.groups}, but `data` has {c_chunks} x {ic_bn}",
+        )
     if attrs.channels is not None and attrs.channels != filters:
         raise args.error("channels", f"is {attrs.channels} but `weight` has {filters} filters")
     oh, ow = conv_output_extents(args, attrs, (h, w), (kh, kw))
@@ -108,12 +116,25 @@ def _nchwc_conv(name: str, depthwise: bool, doc: str) -> OpDef:
 
     def lower(data, weight, *, attrs: Attrs):
         window = (two(attrs.strides), four(attrs.padding), two(attrs.dilation))
-        return compute(data, weight, *window, attrs.data_layout, attrs.out_layout,
-                       attrs.out_dtype or data.dtype)  # fmt: skip
+        return compute(
+            data,
+            weight,
+            *window,
+            attrs.data_layout,
+            attrs.out_layout,
+            attrs.out_dtype or data.dtype,
+        )
 
-    return OpDef(name, ("data", "weight"), _NCHWC_ATTRS,
-                 lambda args, attrs: _nchwc_conv_rel(args, attrs, depthwise), lower,
-                 _nchwc_conv_ref, OpPattern.OUT_ELEMWISE_FUSABLE, doc)  # fmt: skip
+    return OpDef(
+        name,
+        ("data", "weight"),
+        _NCHWC_ATTRS,
+        lambda args, attrs: _nchwc_conv_rel(args, attrs, depthwise),
+        lower,
+        _nchwc_conv_ref,
+        OpPattern.OUT_ELEMWISE_FUSABLE,
+        doc,
+    )
 
 
 OPERATORS = (

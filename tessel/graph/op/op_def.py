@@ -164,7 +164,7 @@ class Args:
         ty = self.by_name[name]
         if not isinstance(ty, TupleType) or not all(isinstance(f, TensorType) for f in ty.fields):
             raise self.error(name, f"must be a tuple of tensors, got {type_str(ty)}")
-        return ty.fields  # type: ignore[return-value]
+        return ty.fields  # type: ignore[return-value]  # checked all TensorTypes just above
 
     def same_dtype(self, name: str, other: str) -> None:
         """Arguments `name` and `other` must share a dtype."""

@@ -38,8 +38,9 @@ def _layout_axes(args: Args, attrs: Attrs) -> tuple[TensorType, int, int]:
     """The data and the positions of its H and W axes."""
     block = _block(attrs.layout)
     if attrs.layout not in _LAYOUTS and not block:
-        raise args.error("layout", f"must be one of {list(_LAYOUTS)} or NCHW[x]c, got "
-                                   f"{attrs.layout!r}")  # fmt: skip
+        raise args.error(
+            "layout", f"must be one of {list(_LAYOUTS)} or NCHW[x]c, got {attrs.layout!r}"
+        )
     data = args.tensor("data", ndim=5 if block else 4)
     if block and data.shape[4] != block:
         raise args.error("data", f"has blocks of {data.shape[4]} channels, not {attrs.layout!r}'s")

@@ -25,8 +25,21 @@ from tessel.graph.op.op_def import OpDef
 from tessel.support.errors import UserError
 
 _FAMILIES = (
-    elemwise, math, broadcast, nn, nn_nchwc, pooling, norm, reduce, transform, indexing, scatter,
-    image, quantize, replicate, device,
+    elemwise,
+    math,
+    broadcast,
+    nn,
+    nn_nchwc,
+    pooling,
+    norm,
+    reduce,
+    transform,
+    indexing,
+    scatter,
+    image,
+    quantize,
+    replicate,
+    device,
 )
 
 

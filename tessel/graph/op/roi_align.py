@@ -23,8 +23,11 @@ def _roi_align_rel(args: Args, attrs: Attrs) -> Type:
     if rois.shape[1] != 4:
         raise args.error("rois", f"must be (R, 4) boxes (x1, y1, x2, y2), got {list(rois.shape)}")
     if not DataType.of(indices.dtype).is_int or indices.shape[0] != rois.shape[0]:
-        raise args.error("batch_indices", f"must be {rois.shape[0]} integers (one per region), "
-                                          f"got {indices.dtype} {list(indices.shape)}")  # fmt: skip
+        raise args.error(
+            "batch_indices",
+            f"must be {rois.shape[0]} integers (one per region), "
+            f"got {indices.dtype} {list(indices.shape)}",
+        )
     if attrs.mode not in MODES:
         raise args.error("mode", f"must be one of {list(MODES)}, got {attrs.mode!r}")
     for name in ("pooled_size", "samples"):
@@ -33,8 +36,7 @@ def _roi_align_rel(args: Args, attrs: Attrs) -> Type:
     return same_as(data, (rois.shape[0], data.shape[1], *attrs.pooled_size))
 
 
-def _positions(rois: np.ndarray, first: int, bins: int, samples: int,
-               attrs: Attrs) -> np.ndarray:  # fmt: skip
+def _positions(rois: np.ndarray, first: int, bins: int, samples: int, attrs: Attrs) -> np.ndarray:
     """[R, bins, samples] sample positions along one axis, in the rois' dtype."""
     dtype = rois.dtype.type
     offset = dtype(0.5 if attrs.half_pixel else 0.0)
@@ -56,8 +58,9 @@ def _taps(position: np.ndarray, extent: int) -> tuple[np.ndarray, ...]:
     return inside, low, np.minimum(low + 1, extent - 1), clamped - low.astype(dtype)
 
 
-def _roi_align_ref(data: np.ndarray, rois: np.ndarray, batch_indices: np.ndarray, *,
-                   attrs: Attrs) -> np.ndarray:  # fmt: skip
+def _roi_align_ref(
+    data: np.ndarray, rois: np.ndarray, batch_indices: np.ndarray, *, attrs: Attrs
+) -> np.ndarray:
     n, _, height, width = data.shape
     (out_h, out_w), (grid_h, grid_w) = attrs.pooled_size, attrs.samples
     with np.errstate(all="ignore"):
@@ -80,16 +83,26 @@ def _roi_align_ref(data: np.ndarray, rois: np.ndarray, batch_indices: np.ndarray
             value = np.where(inside, ((corners[0] + corners[1]) + corners[2]) + corners[3], 0)
             pooled = value.sum(axis=(2, 4), dtype=data.dtype) / data.dtype.type(grid_h * grid_w)
         else:
-            value = np.where(inside, np.maximum(np.maximum(corners[0], corners[1]),
-                                                np.maximum(corners[2], corners[3])), 0)  # fmt: skip
+            value = np.where(
+                inside,
+                np.maximum(np.maximum(corners[0], corners[1]), np.maximum(corners[2], corners[3])),
+                0,
+            )
             pooled = value.max(axis=(2, 4))
     return np.moveaxis(pooled, -1, 1).astype(data.dtype)
 
 
 def _roi_align_lower(data, rois, batch_indices, *, attrs: Attrs):
-    return topi.image.roi_align(data, rois, batch_indices, attrs.pooled_size,
-                                attrs.spatial_scale, attrs.samples, attrs.mode,
-                                attrs.half_pixel)  # fmt: skip
+    return topi.image.roi_align(
+        data,
+        rois,
+        batch_indices,
+        attrs.pooled_size,
+        attrs.spatial_scale,
+        attrs.samples,
+        attrs.mode,
+        attrs.half_pixel,
+    )
 
 
 OPERATORS = (

@@ -69,9 +69,12 @@ def _scatter_nd_rel(args: Args, attrs: Attrs) -> Type:
     depth = indices.shape[0] if indices.ndim else 0
     wanted = (*indices.shape[1:], *data.shape[depth:])
     if indices.ndim < 1 or depth > data.ndim or updates.shape != wanted:
-        raise args.error("updates", f"has shape {list(updates.shape)}, but indices "
-                         f"{list(indices.shape)} into data {list(data.shape)} need "
-                         f"{list(wanted)}")  # fmt: skip
+        raise args.error(
+            "updates",
+            f"has shape {list(updates.shape)}, but indices "
+            f"{list(indices.shape)} into data {list(data.shape)} need "
+            f"{list(wanted)}",
+        )
     return same_as(data)
 
 

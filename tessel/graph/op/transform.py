@@ -22,7 +22,7 @@ class _ShapeError(ValueError):
 # --- reshape -----------------------------------------------------------------------------------
 
 
-def relay_newshape(
+def relay_newshape(  # noqa: C901 - Relay's special values, one case each
     shape: Sequence[int], newshape: Sequence[int], allowzero: bool = False
 ) -> tuple[int, ...]:
     """The shape Relay's `reshape` produces: 0 copies an input extent (unless `allowzero`), -1 is
@@ -78,7 +78,8 @@ def _split_extent(shape: Sequence[int], src: int, newshape: Sequence[int], i: in
         b = extent // a
     if a * b != extent or a <= 0 or b <= 0:
         raise _ShapeError(
-            f"{list(newshape)}: cannot split extent {extent} into {newshape[i + 1]} x {newshape[i + 2]}"
+            f"{list(newshape)}: cannot split extent {extent} into "
+            f"{newshape[i + 1]} x {newshape[i + 2]}"
         )
     return [a, b]
 
@@ -238,7 +239,10 @@ def _split_rel(args: Args, attrs: Attrs) -> Type:
 def _split_ref(x: np.ndarray, *, attrs: Attrs) -> tuple[np.ndarray, ...]:
     axis = attrs.axis % x.ndim
     bounds = split_bounds(attrs.indices_or_sections, x.shape[axis])
-    return tuple(np.take(x, range(begin, end), axis=axis) for begin, end in zip(bounds, bounds[1:], strict=False))
+    return tuple(
+        np.take(x, range(begin, end), axis=axis)
+        for begin, end in zip(bounds, bounds[1:], strict=False)
+    )
 
 
 # --- strided_slice -----------------------------------------------------------------------------

@@ -24,7 +24,8 @@ def sides(args: Args, name: str, values: Sequence[int]) -> tuple[int, int, int, 
     if len(values) not in (1, 2, 4) or any(v < 0 for v in values):
         raise args.error(
             name,
-            f"must be 1, 2 or 4 non-negative integers (top, left, bottom, right), got {list(values)}",
+            "must be 1, 2 or 4 non-negative integers (top, left, bottom, right), "
+            f"got {list(values)}",
         )
     return four(values)
 
@@ -107,7 +108,7 @@ def two(values: Sequence[int]) -> tuple[int, int]:
 def four(padding: Sequence[int]) -> tuple[int, int, int, int]:
     """(top, left, bottom, right) from 1, 2 or 4 ints (a padding as Relay stores it)."""
     if len(padding) == 1:
-        return (padding[0],) * 4  # type: ignore[return-value]
+        return (padding[0],) * 4
     if len(padding) == 2:
         return padding[0], padding[1], padding[0], padding[1]
     return padding[0], padding[1], padding[2], padding[3]

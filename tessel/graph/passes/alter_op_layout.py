@@ -52,10 +52,25 @@ from tessel.schedule.rules.default import host_target
 
 _BINARY = frozenset({"add", "subtract", "multiply", "divide", "maximum", "minimum"})
 # What keeps the added channels of a padded tensor finite (bounded functions of finite values).
-_PADDED_SAFE = frozenset({"add", "subtract", "multiply", "maximum", "minimum", "nn.relu", "clip",
-                          "sigmoid", "tanh", "nn.leaky_relu", "negative", "abs"})  # fmt: skip
-_POOLS = frozenset({"nn.max_pool2d", "nn.avg_pool2d", "nn.global_avg_pool2d",
-                    "nn.global_max_pool2d"})  # fmt: skip
+_PADDED_SAFE = frozenset(
+    {
+        "add",
+        "subtract",
+        "multiply",
+        "maximum",
+        "minimum",
+        "nn.relu",
+        "clip",
+        "sigmoid",
+        "tanh",
+        "nn.leaky_relu",
+        "negative",
+        "abs",
+    }
+)
+_POOLS = frozenset(
+    {"nn.max_pool2d", "nn.avg_pool2d", "nn.global_avg_pool2d", "nn.global_max_pool2d"}
+)
 MIN_BLOCK = 4  # fewer output channels a vector than this: the NCHW schedule is better
 
 
@@ -129,8 +144,11 @@ class _Blocker(ExprRewriter):
         added channels sliced off."""
         back: Expr = _transform(blocked.tensor, f"NCHW{blocked.block}c", "NCHW")
         if blocked.padded != blocked.channels:
-            back = Call(Op("strided_slice"), (back,),
-                        {"begin": (0,), "end": (blocked.channels,), "axes": (1,)})  # fmt: skip
+            back = Call(
+                Op("strided_slice"),
+                (back,),
+                {"begin": (0,), "end": (blocked.channels,), "axes": (1,)},
+            )
         self.blocked[id(back)] = blocked
         return back
 
@@ -223,19 +241,21 @@ class _Blocker(ExprRewriter):
         if len(types) != 2 or None in types or not any(known):
             return new
         first, second = types
-        assert first is not None and second is not None
+        assert first is not None
+        assert second is not None
         if first.shape != second.shape or first.dtype != second.dtype or first.ndim != 4:
             return new
         lead = next(k for k in known if k is not None)
         if lead.padded > lead.channels and new.op.name not in _PADDED_SAFE:
             return new  # 0 / 0 in the added channels: work on the NCHW tensors
-        args = tuple(self._as_blocked(arg, lead.block, lead.padded, first.shape)
-                     for arg in new.args)  # fmt: skip
+        args = tuple(
+            self._as_blocked(arg, lead.block, lead.padded, first.shape) for arg in new.args
+        )
         return self._back(replace(lead, tensor=Call(new.op, args, new.attrs)))
 
     def _pool(self, new: Call) -> Expr:
         known = self.blocked.get(id(new.args[0]))
-        attrs = get_op(new.op.name).normalize_attrs(new.attrs)  # type: ignore[union-attr]
+        attrs = get_op(new.op.name).normalize_attrs(new.attrs)  # type: ignore[union-attr]  # an Op
         if known is None or attrs.layout != "NCHW" or attrs.out_layout:
             return new
         pooled = Call(new.op, (known.tensor,), {**new.attrs, "layout": f"NCHW{known.block}c"})

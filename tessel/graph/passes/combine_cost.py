@@ -68,7 +68,7 @@ class Signature:
         assert data is not None
         assert weight is not None
         return Signature(
-            first.call.op.name,  # type: ignore[union-attr]
+            first.call.op.name,  # type: ignore[union-attr]  # a product's op is an Op (as_product)
             data.shape,
             tuple(p.width for p in products),
             data.dtype,
@@ -114,8 +114,9 @@ def candidate(sig: Signature, strategy: str) -> IRModule:
     if strategy == SEPARATE:
         body = Tuple(tuple(Call(Op(sig.op), (data, w), attrs) for w in weights))
     elif strategy == CONCAT:
-        weight = Call(Op("concatenate"), (Tuple(tuple(weights)),),
-                      {"axis": 0 if sig.transpose_b else 1})  # fmt: skip
+        weight = Call(
+            Op("concatenate"), (Tuple(tuple(weights)),), {"axis": 0 if sig.transpose_b else 1}
+        )
         body = Call(Op(sig.op), (data, weight), attrs)
     else:
         stacked = Call(Op("stack"), (Tuple((data,) * len(weights)),), {"axis": 0})
@@ -132,8 +133,7 @@ def candidate_inputs(sig: Signature) -> list[np.ndarray]:
     inputs = [rng.standard_normal(sig.data_shape).astype(sig.dtype)]
     if not sig.constant_weights:
         inputs += [
-            rng.standard_normal(_weight_shape(sig, w)).astype(sig.weight_dtype)
-            for w in sig.widths
+            rng.standard_normal(_weight_shape(sig, w)).astype(sig.weight_dtype) for w in sig.widths
         ]
     return inputs
 
@@ -147,8 +147,7 @@ def measure(sig: Signature, target: Target | None) -> dict[int, dict[str, float]
     passes = [p for p in default_pipeline(target) if type(p).__name__ != "CombineParallelDense"]
     strategies = [SEPARATE, CONCAT] + ([BATCH] if sig.batchable else [])
     models = {
-        s: compile_graph(candidate(sig, s), target=target or "c", passes=passes)
-        for s in strategies
+        s: compile_graph(candidate(sig, s), target=target or "c", passes=passes) for s in strategies
     }
     inputs = candidate_inputs(sig)
     most = current_threads()
@@ -226,11 +225,18 @@ def choose(times: dict[int, dict[str, float]]) -> str:
     mean over the thread counts measured); a combined one only when it beats separate by more
     than MARGIN."""
     scores = {
-        strategy: float(np.exp(np.mean([
-            np.log(by_strategy[strategy] / by_strategy[SEPARATE]) for by_strategy in times.values()
-        ])))
+        strategy: float(
+            np.exp(
+                np.mean(
+                    [
+                        np.log(by_strategy[strategy] / by_strategy[SEPARATE])
+                        for by_strategy in times.values()
+                    ]
+                )
+            )
+        )
         for strategy in next(iter(times.values()))
-    }  # fmt: skip
+    }
     best = min(scores, key=scores.__getitem__)
     return best if best != SEPARATE and scores[best] < 1 - MARGIN else SEPARATE
 

@@ -17,6 +17,10 @@ same operator with operands that can be stacked or concatenated (Relay's CheckLe
 of `combine_cost` choose per group between the two and leaving the products alone: measured
 times of the kernels on the target, kept in an on-disk table. TVM offered the strategies as a
 flag and never the choice.
+
+The stacked or concatenated weights are calls that FoldConstant folds into one Constant; it is
+no one weight, so it has no name_hint (an exported model calls it `constant_<k>`), while a
+weight the pass leaves alone keeps its name.
 """
 
 from __future__ import annotations
@@ -71,9 +75,10 @@ def _batch_operand(operands: list[Expr], rows: int) -> Expr | None:
         return None
     if all(o is operands[0] for o in operands):
         return operands[0]
+    # None types returned None above
     if any((t.shape, t.dtype) != (types[0].shape, types[0].dtype) for t in types):  # type: ignore[union-attr]
         return None
-    missing = 2 - types[0].ndim  # type: ignore[union-attr]
+    missing = 2 - types[0].ndim  # type: ignore[union-attr]  # None types returned None above
     extra = {"num_newaxis": missing} if missing > 1 else {}
     raised = [_call("expand_dims", (o,), axis=0, **extra) if missing else o for o in operands]
     return _call("stack", (Tuple(tuple(raised)),), axis=0)
@@ -87,20 +92,24 @@ def _concat_operand(operands: list[Expr], widths: list[int]) -> Expr | None:
     if any(t is None for t in types):
         return None
     first = types[0]
+    # None types returned None above
     if all(o is operands[0] for o in operands) and (first.ndim == 0 or first.shape[-1] == 1):  # type: ignore[union-attr]
         return operands[0]
+    # None types returned None above
     if any(t.ndim != first.ndim or t.shape[:-1] != first.shape[:-1] for t in types):  # type: ignore[union-attr]
         return None
     parts: list[Expr] = []
     for operand, ty, width in zip(operands, types, widths, strict=True):
-        if ty.ndim == 0:  # type: ignore[union-attr]
+        if ty.ndim == 0:  # type: ignore[union-attr]  # None types returned None above
             operand = _call("expand_dims", (operand,), axis=-1)
-        last = 1 if ty.ndim == 0 else ty.shape[-1]  # type: ignore[union-attr]
+        last = 1 if ty.ndim == 0 else ty.shape[-1]  # type: ignore[union-attr]  # checked
         if last != width:
             if last != 1:
                 return None
+            # None types returned None above
             operand = _call("repeat", (operand,), repeats=width, axis=max(ty.ndim - 1, 0))  # type: ignore[union-attr]
         parts.append(operand)
+    # None types returned None above
     return _call("concatenate", (Tuple(tuple(parts)),), axis=max(first.ndim - 1, 0))  # type: ignore[union-attr]
 
 
@@ -131,14 +140,18 @@ class _Group:
         first = calls[0]
         position = next(k for k, a in enumerate(first.args) if a is prevs[0])
         # A reshape's new shape differs with the branch's width; its leading axes must not.
+        # a branch's calls have Op ops (is_follower)
         drop = ("newshape",) if first.op.name == "reshape" else ()  # type: ignore[union-attr]
-        key = (first.op.name, attrs_key(first, drop))  # type: ignore[union-attr]
+        key = (first.op.name, attrs_key(first, drop))  # type: ignore[union-attr]  # an Op
         for call, prev in zip(calls, prevs, strict=True):
+            # a branch's calls have Op ops (is_follower)
             if (call.op.name, attrs_key(call, drop)) != key or call.args[position] is not prev:  # type: ignore[union-attr]
                 return None
+            # a follower is tensor-typed (is_follower)
             if tensor_type(call).dtype != tensor_type(first).dtype:  # type: ignore[union-attr]
                 return None
-        if first.op.name == "reshape":  # type: ignore[union-attr]
+        if first.op.name == "reshape":  # type: ignore[union-attr]  # an Op (is_follower)
+            # a follower is tensor-typed (is_follower)
             leading = {tensor_type(c).shape[:-1] for c in calls}  # type: ignore[union-attr]
             return [] if len(leading) == 1 else None
         operands: list[_Operand] = []
@@ -148,7 +161,7 @@ class _Group:
             column = [c.args[k] for c in calls]
             if any(self.index.depends_on(o, self.members) for o in column):
                 return None
-            rows = tensor_type(prevs[0]).shape[0]  # type: ignore[union-attr]
+            rows = tensor_type(prevs[0]).shape[0]  # type: ignore[union-attr]  # typed (is_follower)
             combined = (
                 _batch_operand(column, rows)
                 if self.strategy == BATCH
@@ -177,7 +190,7 @@ class _Group:
 
     def _product(self) -> Expr:
         first = self.products[0]
-        name = first.call.op.name  # type: ignore[union-attr]
+        name = first.call.op.name  # type: ignore[union-attr]  # an Op
         attrs = dict(first.call.attrs)
         weights = Tuple(tuple(p.weight for p in self.products))
         if self.strategy == BATCH:
@@ -196,29 +209,33 @@ class _Group:
 
     def _level(self, level: int, value: Expr, operands: list[_Operand]) -> Expr:
         first = self.branches[0][level]
-        if first.op.name == "reshape":  # type: ignore[union-attr]
-            shape = tensor_type(first).shape  # type: ignore[union-attr]
+        if first.op.name == "reshape":  # type: ignore[union-attr]  # an Op (is_follower)
+            shape = tensor_type(first).shape  # type: ignore[union-attr]  # typed (is_follower)
             return _call("reshape", (value,), newshape=(*shape[:-1], sum(self.widths)))
         args = list(first.args)
         position = next(k for k, a in enumerate(first.args) if a is self.branches[0][level - 1])
         args[position] = value
         for operand in operands:
             args[operand.position] = operand.combined
+        # a branch's calls have Op ops (is_follower)
         if self.strategy == BATCH and first.op.name == "nn.bias_add":  # type: ignore[union-attr]
             # the batch axis comes first: the bias, [N] or stacked [G, 1, N], broadcasts
             return Call(Op("add"), tuple(args))
         return Call(first.op, tuple(args), first.attrs)
 
     def _slices(self, value: Expr, ends: list[Expr]) -> list[Expr]:
-        rank = tensor_type(ends[0]).ndim  # type: ignore[union-attr]
+        rank = tensor_type(ends[0]).ndim  # type: ignore[union-attr]  # typed (is_follower)
         pieces, offset = [], 0
         for width in self.widths:
             pieces.append(
                 _call(
-                    "strided_slice", (value,),
-                    begin=(0,) * (rank - 1) + (offset,), end=(-1,) * (rank - 1) + (width,),
-                    strides=(1,) * rank, slice_mode="size",
-                )  # fmt: skip
+                    "strided_slice",
+                    (value,),
+                    begin=(0,) * (rank - 1) + (offset,),
+                    end=(-1,) * (rank - 1) + (width,),
+                    strides=(1,) * rank,
+                    slice_mode="size",
+                )
             )
             offset += width
         return pieces
@@ -236,15 +253,18 @@ def _candidate_groups(
         if to_batch is True:
             by_weight: dict[tuple[int, ...], list[Product]] = {}
             for p in products:
+                # as_product checked data and weight types
                 by_weight.setdefault(tensor_type(p.weight).shape, []).append(p)  # type: ignore[union-attr]
             for same in by_weight.values():
+                # as_product checked data and weight types
                 if len(same) >= min_num_branches and tensor_type(same[0].data).ndim == 2:  # type: ignore[union-attr]
                     groups.append(_Group(index, same, BATCH))
         elif len(products) >= min_num_branches:
             strategy = CONCAT if to_batch is False else choose(products)
             if strategy not in (BATCH, CONCAT, SEPARATE):
-                raise UserError(f"unknown combine strategy {strategy!r}",
-                                rule="combine_parallel_dense.strategy")  # fmt: skip
+                raise UserError(
+                    f"unknown combine strategy {strategy!r}", rule="combine_parallel_dense.strategy"
+                )
             if strategy == BATCH and not batchable(products):
                 raise UserError(
                     "the batch strategy needs 2-D data and weights of one shape",
@@ -257,7 +277,8 @@ def _candidate_groups(
 
 def batchable(products: Sequence[Product]) -> bool:
     """Whether the batch strategy applies: 2-D data, every weight of one shape."""
-    shapes = {tensor_type(p.weight).shape for p in products}  # type: ignore[union-attr]
+    shapes = {tensor_type(p.weight).shape for p in products}  # type: ignore[union-attr]  # typed
+    # as_product checked data and weight types
     return len(shapes) == 1 and tensor_type(products[0].data).ndim == 2  # type: ignore[union-attr]
 
 

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 from tessel.graph.expr import Call, Expr, Function, Let, Var
 from tessel.graph.passes.rewriter import ExprRewriter, rewrite_functions
-from tessel.graph.traversal import expr_children, post_order_exprs
+from tessel.graph.traversal import post_order_exprs, read_children
 from tessel.ir.expr import GlobalVar
 from tessel.ir.functor import post_order
 from tessel.ir.module import IRModule
@@ -29,20 +29,11 @@ def _bound_vars(expr: Expr) -> tuple[Var, ...]:
     return ()
 
 
-def _operands(expr: Expr) -> tuple[Expr, ...]:
-    """The sub-expressions `expr` reads: its children without the variables it binds."""
-    if isinstance(expr, Function):
-        return (expr.body,)
-    if isinstance(expr, Let):
-        return (expr.value, expr.body)
-    return expr_children(expr)
-
-
 def _let_var_uses(func: Function) -> Counter[Var]:
     """How many places read each let-bound variable (a shared node counts once)."""
     uses: Counter[Var] = Counter()
     for node in post_order_exprs(func):
-        for child in _operands(node):
+        for child in read_children(node):
             if isinstance(child, Var):
                 uses[child] += 1
     return uses
@@ -95,7 +86,7 @@ class _DropDeadLets(ExprRewriter):
         if isinstance(expr, Var):
             return frozenset((expr,)) if expr in self.let_vars else frozenset()
         reads: set[Var] = set()
-        for child in _operands(expr):
+        for child in read_children(expr):
             reads |= self._reads(child)
         return frozenset(reads.difference(_bound_vars(expr)))
 

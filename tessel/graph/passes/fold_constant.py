@@ -7,7 +7,17 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from tessel.graph.expr import Call, Constant, Expr, Function, If, Let, Tuple, TupleGetItem
+from tessel.graph.expr import (
+    Call,
+    Constant,
+    Expr,
+    Function,
+    If,
+    Let,
+    Tuple,
+    TupleGetItem,
+    derived_name,
+)
 from tessel.graph.op import get_op
 from tessel.graph.passes.rewriter import ExprRewriter, is_primitive, rewrite_functions
 from tessel.graph.ty import TensorType, TupleType, Type
@@ -32,16 +42,17 @@ def _value(expr: Expr) -> Any:
     return expr.data
 
 
-def _as_expr(value: Any, ty: Type | None) -> Expr:
+def _as_expr(value: Any, ty: Type | None, name: str) -> Expr:
     """A computed value as a constant expression of type `ty` (the dtype the type relation
-    promises, whatever dtype NumPy chose)."""
+    promises, whatever dtype NumPy chose), each of its Constants named `name`."""
     if isinstance(value, tuple | list):
         field_types = ty.fields if isinstance(ty, TupleType) else (None,) * len(value)
-        return Tuple(tuple(_as_expr(v, t) for v, t in zip(value, field_types, strict=True)))
+        fields = zip(value, field_types, strict=True)
+        return Tuple(tuple(_as_expr(v, t, name) for v, t in fields))
     array = np.asarray(value)
     if isinstance(ty, TensorType):
         array = array.astype(DataType.of(ty.dtype).numpy, copy=False).reshape(ty.shape)
-    return Constant(array)
+    return Constant(array, name_hint=name)
 
 
 def _constants_in(expr: Expr) -> list[Constant]:
@@ -65,16 +76,15 @@ def _fold_key(call: Call) -> tuple[Any, ...] | None:
         if not all(isinstance(v, _PLAIN) for v in items):
             return None
         attrs.append((name, tuple(type(v) for v in items), value))
-    return (call.op.name, tuple(id(a) for a in call.args), tuple(attrs))  # type: ignore[union-attr]
+    return (call.op.name, call.args, tuple(attrs))  # type: ignore[union-attr]  # an Op
 
 
 class _ConstantFolder(ExprRewriter):
-    """Folds bottom-up, so a chain of constant operators folds into one Constant; `sources`
-    pairs each Constant a call folded into with the Constants it read."""
+    """Folds bottom-up, so a chain of constant operators folds into one Constant, named after
+    the one named weight it was computed from (`derived_name`: `<weight>_folded`)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.sources: list[tuple[Constant, tuple[Constant, ...]]] = []
         # The same operator on the same Constants folds once: a weight that many calls use
         # (`transpose(W)` before each of a thousand dense layers) stays one weight.
         self.folded: dict[tuple[Any, ...], Expr] = {}
@@ -94,10 +104,8 @@ class _ConstantFolder(ExprRewriter):
             if key is not None and key in self.folded:
                 return self.folded[key]
             result = get_op(new.op.name).evaluate([_value(a) for a in new.args], new.attrs)
-            folded = _as_expr(result, old.checked_type)
-            if isinstance(folded, Constant):
-                read = tuple(c for a in new.args for c in _constants_in(a))
-                self.sources.append((folded, read))
+            name = derived_name((c for a in new.args for c in _constants_in(a)), "_folded")
+            folded = _as_expr(result, old.checked_type, name)
             if key is not None:
                 self.folded[key] = folded
             return folded
@@ -117,28 +125,14 @@ class FoldConstant(Pass):
     """Replace every operator call whose arguments are constants (after folding its operands)
     by its value, computed with the operator's NumPy reference; also projections of constant
     tuples, let-bound constants and `if` on a constant condition. Expressions with free
-    variables, calls of functions and the bodies of Primitive functions are left alone."""
+    variables, calls of functions and the bodies of Primitive functions are left alone. A
+    value computed from one named weight is named after it (`<weight>_folded`, its name in a
+    compiled model); one combining several weights, or none, is unnamed."""
 
     name: ClassVar[str] = "fold_constant"
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
-        folders: list[_ConstantFolder] = []
-
-        def fold(_: object, func: Function) -> Function:
-            folders.append(_ConstantFolder())
-            return folders[-1].rewrite(func)
-
-        folded = rewrite_functions(mod, fold)
-        sink = ctx.config.get(FOLDED_CONSTANTS)
-        if isinstance(sink, list):
-            sink.extend(pair for folder in folders for pair in folder.sources)
-        return folded
+        return rewrite_functions(mod, lambda _, func: _ConstantFolder().rewrite(func))
 
 
-# A PassContext config key: a list there receives (folded Constant, the Constants it was computed
-# from) pairs, in folding order; the executor names a weight folded from one parameter (a conv
-# weight AlterOpLayout blocks) after it. Not a module attribute: the module stays what it was.
-FOLDED_CONSTANTS = "fold_constant.sources"
-
-
-__all__ = ["FOLDED_CONSTANTS", "FoldConstant", "is_constant"]
+__all__ = ["FoldConstant", "is_constant"]

@@ -15,11 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from tessel.graph.expr import Call, Constant, Expr, Function, Tuple, TupleGetItem
+from tessel.graph.expr import Call, Constant, Expr, Tuple, TupleGetItem
 from tessel.graph.op import get_op
 from tessel.graph.op.op_def import OpPattern
-from tessel.graph.passes.rewriter import is_primitive
-from tessel.graph.traversal import expr_children
+from tessel.graph.traversal import fusion_children, post_order_exprs
 from tessel.graph.ty import TensorType, TupleType
 from tessel.ir.expr import Op
 
@@ -32,11 +31,8 @@ TUPLE, OPAQUE = OpPattern.TUPLE, OpPattern.OPAQUE
 _INLINE_SCALAR_DTYPES = frozenset({"int32", "int64", "float32", "float64", "bool"})
 
 
-def graph_children(expr: Expr) -> tuple[Expr, ...]:
-    """Sub-expressions that are nodes of the fusion graph (a Primitive function is a leaf)."""
-    if isinstance(expr, Function) and is_primitive(expr):
-        return ()
-    return expr_children(expr)
+# Sub-expressions that are nodes of the fusion graph (a Primitive function is a leaf).
+graph_children = fusion_children
 
 
 @dataclass
@@ -54,7 +50,7 @@ class ForwardGraph:
     @staticmethod
     def build(root: Expr) -> ForwardGraph:
         graph = ForwardGraph()
-        for expr in _post_order(root):
+        for expr in post_order_exprs(root, fusion_children):
             graph.index[id(expr)] = len(graph.nodes)
             graph.nodes.append(expr)
             graph.pattern.append(OPAQUE)
@@ -87,7 +83,7 @@ class ForwardGraph:
         elif isinstance(expr, TupleGetItem):
             self._link_getitem(position, expr)
         else:  # Var, Function, Let, If: opaque, and nothing fuses across their boundaries
-            for child in graph_children(expr):
+            for child in fusion_children(expr):
                 self._use(child, None)
 
     def _link_call(self, position: int, call: Call) -> None:
@@ -119,21 +115,6 @@ class ForwardGraph:
             self._use(item.tuple_value, position, INJECTIVE)
         else:
             self._use(item.tuple_value, None)
-
-
-def _post_order(root: Expr) -> list[Expr]:
-    order: list[Expr] = []
-    seen: set[int] = set()
-    stack: list[tuple[Expr, bool]] = [(root, False)]
-    while stack:
-        expr, expanded = stack.pop()
-        if expanded:
-            order.append(expr)
-        elif id(expr) not in seen:
-            seen.add(id(expr))
-            stack.append((expr, True))
-            stack.extend((c, False) for c in reversed(graph_children(expr)) if id(c) not in seen)
-    return order
 
 
 @dataclass
@@ -228,7 +209,9 @@ class Partition:
                 self._fuse_if(node, parent, lambda k, sink: k <= BROADCAST)
             elif phase == 0 and path == ANCHOR and self._may_chain(node, parent):
                 # multi-anchor: this anchor group feeds the next anchor, which it joins
-                self._fuse_if(node, parent, lambda k, sink: k <= BROADCAST or (sink and k == ANCHOR))
+                self._fuse_if(
+                    node, parent, lambda k, sink: k <= BROADCAST or (sink and k == ANCHOR)
+                )
         elif kind <= BROADCAST:
             if path <= INJECTIVE or path == COMM_REDUCE:
                 # side branches may be injective; the sink may also be a reduction or an anchor

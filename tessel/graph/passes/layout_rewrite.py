@@ -31,7 +31,7 @@ import numpy as np
 
 from tessel.driver import build
 from tessel.graph.call_lowered import call_lowered, is_call_lowered
-from tessel.graph.expr import Call, Constant, Expr, Function, with_type
+from tessel.graph.expr import Call, Constant, Expr, Function, derived_name, with_type
 from tessel.graph.passes.rewriter import ExprRewriter
 from tessel.graph.traversal import post_order_exprs
 from tessel.graph.ty import TensorType
@@ -97,11 +97,13 @@ def lift_packing_stages(func: PrimFunc, params: Sequence[int] | None = None) -> 
         kernel_params[position] = target
         buffer_map[target] = packed
         body = SeqStmt.flatten([statements[i] for i in indices])
-        pack_root = BlockRealize(root.iter_values, root.predicate,
-                                 Block((), (), (), "root", body))  # fmt: skip
-        pack = PrimFunc((source, target), pack_root,
-                        buffer_map={source: func.buffer_map[source], target: packed},
-                        attrs=func.attrs)  # fmt: skip
+        pack_root = BlockRealize(root.iter_values, root.predicate, Block((), (), (), "root", body))
+        pack = PrimFunc(
+            (source, target),
+            pack_root,
+            buffer_map={source: func.buffer_map[source], target: packed},
+            attrs=func.attrs,
+        )
         packing.append(PackingStage(position, packed, pack))
     kept = [stmt for index, stmt in enumerate(statements) if index not in lifted]
     moved = {packed for _, packed, _ in stages}
@@ -112,8 +114,12 @@ def lift_packing_stages(func: PrimFunc, params: Sequence[int] | None = None) -> 
     )
     # In parameter order, as the original's (the packed buffer where the weight was).
     buffer_map = {p: buffer_map[p] for p in kernel_params if p in buffer_map}
-    kernel = with_changes(func, params=tuple(kernel_params), buffer_map=FrozenMap(buffer_map),
-                          body=with_changes(root, block=new_block))  # fmt: skip
+    kernel = with_changes(
+        func,
+        params=tuple(kernel_params),
+        buffer_map=FrozenMap(buffer_map),
+        body=with_changes(root, block=new_block),
+    )
     return LiftedKernel(kernel, tuple(packing))
 
 
@@ -185,8 +191,10 @@ class LayoutRewrite(Pass):
         taken = set(mod.names())
         # A kernel every call of which can pack keeps its name; else the packed one is new.
         mixed = _kernels_called_unpackable(main, lifted)
-        packed_gvs = {gv: GlobalVar(unique_name(f"{gv.name_hint}_packed", taken)) if gv in mixed
-                      else gv for gv in lifted}  # fmt: skip
+        packed_gvs = {
+            gv: GlobalVar(unique_name(f"{gv.name_hint}_packed", taken)) if gv in mixed else gv
+            for gv in lifted
+        }
         packer = _Packer(lifted, self.target, taken)
         rewriter = _CallRewriter(lifted, packed_gvs, packer)
         new_main = with_changes(main, body=rewriter.rewrite(main.body))
@@ -195,13 +203,7 @@ class LayoutRewrite(Pass):
             functions[gv] = new_main if gv is main_gv else func
         for gv, packed_gv in packed_gvs.items():
             functions[packed_gv] = lifted[gv].kernel
-        pairs = tuple(packer.sources.items())
-        return IRModule(FrozenMap(functions), mod.attrs).with_attr(PACKED_CONSTANTS, pairs)
-
-
-# The module attribute listing (packed Constant, the Constant it was packed from) pairs: the
-# executor names a packed weight after the parameter its source was bound to.
-PACKED_CONSTANTS = "packed_constants"
+        return IRModule(FrozenMap(functions), mod.attrs)
 
 
 def _constant_params(main: Function) -> dict[GlobalVar, set[int]]:
@@ -234,8 +236,9 @@ def _liftable(mod: IRModule) -> dict[GlobalVar, LiftedKernel]:
     return lifted
 
 
-def _kernels_called_unpackable(main: Function, lifted: dict[GlobalVar, LiftedKernel]
-                               ) -> set[GlobalVar]:  # fmt: skip
+def _kernels_called_unpackable(
+    main: Function, lifted: dict[GlobalVar, LiftedKernel]
+) -> set[GlobalVar]:
     """The lifted kernels that some call passes a non-constant argument to pack."""
     return {
         node.op
@@ -251,8 +254,9 @@ def _packable(call: Call, lifted: LiftedKernel) -> bool:
 class _Packer:
     """Runs the packing functions, compiled together once, on constants (each packed once)."""
 
-    def __init__(self, lifted: dict[GlobalVar, LiftedKernel], target: Target | str,
-                 taken: set[str]) -> None:  # fmt: skip
+    def __init__(
+        self, lifted: dict[GlobalVar, LiftedKernel], target: Target | str, taken: set[str]
+    ) -> None:
         names: dict[tuple[GlobalVar, int], str] = {}
         functions: dict[GlobalVar, PrimFunc] = {}
         for gv, kernel in lifted.items():
@@ -265,29 +269,33 @@ class _Packer:
         self.names = names
         # Run here, in this process: never with a sanitizer (its runtime is not loaded).
         self.library = build(IRModule(FrozenMap(functions)), Target(kind=Target.of(target).kind))
-        self.done: dict[tuple[int, str], Constant] = {}
-        self.sources: dict[Constant, Constant] = {}
+        self.done: dict[tuple[Constant, str], Constant] = {}
 
     def pack(self, gv: GlobalVar, stage: PackingStage, constant: Constant) -> Constant:
-        """`constant` packed by `stage` (the same Constant object packs once)."""
+        """`constant` packed by `stage` (the same Constant object packs once), named after it
+        (`<weight>_packed`: the packed weight is the same weight in another layout)."""
         name = self.names[(gv, stage.param)]
-        key = (id(constant), name)
+        key = (constant, name)
         if key not in self.done:
             shape = tuple(int(getattr(d, "value", d)) for d in stage.packed.shape)
             dtype = DataType.of(stage.packed.dtype)
             out = np.empty(shape, dtype.numpy)
             source = np.array(constant.data, copy=True, order="C")  # writeable, C-contiguous
             self.library[name](source, out)
-            packed = Constant(out)
+            packed = Constant(out, name_hint=derived_name((constant,), "_packed"))
+            # with_type keeps the node class: a Constant
             packed = with_type(packed, TensorType(shape, str(dtype)))  # type: ignore[assignment]
-            self.sources[packed] = constant
             self.done[key] = packed
         return self.done[key]
 
 
 class _CallRewriter(ExprRewriter):
-    def __init__(self, lifted: dict[GlobalVar, LiftedKernel],
-                 packed_gvs: dict[GlobalVar, GlobalVar], packer: _Packer) -> None:  # fmt: skip
+    def __init__(
+        self,
+        lifted: dict[GlobalVar, LiftedKernel],
+        packed_gvs: dict[GlobalVar, GlobalVar],
+        packer: _Packer,
+    ) -> None:
         super().__init__()
         self.lifted, self.packed_gvs, self.packer = lifted, packed_gvs, packer
 

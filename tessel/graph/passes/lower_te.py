@@ -36,6 +36,7 @@ from tessel.graph.primitive import (
     kernel_name,
     one_op_primitive,
 )
+from tessel.graph.traversal import dataflow_children, post_order_exprs
 from tessel.ir.expr import GlobalVar, Op
 from tessel.ir.module import IRModule
 from tessel.ir.node import with_changes
@@ -94,7 +95,8 @@ class _Lowering:
 
     def lower_function(self, func: Function) -> Function:
         new: dict[int, Expr] = {}
-        order = _dataflow_post_order(func.body)
+        # main's body once each, children first; a primitive function is lowered as a whole
+        order = list(post_order_exprs(func.body, dataflow_children))
         calls = sum(isinstance(n, Call) and not is_call_lowered(n) for n in order)
         self.progress.stage("scheduling kernels", total=calls)
         for node in order:
@@ -143,8 +145,12 @@ class _Lowering:
                 rule="lower_te.non-primitive-call",
                 hint="inline it, or run FuseOps so every call is of a `Primitive=1` function",
             )
-        return call_lowered(self._kernel(primitive), primitive.args, call.checked_type,
-                            reshape_only=_reshape_only(primitive.func))  # fmt: skip
+        return call_lowered(
+            self._kernel(primitive),
+            primitive.args,
+            call.checked_type,
+            reshape_only=_reshape_only(primitive.func),
+        )
 
     def _kernel(self, primitive: Primitive) -> GlobalVar:
         """The kernel of `primitive`: one made before for an equal function, else a new one."""
@@ -175,39 +181,6 @@ def _reshape_only(func: Function) -> bool:
     while isinstance(body, Call) and isinstance(body.op, Op) and body.op.name in RESHAPE_OPS:
         body = body.args[0]
     return len(func.params) == 1 and body is func.params[0] and func.body is not body
-
-
-def _dataflow_post_order(root: Expr) -> list[Expr]:
-    """The expressions of `main`'s body once each, children first, without entering function
-    values (a primitive function's body is lowered as a whole)."""
-    order: list[Expr] = []
-    seen: set[int] = set()
-    stack: list[tuple[Expr, bool]] = [(root, False)]
-    while stack:
-        expr, expanded = stack.pop()
-        if expanded:
-            order.append(expr)
-            continue
-        if id(expr) in seen:
-            continue
-        seen.add(id(expr))
-        stack.append((expr, True))
-        stack.extend((c, False) for c in reversed(_children(expr)) if id(c) not in seen)
-    return order
-
-
-def _children(expr: Expr) -> tuple[Expr, ...]:
-    if isinstance(expr, Call):
-        return tuple(a for a in expr.args if isinstance(a, Expr))
-    if isinstance(expr, Tuple):
-        return expr.fields
-    if isinstance(expr, TupleGetItem):
-        return (expr.tuple_value,)
-    if isinstance(expr, Let):
-        return (expr.value, expr.body)
-    if isinstance(expr, If):
-        return (expr.cond, expr.true_branch, expr.false_branch)
-    return ()
 
 
 __all__ = ["LowerTE", "is_primitive"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,7 @@ import numpy as np
 from tessel.graph.expr import Call, Expr, Function, If, Let
 from tessel.graph.op import get_op
 from tessel.graph.op.op_def import OpPattern
-from tessel.graph.traversal import expr_children
+from tessel.graph.traversal import children, expr_children, post_order_exprs
 from tessel.graph.ty import TensorType
 from tessel.ir.expr import Op
 
@@ -35,7 +36,7 @@ def tensor_type(expr: Expr) -> TensorType | None:
 
 def attrs_key(call: Call, drop: tuple[str, ...] = ()) -> tuple[Any, ...]:
     """A hashable summary of a call's complete attributes (defaults filled in)."""
-    attrs = get_op(call.op.name).normalize_attrs(call.attrs)  # type: ignore[union-attr]
+    attrs = get_op(call.op.name).normalize_attrs(call.attrs)  # type: ignore[union-attr]  # an Op
     return tuple(sorted((k, repr(v)) for k, v in attrs.items() if k not in drop))
 
 
@@ -57,7 +58,7 @@ class Product:
     @property
     def width(self) -> int:
         """N: the extent of the output's last axis."""
-        shape = tensor_type(self.weight).shape  # type: ignore[union-attr]
+        shape = tensor_type(self.weight).shape  # type: ignore[union-attr]  # typed
         return shape[0] if self.transpose_b else shape[1]
 
 
@@ -81,23 +82,12 @@ def dataflow_nodes(func: Function) -> list[Expr] | None:
     kept whole; None when the body has a `let` or an `if`: combining across scopes could read
     a value where it is not bound, or compute a branch unconditionally, so the pass runs on
     graph normal form (ToGraphNormalForm runs before it in the pipeline)."""
-    order: list[Expr] = []
-    seen: set[int] = set()
-    stack: list[tuple[Expr, bool]] = [(func.body, False)]
-    while stack:
-        expr, expanded = stack.pop()
-        if expanded:
-            order.append(expr)
-            continue
-        if id(expr) in seen:
-            continue
-        if isinstance(expr, Let | If):
-            return None
-        seen.add(id(expr))
-        stack.append((expr, True))
-        if not isinstance(expr, Function):
-            stack.extend((c, False) for c in reversed(expr_children(expr)) if id(c) not in seen)
-    return order
+    order = list(post_order_exprs(func.body, _dataflow_children))
+    return None if any(isinstance(expr, Let | If) for expr in order) else order
+
+
+# The nodes of a dataflow body: nested functions are leaves.
+_dataflow_children = partial(children, enter_functions=False)
 
 
 class DataflowIndex:
@@ -171,6 +161,7 @@ def is_follower(call: Expr, prev: Expr, keep_reshape: bool) -> bool:
     if "axis" in attrs or "axes" in attrs:  # expand_dims, repeat, prelu: not NumPy broadcasting
         return False
     try:
+        # None types returned False above
         return np.broadcast_shapes(*(t.shape for t in types)) == out.shape  # type: ignore[union-attr]
     except ValueError:
         return False
@@ -198,11 +189,11 @@ def parallel_products(index: DataflowIndex) -> list[list[Product]]:
         data, weight = tensor_type(product.data), tensor_type(product.weight)
         key = (
             index.value_number[id(product.data)],
-            product.call.op.name,  # type: ignore[union-attr]
+            product.call.op.name,  # type: ignore[union-attr]  # as_product checked the op is an Op
             attrs_key(product.call, drop=("units",)),
-            data.dtype,  # type: ignore[union-attr]
-            weight.dtype,  # type: ignore[union-attr]
-            data.shape,  # type: ignore[union-attr]
+            data.dtype,  # type: ignore[union-attr]  # as_product checked both are tensors
+            weight.dtype,  # type: ignore[union-attr]  # as_product checked both are tensors
+            data.shape,  # type: ignore[union-attr]  # as_product checked both are tensors
         )
         groups[key].append(product)
     return [independent(index, group) for group in groups.values() if len(group) > 1]

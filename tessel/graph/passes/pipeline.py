@@ -43,4 +43,3 @@ def pipeline_until(name: str) -> Sequential:
         )
     last = len(names) - 1 - names[::-1].index(name)
     return Sequential(tuple(passes[: last + 1]))
-

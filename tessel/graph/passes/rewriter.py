@@ -16,8 +16,9 @@ from collections.abc import Callable
 from dataclasses import fields
 from typing import Any
 
-from tessel.graph.expr import Call, Expr, Function, If, Let, Tuple, TupleGetItem, Var
+from tessel.graph.expr import Expr, Function, Let, Var
 from tessel.graph.passes.infer_type import InferType
+from tessel.graph.traversal import read_children
 from tessel.ir.expr import GlobalVar
 from tessel.ir.module import IRModule
 from tessel.ir.node import with_changes
@@ -56,7 +57,8 @@ class ExprRewriter:
         while stack:
             action, node = stack.pop()
             if action == _BIND:
-                self.bind_let(node, self.memo[id(node.value)])  # type: ignore[attr-defined]
+                # _BIND entries hold Lets
+                self.bind_let(node, self.memo[id(node.value)])  # type: ignore[attr-defined, arg-type]
             elif action == _EXIT:
                 self.memo[id(node)] = self.rewrite_node(node, self._rebuild(node))
             elif id(node) not in self.memo:
@@ -72,18 +74,9 @@ class ExprRewriter:
         body; binders (parameters, let variables) are not rewritten."""
         if isinstance(node, Let):
             return [node.value, _Bind(node), node.body]
-        if isinstance(node, Function):
-            return [node.body] if self.enters(node) else []
-        if isinstance(node, Call):
-            callee = [node.op] if isinstance(node.op, Expr) else []
-            return callee + [a for a in node.args if isinstance(a, Expr)]
-        if isinstance(node, Tuple):
-            return list(node.fields)
-        if isinstance(node, TupleGetItem):
-            return [node.tuple_value]
-        if isinstance(node, If):
-            return [node.cond, node.true_branch, node.false_branch]
-        return []
+        if isinstance(node, Function) and not self.enters(node):
+            return []
+        return list(read_children(node))
 
     def _new(self, child: Any) -> Any:
         if isinstance(child, Var) and child in self.subst:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from tessel.graph.ty import FuncType, IncompleteType, TensorType, TupleType, Type
 
 
-class Mismatch(Exception):
+class TypeMismatchError(Exception):
     """Two types that cannot be made equal (the caller turns it into a UserError)."""
 
     def __init__(self, lhs: Type, rhs: Type) -> None:
@@ -14,21 +14,22 @@ class Mismatch(Exception):
 
 
 def _parts(a: Type, b: Type) -> list[tuple[Type, Type]]:
-    """The pairs of component types that must be equal for two known types to be; Mismatch if
-    their shapes differ (a tensor against a tuple, tuples of different lengths)."""
+    """The pairs of component types that must be equal for two known types to be;
+    TypeMismatchError if their shapes differ (a tensor against a tuple, tuples of different
+    lengths)."""
     if isinstance(a, TensorType) and isinstance(b, TensorType):
         if a.shape != b.shape or a.dtype != b.dtype:
-            raise Mismatch(a, b)
+            raise TypeMismatchError(a, b)
         return []
     if isinstance(a, TupleType) and isinstance(b, TupleType):
         if len(a.fields) != len(b.fields):
-            raise Mismatch(a, b)
+            raise TypeMismatchError(a, b)
         return list(zip(a.fields, b.fields, strict=True))
     if isinstance(a, FuncType) and isinstance(b, FuncType):
         if len(a.arg_types) != len(b.arg_types):
-            raise Mismatch(a, b)
+            raise TypeMismatchError(a, b)
         return [*zip(a.arg_types, b.arg_types, strict=True), (a.ret_type, b.ret_type)]
-    raise Mismatch(a, b)
+    raise TypeMismatchError(a, b)
 
 
 class TypeSolver:
@@ -66,7 +67,7 @@ class TypeSolver:
         return ty
 
     def unify(self, lhs: Type, rhs: Type) -> None:
-        """Make `lhs` and `rhs` equal by binding unknowns; Mismatch if they cannot be."""
+        """Make `lhs` and `rhs` equal by binding unknowns; TypeMismatchError if they cannot be."""
         a, b = self.resolve(lhs), self.resolve(rhs)
         if a is b:
             return
@@ -80,7 +81,7 @@ class TypeSolver:
 
     def _bind(self, unknown: IncompleteType, ty: Type, lhs: Type, rhs: Type) -> None:
         if self.occurs(unknown, ty):  # e.g. fn (%f) { %f(%f) }: an infinite type
-            raise Mismatch(lhs, rhs)
+            raise TypeMismatchError(lhs, rhs)
         self.bound[unknown] = ty
 
     def occurs(self, unknown: IncompleteType, ty: Type) -> bool:

@@ -10,7 +10,7 @@ from tessel.graph.call_lowered import is_call_lowered
 from tessel.graph.expr import Call, Constant, Expr, Function, If, Let, Tuple, TupleGetItem, Var
 from tessel.graph.op import OpDef, OpTypeError, get_op
 from tessel.graph.op.op_def import Attrs
-from tessel.graph.passes.solver import Mismatch, TypeSolver
+from tessel.graph.passes.solver import TypeMismatchError, TypeSolver
 from tessel.graph.traversal import post_order_exprs
 from tessel.graph.ty import FuncType, IncompleteType, TensorType, TupleType, Type
 from tessel.graph.type_util import is_complete, type_str
@@ -359,7 +359,7 @@ class TypeChecker:
     def _unify(self, expected: Type, actual: Type, node: Any, rule: str, message) -> None:
         try:
             self.solver.unify(expected, actual)
-        except Mismatch as err:
+        except TypeMismatchError as err:
             zonk = self.solver.zonk
             text = message(type_str(zonk(expected)), type_str(zonk(actual)))
             if not (err.lhs is expected or err.rhs is actual):

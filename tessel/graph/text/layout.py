@@ -14,6 +14,7 @@ from collections.abc import Hashable, Iterator
 from typing import Any
 
 from tessel.graph.expr import Call, Constant, Expr, Function, If, Let, Tuple, TupleGetItem, Var
+from tessel.graph.traversal import post_order_exprs, read_children
 from tessel.ir.expr import GlobalVar, Op
 
 TOP = "top"
@@ -46,8 +47,8 @@ def edges(expr: Any) -> Iterator[tuple[str, Any]]:
         yield "body", expr.body
 
 
-def children(expr: Any) -> list[Any]:
-    return [child for _, child in edges(expr)]
+def _non_atomic_children(expr: Any) -> tuple[Expr, ...]:
+    return tuple(child for child in read_children(expr) if not is_atom(child))
 
 
 class Layout:
@@ -64,20 +65,11 @@ class Layout:
 
     def _topological(self, root: Expr) -> list[Any]:
         """Non-atomic nodes, every user before what it uses; records each node's uses."""
-        order, seen, stack = [], set(), [(root, False)]
-        while stack:
-            node, expanded = stack.pop()
-            if expanded:
-                order.append(node)
-                continue
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
-            stack.append((node, True))
+        order = list(post_order_exprs(root, _non_atomic_children))
+        for node in order:
             for kind, child in edges(node):
                 if not is_atom(child):
                     self.uses.setdefault(id(child), []).append((kind, node))
-                    stack.append((child, False))
         order.reverse()
         return order
 

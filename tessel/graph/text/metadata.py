@@ -129,8 +129,11 @@ def _encode_target(target: Target | None) -> Any:
     if target is None:
         return None
     default = Target()
-    return {f.name: getattr(target, f.name) for f in dataclasses.fields(Target)
-            if f.name == "kind" or getattr(target, f.name) != getattr(default, f.name)}  # fmt: skip
+    return {
+        f.name: getattr(target, f.name)
+        for f in dataclasses.fields(Target)
+        if f.name == "kind" or getattr(target, f.name) != getattr(default, f.name)
+    }
 
 
 def _decode_device(entry: Any, position: int) -> VirtualDevice:
@@ -138,12 +141,16 @@ def _decode_device(entry: Any, position: int) -> VirtualDevice:
     if isinstance(entry, VirtualDevice):
         return entry
     if not isinstance(entry, Mapping):
-        raise MetadataError(f"{where} must be a VirtualDevice or an object with the keys "
-                            f"{', '.join(_DEVICE_KEYS)}, not {entry!r}")  # fmt: skip
+        raise MetadataError(
+            f"{where} must be a VirtualDevice or an object with the keys "
+            f"{', '.join(_DEVICE_KEYS)}, not {entry!r}"
+        )
     unknown = sorted(set(entry) - set(_DEVICE_KEYS))
     if unknown:
-        raise MetadataError(f"{where} has the unknown key `{unknown[0]}`; "
-                            f"a VirtualDevice has {', '.join(_DEVICE_KEYS)}")  # fmt: skip
+        raise MetadataError(
+            f"{where} has the unknown key `{unknown[0]}`; "
+            f"a VirtualDevice has {', '.join(_DEVICE_KEYS)}"
+        )
     try:
         return VirtualDevice(
             _int_field(entry.get("device_type_int", -1)),
@@ -170,8 +177,10 @@ def _decode_target(value: Any) -> Target | None:
         return Target(kind=value)
     names = {f.name for f in dataclasses.fields(Target)}
     if not isinstance(value, Mapping) or not set(value) <= names:
-        raise UserError(f"a target is null, a kind name or an object of Target fields "
-                        f"({', '.join(sorted(names))}), not {value!r}")  # fmt: skip
+        raise UserError(
+            f"a target is null, a kind name or an object of Target fields "
+            f"({', '.join(sorted(names))}), not {value!r}"
+        )
     return Target(**value)
 
 

@@ -14,9 +14,10 @@ import re
 from typing import Any
 
 from tessel.graph.expr import Call, Constant, Expr, Function, If, Let, Tuple, TupleGetItem, Var
-from tessel.graph.text.layout import TOP, Layout, children, is_atom
+from tessel.graph.text.layout import TOP, Layout, is_atom
 from tessel.graph.text.literals import attr_text, constant_literal
 from tessel.graph.text.metadata import MetaTable
+from tessel.graph.traversal import post_order_exprs, read_children
 from tessel.graph.ty import FuncType, IncompleteType, TensorType, TupleType, Type
 from tessel.ir.expr import GlobalVar, Op
 from tessel.ir.virtual_device import VirtualDevice
@@ -94,18 +95,19 @@ class GraphPrinter:
 
     def _emit(self, start: Any, key: Any, lines: list[str], visited: set[int]) -> None:
         """Bind, operands first, every expression below `start` whose line goes in `key`."""
-        stack: list[tuple[Any, bool]] = [(start, False)]
-        while stack:
-            node, expanded = stack.pop()
-            if expanded:
-                if self.layout.is_bound_in(node, key):
-                    self._bind(node, lines)
-                continue
-            if is_atom(node) or id(node) in self.bound or id(node) in visited:
-                continue
+
+        def pending(node: Any) -> bool:  # atoms print as themselves; the rest prints once
+            return not (is_atom(node) or id(node) in self.bound or id(node) in visited)
+
+        def walk(node: Any) -> tuple[Expr, ...]:
+            return tuple(child for child in read_children(node) if pending(child))
+
+        if not pending(start):
+            return
+        for node in post_order_exprs(start, walk):
             visited.add(id(node))
-            stack.append((node, True))
-            stack.extend((child, False) for child in reversed(children(node)))
+            if self.layout.is_bound_in(node, key):
+                self._bind(node, lines)
 
     def _bind(self, node: Expr, lines: list[str]) -> None:
         name = f"%{self.counter}"

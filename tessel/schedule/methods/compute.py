@@ -14,20 +14,23 @@ if TYPE_CHECKING:
 
 
 class ComputeMethods:
-    """Mixed into Schedule: compute_at, reverse_compute_at, compute_inline, reverse_compute_inline."""
+    """Mixed into Schedule: compute_at, reverse_compute_at, compute_inline,
+    reverse_compute_inline."""
 
     _func: PrimFunc
 
     @recorded
-    def compute_at(self, block: BlockRV, loop: LoopRV, preserve_unit_loops: bool = False,
-                   index: int = -1) -> None:  # fmt: skip
+    def compute_at(
+        self, block: BlockRV, loop: LoopRV, preserve_unit_loops: bool = False, index: int = -1
+    ) -> None:
         """Move producer `block` under `loop`, computing per iteration only what the consumers
         under `loop` read in it."""
         self._func = compute_at(self, block, loop, preserve_unit_loops, index)  # type: ignore[arg-type]  # self is a Schedule
 
     @recorded
-    def reverse_compute_at(self, block: BlockRV, loop: LoopRV, preserve_unit_loops: bool = False,
-                           index: int = -1) -> None:  # fmt: skip
+    def reverse_compute_at(
+        self, block: BlockRV, loop: LoopRV, preserve_unit_loops: bool = False, index: int = -1
+    ) -> None:
         """Move consumer `block` under `loop`, consuming per iteration what the producers under
         `loop` wrote."""
         self._func = reverse_compute_at(self, block, loop, preserve_unit_loops, index)  # type: ignore[arg-type]  # self is a Schedule

@@ -29,8 +29,13 @@ def set_kind(sch: Schedule, primitive: str, rv: LoopRV, thread_axis: str | None 
     if primitive in ("parallel", "bind"):
         _check_data_parallel(sch, primitive, loop)
     if primitive == "bind" and not thread_axis:
-        raise ScheduleError("bind", "thread-axis", "needs a thread axis name such as `threadIdx.x`",
-                            func=sch.func, culprits=(loop,))  # fmt: skip
+        raise ScheduleError(
+            "bind",
+            "thread-axis",
+            "needs a thread axis name such as `threadIdx.x`",
+            func=sch.func,
+            culprits=(loop,),
+        )
     new = with_changes(loop, kind=_KINDS[primitive], thread_binding=thread_axis)
     return replace_stmt(sch.func, loop, new)
 
@@ -58,12 +63,15 @@ def _check_vector_length(sch: Schedule, loop: For, vector_length: object) -> Non
         and 2 <= vector_length <= MAX_VECTOR_LENGTH
     ):
         return
-    raise ScheduleError("vectorize", "vector-length",
-                        f"vector_length must be an int from 2 to {MAX_VECTOR_LENGTH}, got "
-                        f"{vector_length!r} for loop `{loop.loop_var.name}`",
-                        func=sch.func, culprits=(loop,),
-                        hint="powers of two fill vector registers; leave it out for the "
-                             "target's width")  # fmt: skip
+    raise ScheduleError(
+        "vectorize",
+        "vector-length",
+        f"vector_length must be an int from 2 to {MAX_VECTOR_LENGTH}, got "
+        f"{vector_length!r} for loop `{loop.loop_var.name}`",
+        func=sch.func,
+        culprits=(loop,),
+        hint="powers of two fill vector registers; leave it out for the target's width",
+    )
 
 
 def _check_data_parallel(sch: Schedule, primitive: str, loop: For) -> None:
@@ -74,19 +82,24 @@ def _check_data_parallel(sch: Schedule, primitive: str, loop: For) -> None:
         for iter_var, value in zip(node.block.iter_vars, node.iter_values, strict=True):
             if iter_var.iter_type is IterVarType.DATA_PAR or not _mentions(value, loop.loop_var):
                 continue
-            raise ScheduleError(primitive, "data-parallel",
-                                f"loop `{loop.loop_var.name}` is bound to the reduction iterator "
-                                f"`{iter_var.var.name}` of block `{node.block.name_hint}`; iterations "
-                                "of a reduction depend on each other",
-                                func=sch.func, culprits=(loop, node.block))  # fmt: skip
+            raise ScheduleError(
+                primitive,
+                "data-parallel",
+                f"loop `{loop.loop_var.name}` is bound to the reduction iterator "
+                f"`{iter_var.var.name}` of block `{node.block.name_hint}`; iterations "
+                "of a reduction depend on each other",
+                func=sch.func,
+                culprits=(loop, node.block),
+            )
 
 
 def _mentions(expr: Any, var: Var) -> bool:
     return any(n is var for n in post_order(expr))
 
 
-def annotate(sch: Schedule, target: LoopRV | BlockRV, key: str, value: Any,
-             remove: bool = False) -> PrimFunc:  # fmt: skip
+def annotate(
+    sch: Schedule, target: LoopRV | BlockRV, key: str, value: Any, remove: bool = False
+) -> PrimFunc:
     """The function with annotation `key` set to `value` (or removed) on a loop or block."""
     primitive = "unannotate" if remove else "annotate"
     if isinstance(target, LoopRV):
@@ -96,8 +109,13 @@ def annotate(sch: Schedule, target: LoopRV | BlockRV, key: str, value: Any,
     annotations = dict(node.annotations)
     if remove:
         if key not in annotations:
-            raise ScheduleError("unannotate", "no-such-key", f"no annotation `{key}` to remove",
-                                func=sch.func, culprits=(node,))  # fmt: skip
+            raise ScheduleError(
+                "unannotate",
+                "no-such-key",
+                f"no annotation `{key}` to remove",
+                func=sch.func,
+                culprits=(node,),
+            )
         del annotations[key]
     else:
         annotations[key] = freeze(value)

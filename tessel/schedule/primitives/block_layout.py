@@ -45,22 +45,34 @@ def transform_block_layout(sch: Schedule, rv: BlockRV, index_map: IndexMap) -> P
         inverse = index_map.inverse(extents)
         shape = index_map.map_shape(extents)
     except UserError as err:
-        raise ScheduleError(_PRIMITIVE, "not-bijective",
-                            f"the map {index_map} is not a bijection of the iteration space "
-                            f"{extents} of block `{block.name_hint}`: {err}",
-                            func=sch.func, culprits=(block,)) from err  # fmt: skip
+        raise ScheduleError(
+            _PRIMITIVE,
+            "not-bijective",
+            f"the map {index_map} is not a bijection of the iteration space "
+            f"{extents} of block `{block.name_hint}`: {err}",
+            func=sch.func,
+            culprits=(block,),
+        ) from err
     kinds = [_kind(sch, block, index_map, e) for e in index_map.final_indices]
     new_loops = [Var(f"ax{k}", e.dtype) for k, e in enumerate(shape)]
-    iters = tuple(IterVar(Range(builders.const(0, e.dtype), e), Var(f"v_ax{k}", e.dtype), kind)
-                  for k, (e, kind) in enumerate(zip(shape, kinds, strict=True)))  # fmt: skip
+    iters = tuple(
+        IterVar(Range(builders.const(0, e.dtype), e), Var(f"v_ax{k}", e.dtype), kind)
+        for k, (e, kind) in enumerate(zip(shape, kinds, strict=True))
+    )
     to_new = dict(zip(inverse.initial_indices, (iv.var for iv in iters), strict=True))
-    old_values = {iv.var: substitute(e, to_new) for iv, e in zip(block.iter_vars, inverse.final_indices, strict=True)}
+    old_values = {
+        iv.var: substitute(e, to_new)
+        for iv, e in zip(block.iter_vars, inverse.final_indices, strict=True)
+    }
     analyzer = Analyzer()
     for iv in iters:
         analyzer.bind(iv.var, iv.dom)
-    new_block = simplify_indices(substitute(with_changes(block, iter_vars=iters), old_values), analyzer)
-    reads, writes = infer_access_regions(new_block)  # type: ignore[arg-type]
+    new_block = simplify_indices(
+        substitute(with_changes(block, iter_vars=iters), old_values), analyzer
+    )
+    reads, writes = infer_access_regions(new_block)  # type: ignore[arg-type]  # a block
     new_block = with_changes(new_block, reads=reads, writes=writes)
+    # a block stays a block
     stmt: Stmt = BlockRealize(tuple(new_loops), realize.predicate, new_block)  # type: ignore[arg-type]
     for var, extent in reversed(list(zip(new_loops, shape, strict=True))):
         stmt = For(var, builders.const(0, var.dtype), extent, ForKind.SERIAL, stmt)
@@ -72,17 +84,30 @@ def _bound_loops(sch: Schedule, realize: BlockRealize) -> list[For]:
     block = realize.block
     located = find_block_realize(sch.func, block.name_hint)
     assert located is not None
-    chain = located.enclosing_loops()[-len(block.iter_vars):] if block.iter_vars else []
-    simple = (len(chain) == len(block.iter_vars) and builders.is_const_int(realize.predicate, 1)
-              and all(value is loop.loop_var for value, loop in zip(realize.iter_values, chain, strict=True))
-              and all(builders.is_const_int(lp.min, 0) and builders.is_const_int(iv.dom.min, 0)
-                      and _same(lp.extent, iv.dom.extent) for lp, iv in zip(chain, block.iter_vars, strict=True))
-              and all(isinstance(lp.body, For | BlockRealize) for lp in chain))  # fmt: skip
+    chain = located.enclosing_loops()[-len(block.iter_vars) :] if block.iter_vars else []
+    simple = (
+        len(chain) == len(block.iter_vars)
+        and builders.is_const_int(realize.predicate, 1)
+        and all(
+            value is loop.loop_var for value, loop in zip(realize.iter_values, chain, strict=True)
+        )
+        and all(
+            builders.is_const_int(lp.min, 0)
+            and builders.is_const_int(iv.dom.min, 0)
+            and _same(lp.extent, iv.dom.extent)
+            for lp, iv in zip(chain, block.iter_vars, strict=True)
+        )
+        and all(isinstance(lp.body, For | BlockRealize) for lp in chain)
+    )
     if not simple:
-        raise ScheduleError(_PRIMITIVE, "simple-binding",
-                            f"block `{block.name_hint}` must sit alone in a nest of loops bound one "
-                            "to one, in order, to its iterators (no T.where, no other statements)",
-                            func=sch.func, culprits=(block,))  # fmt: skip
+        raise ScheduleError(
+            _PRIMITIVE,
+            "simple-binding",
+            f"block `{block.name_hint}` must sit alone in a nest of loops bound one "
+            "to one, in order, to its iterators (no T.where, no other statements)",
+            func=sch.func,
+            culprits=(block,),
+        )
     return chain
 
 
@@ -93,12 +118,19 @@ def _same(a: PrimExpr, b: PrimExpr) -> bool:
 def _kind(sch: Schedule, block: Block, index_map: IndexMap, index: PrimExpr) -> IterVarType:
     """The kind of the new iterator `index`: that of the block iterators it is made of."""
     used = set(post_order(index))
-    types = {iv.iter_type for iv, v in zip(block.iter_vars, index_map.initial_indices, strict=True)
-             if v in used}  # fmt: skip
+    types = {
+        iv.iter_type
+        for iv, v in zip(block.iter_vars, index_map.initial_indices, strict=True)
+        if v in used
+    }
     if len(types) > 1:
-        raise ScheduleError(_PRIMITIVE, "mixed-iter-types",
-                            f"new iterator `{index}` mixes spatial and reduction iterators",
-                            func=sch.func, culprits=(block,))  # fmt: skip
+        raise ScheduleError(
+            _PRIMITIVE,
+            "mixed-iter-types",
+            f"new iterator `{index}` mixes spatial and reduction iterators",
+            func=sch.func,
+            culprits=(block,),
+        )
     return types.pop() if types else IterVarType.DATA_PAR
 
 
@@ -106,8 +138,12 @@ def set_axis_separator(sch: Schedule, buffer: Buffer, separators: tuple[int, ...
     """The function with `buffer` declared with `separators` (physical axis groups)."""
     ndim = len(buffer.shape)
     if list(separators) != sorted(set(separators)) or any(not 0 < s < ndim for s in separators):
-        raise ScheduleError("set_axis_separator", "separators",
-                            f"axis separators must be increasing positions in 1..{ndim - 1} of "
-                            f"`{buffer.name}`; got {list(separators)}", func=sch.func)  # fmt: skip
+        raise ScheduleError(
+            "set_axis_separator",
+            "separators",
+            f"axis separators must be increasing positions in 1..{ndim - 1} of "
+            f"`{buffer.name}`; got {list(separators)}",
+            func=sch.func,
+        )
     new = with_changes(buffer, axis_separators=separators)
-    return BufferReplacer({buffer: new}).visit(sch.func)  # type: ignore[return-value]
+    return BufferReplacer({buffer: new}).visit(sch.func)  # type: ignore[return-value]  # a PrimFunc

@@ -106,10 +106,14 @@ def removable_subtree(primitive: str, func: PrimFunc, located: Located) -> Stmt:
             return target
         break
     block = located.node.block  # type: ignore[attr-defined]  # located a BlockRealize
-    raise ScheduleError(primitive, "only-leaf",
-                        f"block `{block.name_hint}` is the only statement of its scope; removing "
-                        "it would leave the scope empty",
-                        func=func, culprits=(block,))  # fmt: skip
+    raise ScheduleError(
+        primitive,
+        "only-leaf",
+        f"block `{block.name_hint}` is the only statement of its scope; removing "
+        "it would leave the scope empty",
+        func=func,
+        culprits=(block,),
+    )
 
 
 def remove_stmt(func: PrimFunc, target: Stmt) -> PrimFunc:

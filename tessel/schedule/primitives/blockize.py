@@ -45,7 +45,9 @@ class _Side:
     predicate: PrimExpr
 
 
-def blockize(sch: Schedule, loop_rv: LoopRV, preserve_unit_iters: bool = True) -> tuple[PrimFunc, str]:
+def blockize(
+    sch: Schedule, loop_rv: LoopRV, preserve_unit_iters: bool = True
+) -> tuple[PrimFunc, str]:
     """The function with `loop_rv`'s subtree blockized; the new outer block's name."""
     loop = sch.loop(loop_rv, "blockize")
     realize = _single_block(sch, loop)
@@ -74,8 +76,9 @@ def blockize(sch: Schedule, loop_rv: LoopRV, preserve_unit_iters: bool = True) -
     inner_predicate = _with_own_guards(inner.predicate, realize.predicate, inner_loops)
     outer_init = None
     if block.init is not None:
-        outer_init = _blockized_init(sch, block, inner, inner_predicate, inner_loops,
-                                     substitute(block.init, var_map))  # fmt: skip
+        outer_init = _blockized_init(
+            sch, block, inner, inner_predicate, inner_loops, substitute(block.init, var_map)
+        )
     inner_block = _finish(
         with_changes(
             block,
@@ -99,14 +102,24 @@ def blockize(sch: Schedule, loop_rv: LoopRV, preserve_unit_iters: bool = True) -
     return replace_stmt(sch.func, loop, outer_realize), outer_block.name_hint
 
 
-def _divide_bindings(block: Block, realize: BlockRealize, loops: list[For], inner_loops: list[For],
-                     preserve_unit_iters: bool) -> tuple[_Side, _Side, dict[Var, PrimExpr]] | None:  # fmt: skip
+def _divide_bindings(
+    block: Block,
+    realize: BlockRealize,
+    loops: list[For],
+    inner_loops: list[For],
+    preserve_unit_iters: bool,
+) -> tuple[_Side, _Side, dict[Var, PrimExpr]] | None:
     """Both sides of the block's bindings divided at `inner_loops`, or None."""
     analyzer = Analyzer()
     domains = {outer.loop_var: Range(outer.min, outer.extent) for outer in loops}
-    division = subspace_divide(realize.iter_values, domains, [lp.loop_var for lp in inner_loops],
-                               realize.predicate, analyzer=analyzer,
-                               preserve_unit_iters=preserve_unit_iters)  # fmt: skip
+    division = subspace_divide(
+        realize.iter_values,
+        domains,
+        [lp.loop_var for lp in inner_loops],
+        realize.predicate,
+        analyzer=analyzer,
+        preserve_unit_iters=preserve_unit_iters,
+    )
     if not division:
         return None
     for each in loops:  # the bindings' ranges, for the iterators' domains
@@ -137,8 +150,14 @@ def _with_own_guards(divided: PrimExpr, original: PrimExpr, side_loops: list[For
     return builders.conjunction([*builders.conjuncts(divided), *kept])
 
 
-def _blockized_init(sch: Schedule, block: Block, inner: _Side, inner_predicate: PrimExpr,
-                    inner_loops: list[For], init: Stmt) -> Stmt:  # fmt: skip
+def _blockized_init(
+    sch: Schedule,
+    block: Block,
+    inner: _Side,
+    inner_predicate: PrimExpr,
+    inner_loops: list[For],
+    init: Stmt,
+) -> Stmt:
     """The outer block's init, as TVM builds it: a block `<name>_init` over the inner spatial
     iterators the init uses (renamed `_init`), under copies of the inner loops they bind."""
     iters, values, renamed = [], [], {}
@@ -159,16 +178,23 @@ def _blockized_init(sch: Schedule, block: Block, inner: _Side, inner_predicate: 
             kept.append(conjunct)
         elif mentioned & bound:  # a guard tying the reduction loops to the spatial ones
             raise ScheduleError(
-                "blockize", "reduction-init",
+                "blockize",
+                "reduction-init",
                 f"block `{block.name_hint}` has an init, and its predicate `{conjunct}` ties "
                 "the reduction loops to the spatial loops, so no init block can cover exactly "
-                "the points it initialises", func=sch.func, culprits=(block,),
-                hint="run decompose_reduction first")  # fmt: skip
+                "the points it initialises",
+                func=sch.func,
+                culprits=(block,),
+                hint="run decompose_reduction first",
+            )
     copies = {lp.loop_var: Var(lp.loop_var.name, lp.loop_var.dtype) for lp in init_loops}
     name = fresh_block_name(sch.func, f"{block.name_hint}_init")
     init_block = _finish(Block(tuple(iters), (), (), name, substitute(init, renamed)))
-    stmt: Stmt = BlockRealize(tuple(substitute(v, copies) for v in values),
-                              substitute(builders.conjunction(kept), copies), init_block)  # fmt: skip
+    stmt: Stmt = BlockRealize(
+        tuple(substitute(v, copies) for v in values),
+        substitute(builders.conjunction(kept), copies),
+        init_block,
+    )
     for lp in reversed(init_loops):
         stmt = with_changes(lp, loop_var=copies[lp.loop_var], body=stmt)
     return stmt
@@ -210,18 +236,30 @@ def _divide(
         # domain when its value reads outer block iterators, which no loop range bounds.
         whole_inner = iv.dom if _is_zero(outer_mark.extent, outer_value) else None
         whole_outer = iv.dom if _is_zero(inner_mark.extent, inner_value) else None
-        outer_part = _side_var(outer, iv, outer_mark.extent, outer_value,
-                               "" if inner_trivial else "_o",
-                               (analyzer, loop_vars, whole_outer), keep_constant=True)  # fmt: skip
-        inner_part = _side_var(inner, iv, inner_mark.extent, inner_value,
-                               "" if outer_trivial else "_i",
-                               (analyzer, loop_vars, whole_inner))  # fmt: skip
+        outer_part = _side_var(
+            outer,
+            iv,
+            outer_mark.extent,
+            outer_value,
+            "" if inner_trivial else "_o",
+            (analyzer, loop_vars, whole_outer),
+            keep_constant=True,
+        )
+        inner_part = _side_var(
+            inner,
+            iv,
+            inner_mark.extent,
+            inner_value,
+            "" if outer_trivial else "_i",
+            (analyzer, loop_vars, whole_inner),
+        )
         # A side of extent 1 is the one value it is bound to (TVM substitutes the other side's
         # iterator alone), even when preserve_unit_iters binds it to a unit loop.
         outer_term = _unit_value(outer_mark.extent, outer_value, analyzer, outer_part)
         inner_term = _unit_value(inner_mark.extent, inner_value, analyzer, inner_part)
         var_map[iv.var] = analyzer.simplify(
-            builders.add(builders.mul(outer_term, inner_mark.extent), inner_term))
+            builders.add(builders.mul(outer_term, inner_mark.extent), inner_term)
+        )
     return outer, inner, var_map
 
 
@@ -243,9 +281,15 @@ def _is_zero(extent: PrimExpr, value: PrimExpr) -> bool:
     return _is_trivial(extent, value) and builders.is_const_int(value, 0)
 
 
-def _side_var(side: _Side, iv: IterVar, extent: PrimExpr, value: PrimExpr, suffix: str,
-              known: tuple[Analyzer, set[Var], Range | None], keep_constant: bool = False,
-              ) -> PrimExpr:  # fmt: skip
+def _side_var(
+    side: _Side,
+    iv: IterVar,
+    extent: PrimExpr,
+    value: PrimExpr,
+    suffix: str,
+    known: tuple[Analyzer, set[Var], Range | None],
+    keep_constant: bool = False,
+) -> PrimExpr:
     """A new iterator for one side's part of `iv`, or the part itself when it is a constant
     (unless `keep_constant`: the outer block keeps `T.axis.spatial(1, 0)`, as TVM's does)."""
     trivial = _is_trivial(extent, value)
@@ -259,8 +303,9 @@ def _side_var(side: _Side, iv: IterVar, extent: PrimExpr, value: PrimExpr, suffi
     return var
 
 
-def _domain(extent: PrimExpr, value: PrimExpr, analyzer: Analyzer, loop_vars: set[Var],
-            whole: Range | None) -> Range:  # fmt: skip
+def _domain(
+    extent: PrimExpr, value: PrimExpr, analyzer: Analyzer, loop_vars: set[Var], whole: Range | None
+) -> Range:
     """[0, extent), or the values the binding takes over its loops (`loop_vars`) when they leave
     it: a division under a predicate counts the points the predicate keeps (`1 <= ax0 < 3` over
     a loop of 4: extent 2) while the binding ranges from 1 to 2 (fuzz campaign 10, case 5353).
@@ -290,8 +335,12 @@ def _simplified_regions(regions: tuple[BufferRegion, ...]) -> tuple[BufferRegion
     `0 * 4`, which should read `0`."""
     analyzer = Analyzer()
     return tuple(
-        BufferRegion(r.buffer, tuple(Range(analyzer.simplify(rng.min), analyzer.simplify(rng.extent))
-                                     for rng in r.region))  # fmt: skip
+        BufferRegion(
+            r.buffer,
+            tuple(
+                Range(analyzer.simplify(rng.min), analyzer.simplify(rng.extent)) for rng in r.region
+            ),
+        )
         for r in regions
     )
 

@@ -28,14 +28,19 @@ def _vars(buffer: Buffer) -> list[Var]:
 def _extent(sch: Schedule, primitive: str, buffer: Buffer, position: int) -> int:
     extent = buffer.shape[position]
     if not isinstance(extent, IntImm):
-        raise ScheduleError(primitive, "static-extent",
-                            f"axis {position} of `{buffer.name}` has the symbolic extent {extent}; "
-                            "buffer steps need constant extents", func=sch.func)  # fmt: skip
+        raise ScheduleError(
+            primitive,
+            "static-extent",
+            f"axis {position} of `{buffer.name}` has the symbolic extent {extent}; "
+            "buffer steps need constant extents",
+            func=sch.func,
+        )
     return extent.value
 
 
-def split_map(sch: Schedule, buffer: Buffer, position: int,
-              factors: Sequence[int | None]) -> tuple[IndexMap, list[int]]:  # fmt: skip
+def split_map(
+    sch: Schedule, buffer: Buffer, position: int, factors: Sequence[int | None]
+) -> tuple[IndexMap, list[int]]:
     """The map splitting axis `position` into `factors` (one None inferred), and the factors."""
     extent = _extent(sch, "buffer_split", buffer, position)
     parts = _factors(sch, buffer, extent, factors)
@@ -50,18 +55,28 @@ def split_map(sch: Schedule, buffer: Buffer, position: int,
     return IndexMap(tuple(variables), tuple(final)), parts
 
 
-def _factors(sch: Schedule, buffer: Buffer, extent: int, factors: Sequence[int | None]) -> list[int]:
+def _factors(
+    sch: Schedule, buffer: Buffer, extent: int, factors: Sequence[int | None]
+) -> list[int]:
     unknown = [k for k, f in enumerate(factors) if f is None]
     known = [f for f in factors if f is not None]
     if len(factors) < 2 or len(unknown) > 1 or any(not isinstance(f, int) or f < 1 for f in known):
-        raise ScheduleError("buffer_split", "factors",
-                            f"factors must be two or more positive ints, at most one None; got "
-                            f"{list(factors)} for `{buffer.name}`", func=sch.func)  # fmt: skip
+        raise ScheduleError(
+            "buffer_split",
+            "factors",
+            f"factors must be two or more positive ints, at most one None; got "
+            f"{list(factors)} for `{buffer.name}`",
+            func=sch.func,
+        )
     parts = [f if f is not None else -(-extent // math.prod(known)) for f in factors]
     if math.prod(parts) < extent:
-        raise ScheduleError("buffer_split", "factors-too-small",
-                            f"factors {parts} cover {math.prod(parts)} elements, fewer than the "
-                            f"axis extent {extent} of `{buffer.name}`", func=sch.func)  # fmt: skip
+        raise ScheduleError(
+            "buffer_split",
+            "factors-too-small",
+            f"factors {parts} cover {math.prod(parts)} elements, fewer than the "
+            f"axis extent {extent} of `{buffer.name}`",
+            func=sch.func,
+        )
     _check_outer_factor(sch, buffer, extent, parts)
     return parts
 
@@ -74,13 +89,17 @@ def _check_outer_factor(sch: Schedule, buffer: Buffer, extent: int, parts: list[
     needed = -(-extent // inner)
     if parts[0] <= needed:
         return
-    message = (f"the outermost factor {parts[0]} of {parts} exceeds the {needed} rows of {inner} "
-               f"that axis extent {extent} of `{buffer.name}` fills; the rest is all padding")
+    message = (
+        f"the outermost factor {parts[0]} of {parts} exceeds the {needed} rows of {inner} "
+        f"that axis extent {extent} of `{buffer.name}` fills; the rest is all padding"
+    )
     hint = f"give {needed} as the outermost factor, or leave it None"
     raise ScheduleError("buffer_split", "factor-too-large", message, func=sch.func, hint=hint)
 
 
-def split_record(buffer: Buffer, position: int, parts: list[int], pad_value: Any) -> tuple[Step, ...]:
+def split_record(
+    buffer: Buffer, position: int, parts: list[int], pad_value: Any
+) -> tuple[Step, ...]:
     """The graph-level steps of a split (pad, then reshape)."""
     return split_steps(_shape(buffer), position, parts, _pad_constant(pad_value))
 

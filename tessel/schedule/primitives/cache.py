@@ -35,13 +35,17 @@ def cache_read(sch: Schedule, rv: BlockRV, index: int, scope: str) -> tuple[Prim
     buffer = S.nth_buffer(sch, "cache_read", realize.block, "read", index)
     S.check_scope_name(sch, "cache_read", scope, realize.block)
     kids = S.children(scope_block)
-    writer = _only_writer(sch, "cache_read", kids, buffer)
+    writer = only_writer(sch, "cache_read", kids, buffer)
     if writer is not None and writer.realize is realize:
-        raise ScheduleError("cache_read", "reads-own-output",
-                            f"block `{rv.name}` writes `{buffer.name}` as well as reading it; "
-                            "a read cache would hide its own updates",
-                            func=sch.func, culprits=(realize.block,),
-                            hint="use cache_write")  # fmt: skip
+        raise ScheduleError(
+            "cache_read",
+            "reads-own-output",
+            f"block `{rv.name}` writes `{buffer.name}` as well as reading it; "
+            "a read cache would hide its own updates",
+            func=sch.func,
+            culprits=(realize.block,),
+            hint="use cache_write",
+        )
     known = None
     if writer is None:
         consumers = [k for k in kids if k.reads(buffer)]
@@ -49,12 +53,16 @@ def cache_read(sch: Schedule, rv: BlockRV, index: int, scope: str) -> tuple[Prim
         region = _input_region(scope_block, buffer)
         known = {iv.var: iv.dom for iv in scope_block.iter_vars}  # what the region mentions
     else:
-        consumers = _consumers_after(kids, writer, buffer)
+        consumers = consumers_after(kids, writer, buffer)
         if not any(k.realize is realize for k in consumers):
-            raise ScheduleError("cache_read", "read-before-write",
-                                f"block `{rv.name}` reads `{buffer.name}` before its writer "
-                                f"`{writer.realize.block.name_hint}` runs",
-                                func=sch.func, culprits=(realize.block,))  # fmt: skip
+            raise ScheduleError(
+                "cache_read",
+                "read-before-write",
+                f"block `{rv.name}` reads `{buffer.name}` before its writer "
+                f"`{writer.realize.block.name_hint}` runs",
+                func=sch.func,
+                culprits=(realize.block,),
+            )
         where = S.between(writer, consumers[0])
         region = _relaxed_write(writer, buffer, where)
     skip = None if writer is None else S.unwritten(writer.realize, buffer)
@@ -76,20 +84,11 @@ def cache_write(sch: Schedule, rv: BlockRV, index: int, scope: str) -> tuple[Pri
     buffer = S.nth_buffer(sch, "cache_write", realize.block, "write", index)
     S.check_scope_name(sch, "cache_write", scope, realize.block)
     kids = S.children(scope_block)
-    writer = _only_writer(sch, "cache_write", kids, buffer)
+    writer = only_writer(sch, "cache_write", kids, buffer)
     assert writer is not None  # the block writes the buffer
     assert writer.realize is realize
-    if realize.block.init is None and any(r.buffer is buffer for r in realize.block.reads):
-        # An update (a decomposed reduction's, say) reads the values written before it, which
-        # a fresh cache would not hold (fuzz campaign 10, case 6104: after blockize, the init
-        # outside the update's scope).
-        raise ScheduleError("cache_write", "reads-old-value",
-                            f"block `{rv.name}` reads the old value of `{buffer.name}` it "
-                            "updates; a write cache would start without it",
-                            func=sch.func, culprits=(realize.block,),
-                            hint="cache the block that writes it first, or the whole reduction "
-                                 "before decompose_reduction")  # fmt: skip
-    consumers = _consumers_after(kids, writer, buffer)
+    check_reads_old_value(sch, "cache_write", realize, buffer)
+    consumers = consumers_after(kids, writer, buffer)
     if consumers:
         where = S.between(writer, consumers[0])
     else:
@@ -104,19 +103,46 @@ def cache_write(sch: Schedule, rv: BlockRV, index: int, scope: str) -> tuple[Pri
     return replace_stmt(sch.func, scope_block, S.add_alloc(new_scope, cache)), block_name
 
 
-def _only_writer(sch: Schedule, primitive: str, kids: list[S.Child],
-                 buffer: Buffer) -> S.Child | None:  # fmt: skip
+def only_writer(
+    sch: Schedule, primitive: str, kids: list[S.Child], buffer: Buffer
+) -> S.Child | None:
+    """The one block of the scope writing `buffer` (None if none; ScheduleError if several)."""
     writers = [k for k in kids if k.writes(buffer)]
     if len(writers) > 1:
         names = [w.realize.block.name_hint for w in writers]
-        raise ScheduleError(primitive, "single-writer",
-                            f"`{buffer.name}` is written by several blocks {names} in this scope; "
-                            "a cache needs exactly one producer",
-                            func=sch.func, culprits=[w.realize.block for w in writers])  # fmt: skip
+        raise ScheduleError(
+            primitive,
+            "single-writer",
+            f"`{buffer.name}` is written by several blocks {names} in this scope; "
+            "a cache needs exactly one producer",
+            func=sch.func,
+            culprits=[w.realize.block for w in writers],
+        )
     return writers[0] if writers else None
 
 
-def _consumers_after(kids: list[S.Child], writer: S.Child, buffer: Buffer) -> list[S.Child]:
+def check_reads_old_value(
+    sch: Schedule, primitive: str, realize: BlockRealize, buffer: Buffer
+) -> None:
+    """A write cache starts empty: refuse a block without init that reads the old value of the
+    buffer it updates."""
+    if realize.block.init is None and any(r.buffer is buffer for r in realize.block.reads):
+        # An update (a decomposed reduction's, say) reads the values written before it, which
+        # a fresh cache would not hold (fuzz campaign 10, case 6104: after blockize, the init
+        # outside the update's scope).
+        raise ScheduleError(
+            primitive,
+            "reads-old-value",
+            f"block `{realize.block.name_hint}` reads the old value of "
+            f"`{buffer.name}` it updates; a write cache would start without it",
+            func=sch.func,
+            culprits=(realize.block,),
+            hint="cache the block that writes it first, or the whole reduction "
+            "before decompose_reduction",
+        )
+
+
+def consumers_after(kids: list[S.Child], writer: S.Child, buffer: Buffer) -> list[S.Child]:
     """The blocks after `writer` that read `buffer` (its read-after-write dependents)."""
     position = kids.index(writer)
     return [k for k in kids[position + 1 :] if k.reads(buffer)]

@@ -73,11 +73,15 @@ def check_scope_name(sch: Schedule, primitive: str, scope: object, culprit: Node
     """`scope` is a storage scope TVM knows (`global`, `shared`, `local`, `shared.dyn`, ...)."""
     rank = scope.split(".", 1)[0] if isinstance(scope, str) else None
     if rank in _SCOPE_RANKS:
-        return scope  # type: ignore[return-value]  (checked to be a str above)
-    raise ScheduleError(primitive, "storage-scope",
-                        f"`{scope}` is not a storage scope; use one of {list(_SCOPE_RANKS)}, "
-                        "optionally with a tag (`shared.dyn`, `global.stack`)",
-                        func=sch.func, culprits=(culprit,))  # fmt: skip
+        return scope  # type: ignore[return-value]  # checked to be a str above
+    raise ScheduleError(
+        primitive,
+        "storage-scope",
+        f"`{scope}` is not a storage scope; use one of {list(_SCOPE_RANKS)}, "
+        "optionally with a tag (`shared.dyn`, `global.stack`)",
+        func=sch.func,
+        culprits=(culprit,),
+    )
 
 
 def nth_buffer(sch: Schedule, primitive: str, block: Block, kind: str, index: object) -> Buffer:
@@ -86,10 +90,14 @@ def nth_buffer(sch: Schedule, primitive: str, block: Block, kind: str, index: ob
     if isinstance(index, int) and not isinstance(index, bool) and 0 <= index < len(regions):
         return regions[index].buffer
     names = [r.buffer.name for r in regions]
-    raise ScheduleError(primitive, "buffer-index",
-                        f"{kind} buffer index {index!r} is out of range: block `{block.name_hint}` "
-                        f"{kind}s {len(regions)} buffers {names}",
-                        func=sch.func, culprits=(block,))  # fmt: skip
+    raise ScheduleError(
+        primitive,
+        "buffer-index",
+        f"{kind} buffer index {index!r} is out of range: block `{block.name_hint}` "
+        f"{kind}s {len(regions)} buffers {names}",
+        func=sch.func,
+        culprits=(block,),
+    )
 
 
 def block_and_scope(sch: Schedule, primitive: str, rv: BlockRV) -> tuple[BlockRealize, Block]:
@@ -98,9 +106,13 @@ def block_and_scope(sch: Schedule, primitive: str, rv: BlockRV) -> tuple[BlockRe
     located = find_block_realize(sch.func, rv.name)
     scope = located.parent_block() if located is not None else None
     if scope is None:
-        raise ScheduleError(primitive, "root-block",
-                            f"block `{rv.name}` is the root block; it has no scope to cache in",
-                            func=sch.func, culprits=(realize.block,))  # fmt: skip
+        raise ScheduleError(
+            primitive,
+            "root-block",
+            f"block `{rv.name}` is the root block; it has no scope to cache in",
+            func=sch.func,
+            culprits=(realize.block,),
+        )
     return realize, scope
 
 
@@ -150,8 +162,9 @@ def split_loops(child: Child, insertion: Insertion) -> tuple[list[For], list[For
 # -- regions -----------------------------------------------------------------------------------
 
 
-def relaxed_region(region: BufferRegion, realize: BlockRealize, relaxed: Sequence[For],
-                   fixed: Sequence[For]) -> tuple[Range, ...]:  # fmt: skip
+def relaxed_region(
+    region: BufferRegion, realize: BlockRealize, relaxed: Sequence[For], fixed: Sequence[For]
+) -> tuple[Range, ...]:
     """`region` (in `realize`'s iterators) over all iterations of the `relaxed` loops, clamped to
     the buffer; the `fixed` loops stay symbolic (they enclose the copy)."""
     analyzer = Analyzer()
@@ -214,8 +227,9 @@ def unwritten(realize: BlockRealize, buffer: Buffer) -> tuple[tuple[Var, ...], P
     return names, padding
 
 
-def _unguarded(realize: BlockRealize, buffer: Buffer,
-               indices: Sequence[PrimExpr]) -> tuple[tuple[Var, ...], PrimExpr] | None:  # fmt: skip
+def _unguarded(
+    realize: BlockRealize, buffer: Buffer, indices: Sequence[PrimExpr]
+) -> tuple[tuple[Var, ...], PrimExpr] | None:
     """For a store at plain iterators: the points the block's `T.where` leaves unwritten (a
     reindex copy that skips what it would read out of bounds, fuzz seed 0, 1147), when the
     predicate is over loops bound to the iterators alone; None otherwise."""
@@ -224,8 +238,9 @@ def _unguarded(realize: BlockRealize, buffer: Buffer,
         return None
     names = tuple(Var(f"p{k}", e.dtype) for k, e in enumerate(buffer.shape))
     at_index = dict(zip(indices, names, strict=True))
-    binding = {loop: at_index[var] for loop, var in loop_binding(realize).items()
-               if var in at_index}  # fmt: skip
+    binding = {
+        loop: at_index[var] for loop, var in loop_binding(realize).items() if var in at_index
+    }
     used = {n for n in post_order(predicate) if isinstance(n, Var)}
     if not used <= set(binding):
         return None
@@ -241,9 +256,14 @@ def _uses(expr: PrimExpr, var: Var) -> bool:
     return any(n is var for n in post_order(expr))
 
 
-def copy_stage(name: str, region: Sequence[Range], src: Buffer, dst: Buffer,
-               skip: tuple[tuple[Var, ...], PrimExpr] | None = None,
-               known: Mapping[Var, Range] | None = None) -> Stmt:  # fmt: skip
+def copy_stage(
+    name: str,
+    region: Sequence[Range],
+    src: Buffer,
+    dst: Buffer,
+    skip: tuple[tuple[Var, ...], PrimExpr] | None = None,
+    known: Mapping[Var, Range] | None = None,
+) -> Stmt:
     """Loops over `region` around a block copying `src` into `dst` element by element, except
     where `skip` (a condition over index variables) holds. With `known` (the domains of the
     variables `region` mentions), the copy also skips the points outside the buffer that the
@@ -262,7 +282,7 @@ def copy_stage(name: str, region: Sequence[Range], src: Buffer, dst: Buffer,
     if skip is not None:
         names, condition = skip
         at = dict(zip(names, values, strict=True))
-        predicate = builders.logical_not(substitute(condition, at))  # type: ignore[arg-type]
+        predicate = builders.logical_not(substitute(condition, at))
     if known is not None:
         domains = dict(known)
         for var, rng in zip(loop_vars, region, strict=True):
@@ -274,8 +294,9 @@ def copy_stage(name: str, region: Sequence[Range], src: Buffer, dst: Buffer,
     return stmt
 
 
-def in_bounds(buffer: Buffer, indices: Sequence[PrimExpr],
-              domains: Mapping[Var, Range]) -> PrimExpr:  # fmt: skip
+def in_bounds(
+    buffer: Buffer, indices: Sequence[PrimExpr], domains: Mapping[Var, Range]
+) -> PrimExpr:
     """The conditions `0 <= index < extent` that cannot be proved over `domains` (true when
     `indices` surely lie in `buffer`): a copy's guard (fuzz seed 0, 679; seed 1, 927)."""
     analyzer = Analyzer()
@@ -283,8 +304,10 @@ def in_bounds(buffer: Buffer, indices: Sequence[PrimExpr],
         analyzer.bind(var, rng)
     conditions = []
     for index, extent in zip(indices, buffer.shape, strict=True):
-        for condition in (builders.le(builders.const(0, index.dtype), index),
-                          builders.lt(index, extent)):  # fmt: skip
+        for condition in (
+            builders.le(builders.const(0, index.dtype), index),
+            builders.lt(index, extent),
+        ):
             if not analyzer.can_prove(condition):
                 conditions.append(condition)
     return builders.conjunction(conditions)
@@ -305,7 +328,6 @@ def insert(root: Block, where: Insertion, stmt: Stmt) -> Block:
     return replace_in(root, where.anchor, SeqStmt.flatten(pair))
 
 
-
 def add_alloc(scope: Block, buffer: Buffer) -> Block:
     return with_changes(scope, alloc_buffers=(*scope.alloc_buffers, buffer))
 
@@ -322,7 +344,7 @@ class BufferReplacer(Mutator):
 
 
 def replace_buffer(node: Stmt, old: Buffer, new: Buffer) -> Stmt:
-    return BufferReplacer({old: new}).visit(node)  # type: ignore[return-value]  (a statement)
+    return BufferReplacer({old: new}).visit(node)  # type: ignore[return-value]  # a statement
 
 
 # -- names -------------------------------------------------------------------------------------

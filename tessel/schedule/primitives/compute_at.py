@@ -97,8 +97,13 @@ class _Move:
         self.scope: Scope = scope_of(sch.func, self.located)
 
     def fail(self, rule: str, message: str, *culprits: Node) -> ScheduleError:
-        return ScheduleError(self.primitive, rule, message, func=self.sch.func,
-                             culprits=culprits or (self.block, self.loop))  # fmt: skip
+        return ScheduleError(
+            self.primitive,
+            rule,
+            message,
+            func=self.sch.func,
+            culprits=culprits or (self.block, self.loop),
+        )
 
     # -------------------------------------------------------------------- checks
     def _check(self) -> list[BlockRealize]:
@@ -113,15 +118,20 @@ class _Move:
                 "different-scope", f"loop `{loop_name}` and block `{name}` are in different blocks"
             )
         if not (is_complete(self.realize, self.scope) or is_reduction(self.realize, self.scope)):
-            raise self.fail("not-complete-or-reduction",
-                            f"block `{name}` must be the only writer of its outputs and either "
-                            "data-parallel without reading them, or a reduction with an init")  # fmt: skip
+            raise self.fail(
+                "not-complete-or-reduction",
+                f"block `{name}` must be the only writer of its outputs and either "
+                "data-parallel without reading them, or a reduction with an init",
+            )
         outputs = [
             w.buffer.name for w in self.block.writes if is_output_buffer(self.sch.func, w.buffer)
         ]
         if self.forward and outputs:
-            raise self.fail("output-block", f"block `{name}` writes the function's output {outputs}; "
-                            "moving it under a consumer's loop would leave parts of it unwritten")  # fmt: skip
+            raise self.fail(
+                "output-block",
+                f"block `{name}` writes the function's output {outputs}; "
+                "moving it under a consumer's loop would leave parts of it unwritten",
+            )
         deps = (
             self.scope.consumers(self.realize)
             if self.forward
@@ -133,8 +143,9 @@ class _Move:
                 if self.forward
                 else ("not-a-consumer", "no block writes")
             )
-            raise self.fail(kind[0], f"{kind[1]} what block `{name}` "
-                            f"{'writes' if self.forward else 'reads'}")  # fmt: skip
+            raise self.fail(
+                kind[0], f"{kind[1]} what block `{name}` {'writes' if self.forward else 'reads'}"
+            )
         return deps
 
     def _insertion_point(self, deps: list[BlockRealize], index: int) -> int:
@@ -149,9 +160,12 @@ class _Move:
         missing = [d.block.name_hint for d in deps if id(d) not in under]
         if missing:
             rule = "consumers-outside-loop" if self.forward else "producers-outside-loop"
-            raise self.fail(rule, f"blocks {missing} {'read' if self.forward else 'write'} what block "
-                            f"`{self.block.name_hint}` needs, but are not under loop "
-                            f"`{self.loop.loop_var.name}`")  # fmt: skip
+            raise self.fail(
+                rule,
+                f"blocks {missing} {'read' if self.forward else 'write'} what block "
+                f"`{self.block.name_hint}` needs, but are not under loop "
+                f"`{self.loop.loop_var.name}`",
+            )
         producers = {id(b) for b in self.scope.producers(self.realize)}
         consumers = {id(b) for b in self.scope.consumers(self.realize)}
         last_producer = max((k for k, ids in enumerate(held) if ids & producers), default=-1)
@@ -159,15 +173,21 @@ class _Move:
             (k for k, ids in enumerate(held) if ids & consumers), default=len(items)
         )
         if last_producer >= first_consumer:
-            raise self.fail("insertion-point", f"under loop `{self.loop.loop_var.name}`, a consumer of "
-                            f"block `{self.block.name_hint}` runs before one of its producers")  # fmt: skip
+            raise self.fail(
+                "insertion-point",
+                f"under loop `{self.loop.loop_var.name}`, a consumer of "
+                f"block `{self.block.name_hint}` runs before one of its producers",
+            )
         if index == -1:
             return first_consumer
         if index == -2:
             return last_producer + 1
         if not last_producer < index <= first_consumer:
-            raise self.fail("index", f"index {index} is outside the valid positions "
-                            f"{last_producer + 1}..{first_consumer}")  # fmt: skip
+            raise self.fail(
+                "index",
+                f"index {index} is outside the valid positions "
+                f"{last_producer + 1}..{first_consumer}",
+            )
         return index
 
     # -------------------------------------------------------------------- regions
@@ -198,9 +218,11 @@ class _Move:
                     continue
                 hull = [_relax(analyzer, substitute(r, binding), inner) for r in region.region]
                 old = required.get(region.buffer)
-                required[region.buffer] = hull if old is None else [
-                    a.union(b, analyzer.simplify) for a, b in zip(old, hull, strict=True)
-                ]  # fmt: skip
+                required[region.buffer] = (
+                    hull
+                    if old is None
+                    else [a.union(b, analyzer.simplify) for a, b in zip(old, hull, strict=True)]
+                )
         return required
 
     def _narrowed(self, inner: dict[Var, Range], predicate: PrimExpr) -> dict[Var, Range]:
@@ -259,11 +281,14 @@ class _Move:
             for dim, (rng, have) in enumerate(zip(region.region, written, strict=True)):
                 if _within(analyzer, _relax(analyzer, rng, ranges), have):
                     continue
-                raise self.fail("reads-unwritten", f"under loop `{self.loop.loop_var.name}`, "
-                                f"block `{self.block.name_hint}` would read dimension {dim} of "
-                                f"`{region.buffer.name}` beyond what the producers wrote in the "
-                                "same iteration, before the rest is written; move it under an "
-                                "outer loop")  # fmt: skip
+                raise self.fail(
+                    "reads-unwritten",
+                    f"under loop `{self.loop.loop_var.name}`, "
+                    f"block `{self.block.name_hint}` would read dimension {dim} of "
+                    f"`{region.buffer.name}` beyond what the producers wrote in the "
+                    "same iteration, before the rest is written; move it under an "
+                    "outer loop",
+                )
 
     def _check_final(self, required: dict[Buffer, list[IntSet]]) -> None:
         """reverse_compute_at: a producer that reduces over the loop (or a loop around it) has
@@ -278,13 +303,19 @@ class _Move:
             for iv, value in zip(node.block.iter_vars, node.iter_values, strict=True):
                 if iv.iter_type is IterVarType.DATA_PAR:
                     continue
-                outer = sorted(n.name for n in post_order(value) if isinstance(n, Var)
-                               and n in chain)  # fmt: skip
+                outer = sorted(
+                    n.name for n in post_order(value) if isinstance(n, Var) and n in chain
+                )
                 if outer:
-                    raise self.fail("partial-reduction", f"block `{node.block.name_hint}` reduces "
-                                    f"over {outer}, which enclose loop `{self.loop.loop_var.name}`"
-                                    f"; under it block `{self.block.name_hint}` would read partial "
-                                    "results", node.block, self.loop)  # fmt: skip
+                    raise self.fail(
+                        "partial-reduction",
+                        f"block `{node.block.name_hint}` reduces "
+                        f"over {outer}, which enclose loop `{self.loop.loop_var.name}`"
+                        f"; under it block `{self.block.name_hint}` would read partial "
+                        "results",
+                        node.block,
+                        self.loop,
+                    )
 
     def _check_coverage(self, analyzer: Analyzer, domains: list[_Domain]) -> None:
         """reverse_compute_at: the per-iteration domains must together cover every iterator's
@@ -301,10 +332,13 @@ class _Move:
         for iv, dom in narrowed:
             loops = [f for f in chain if _mentions_loop(dom, f.loop_var)]
             if owned & {f.loop_var for f in loops} or not _tiles(analyzer, iv, dom, loops, split):
-                raise self.fail("uncovered-iterations", f"under loop `{self.loop.loop_var.name}`, "
-                                f"the iterations of block `{self.block.name_hint}` over "
-                                f"`{iv.var.name}` cannot be shown to run "
-                                f"{'exactly' if split else 'at least'} once each")  # fmt: skip
+                raise self.fail(
+                    "uncovered-iterations",
+                    f"under loop `{self.loop.loop_var.name}`, "
+                    f"the iterations of block `{self.block.name_hint}` over "
+                    f"`{iv.var.name}` cannot be shown to run "
+                    f"{'exactly' if split else 'at least'} once each",
+                )
             owned |= {f.loop_var for f in loops}
             if iv.iter_type is not IterVarType.DATA_PAR and loops:
                 first_split = min(first_split, *(chain.index(f) for f in loops))
@@ -316,27 +350,42 @@ class _Move:
             if f.loop_var not in owned and not builders.is_const_int(f.extent, 1)
         ]
         if repeating:
-            raise self.fail("repeated-reduction", f"block `{self.block.name_hint}` would add "
-                            f"part of its reduction again on every iteration of {repeating}, "
-                            "which no iterator of it depends on")  # fmt: skip
+            raise self.fail(
+                "repeated-reduction",
+                f"block `{self.block.name_hint}` would add "
+                f"part of its reduction again on every iteration of {repeating}, "
+                "which no iterator of it depends on",
+            )
 
     def _check_parallel_writes(self, domains: list[_Domain]) -> None:
         """Under a parallel loop, each iteration must write its own elements: a block whose
         writes do not depend on that loop would have every thread update the same elements (a
         reduction moved under the parallel loop of its producer, fuzz seed 0, 672, a race)."""
-        parallel = [a for a in (*self.loop_located.ancestors, self.loop)
-                    if isinstance(a, For) and a.kind is ForKind.PARALLEL
-                    and not builders.is_const_int(a.extent, 1)]  # fmt: skip
+        parallel = [
+            a
+            for a in (*self.loop_located.ancestors, self.loop)
+            if isinstance(a, For)
+            and a.kind is ForKind.PARALLEL
+            and not builders.is_const_int(a.extent, 1)
+        ]
         if not parallel:
             return
         at = {iv.var: dom.lo for iv, dom in zip(self.block.iter_vars, domains, strict=True)}
-        mentioned = {n for region in self.block.writes for rng in region.region
-                     for n in post_order(substitute(rng.min, at)) if isinstance(n, Var)}  # fmt: skip
+        mentioned = {
+            n
+            for region in self.block.writes
+            for rng in region.region
+            for n in post_order(substitute(rng.min, at))
+            if isinstance(n, Var)
+        }
         racing = [lp.loop_var.name for lp in parallel if lp.loop_var not in mentioned]
         if racing:
-            raise self.fail("parallel-race", f"under the parallel loop {racing}, every iteration "
-                            f"would write the same elements of block `{self.block.name_hint}`'s "
-                            "output, a race between threads")  # fmt: skip
+            raise self.fail(
+                "parallel-race",
+                f"under the parallel loop {racing}, every iteration "
+                f"would write the same elements of block `{self.block.name_hint}`'s "
+                "output, a race between threads",
+            )
 
     def _own_predicate(self) -> PrimExpr:
         """The block's `T.where` over its iterators, to keep under the new loops: a condition
@@ -357,9 +406,12 @@ class _Move:
         with analyzer.constraint_scope(in_domains(self.realize)):
             if analyzer.can_prove(predicate):
                 return builders.const(True)
-        raise self.fail("predicate", f"block `{self.block.name_hint}` has the predicate "
-                        f"`{predicate}`, which is not over its iterators alone and says more than "
-                        "their domains; the new loops could not keep it")  # fmt: skip
+        raise self.fail(
+            "predicate",
+            f"block `{self.block.name_hint}` has the predicate "
+            f"`{predicate}`, which is not over its iterators alone and says more than "
+            "their domains; the new loops could not keep it",
+        )
 
     # -------------------------------------------------------------------- rebuild
     def apply(self, preserve_unit_loops: bool, index: int) -> PrimFunc:
@@ -505,7 +557,10 @@ def _tiles(analyzer: Analyzer, iv: IterVar, dom: _Domain, loops: list[For], exac
 
 
 def _make_loops(
-    analyzer: Analyzer, realize: BlockRealize, domains: list[_Domain], preserve: bool,
+    analyzer: Analyzer,
+    realize: BlockRealize,
+    domains: list[_Domain],
+    preserve: bool,
     own: PrimExpr,
 ) -> Stmt:
     """Loops `ax0, ax1, ...` over the domains of extent other than one, and the block under them,

@@ -42,13 +42,14 @@ def fuse(sch: Schedule, rvs: Sequence[LoopRV]) -> tuple[PrimFunc, Var]:
     mapping: dict[Var, PrimExpr] = {}
     stride: PrimExpr = builders.const(1, dtype)
     for position, loop in reversed(list(enumerate(loops))):
-        digit = builders.floordiv(fused, stride)
-        if position:
-            digit = builders.floormod(digit, loop.extent)
+        next_stride = analyzer.simplify(builders.mul(loop.extent, stride))
+        # TVM's digit: the fused index below the next stride, divided by this one
+        digit = builders.floormod(fused, next_stride) if position else fused
+        digit = builders.floordiv(digit, stride)
         if builders.is_const_int(loop.extent, 1):
             digit = builders.const(0, dtype)
         mapping[loop.loop_var] = builders.add(loop.min, analyzer.simplify(digit))
-        stride = builders.mul(stride, loop.extent)
+        stride = next_stride
     body = substitute(loops[-1].body, mapping)
     new_loop = For(fused, builders.const(0, dtype), stride, ForKind.SERIAL, body)
     return replace_stmt(sch.func, loops[0], new_loop), fused
@@ -60,23 +61,37 @@ def _check_fusable(sch: Schedule, loops: list[For]) -> None:
     for loop in loops:
         if loop.kind is not ForKind.SERIAL or loop.annotations:
             what = f"is {loop.kind.value}" if loop.kind is not ForKind.SERIAL else "has annotations"
-            raise ScheduleError("fuse", "plain-loops",
-                                f"loop `{loop.loop_var.name}` {what}; the fused loop would lose it",
-                                func=sch.func, culprits=(loop,),
-                                hint="fuse first, then parallelize, bind or annotate the result")  # fmt: skip
+            raise ScheduleError(
+                "fuse",
+                "plain-loops",
+                f"loop `{loop.loop_var.name}` {what}; the fused loop would lose it",
+                func=sch.func,
+                culprits=(loop,),
+                hint="fuse first, then parallelize, bind or annotate the result",
+            )
     for outer, inner in zip(loops, loops[1:], strict=False):
         if outer.body is not inner:
-            between = "statements" if not isinstance(outer.body, For) else f"`{outer.body.loop_var.name}`"
-            raise ScheduleError("fuse", "adjacent-nesting",
-                                f"loops `{outer.loop_var.name}` and `{inner.loop_var.name}` are not "
-                                f"directly nested ({between} lies between them)",
-                                func=sch.func, culprits=(outer, inner))  # fmt: skip
+            between = (
+                "statements" if not isinstance(outer.body, For) else f"`{outer.body.loop_var.name}`"
+            )
+            raise ScheduleError(
+                "fuse",
+                "adjacent-nesting",
+                f"loops `{outer.loop_var.name}` and `{inner.loop_var.name}` are not "
+                f"directly nested ({between} lies between them)",
+                func=sch.func,
+                culprits=(outer, inner),
+            )
     for outer, inner in combinations(loops, 2):
         if _bounds_use(inner, outer):
-            raise ScheduleError("fuse", "dependent-loop",
-                                f"the bounds of loop `{inner.loop_var.name}` depend on the loop "
-                                f"`{outer.loop_var.name}` it would be fused with",
-                                func=sch.func, culprits=(outer, inner))  # fmt: skip
+            raise ScheduleError(
+                "fuse",
+                "dependent-loop",
+                f"the bounds of loop `{inner.loop_var.name}` depend on the loop "
+                f"`{outer.loop_var.name}` it would be fused with",
+                func=sch.func,
+                culprits=(outer, inner),
+            )
 
 
 def _bounds_use(loop: For, other: For) -> bool:
@@ -88,7 +103,9 @@ def reorder(sch: Schedule, rvs: Sequence[LoopRV]) -> PrimFunc:
     """The function with the given loops, which lie on one perfect nest, in the given order."""
     loops = [sch.loop(rv, "reorder") for rv in rvs]
     if len({id(loop) for loop in loops}) != len(loops):
-        raise ScheduleError("reorder", "duplicate", "a loop is given twice", func=sch.func, culprits=loops)
+        raise ScheduleError(
+            "reorder", "duplicate", "a loop is given twice", func=sch.func, culprits=loops
+        )
     nest = _perfect_nest(sch, loops)
     chosen = {id(loop) for loop in loops}
     order = iter(loops)
@@ -110,20 +127,28 @@ def _perfect_nest(sch: Schedule, loops: list[For]) -> list[For]:
             nest.append(nest[-1].body)
         if chosen <= {id(n) for n in nest}:
             return nest
-    raise ScheduleError("reorder", "not-a-nest",
-                        "the loops are not all on one perfect nest (each loop's body the next loop)",
-                        func=sch.func, culprits=loops)  # fmt: skip
+    raise ScheduleError(
+        "reorder",
+        "not-a-nest",
+        "the loops are not all on one perfect nest (each loop's body the next loop)",
+        func=sch.func,
+        culprits=loops,
+    )
 
 
 def _check_no_dependent_loop(sch: Schedule, headers: list[For]) -> None:
     """In the new order, no loop's bounds may use a loop now inside it."""
     for position, outer in enumerate(headers):
-        for inner in headers[position + 1:]:
+        for inner in headers[position + 1 :]:
             if _bounds_use(outer, inner):
-                raise ScheduleError("reorder", "dependent-loop",
-                                    f"the bounds of loop `{outer.loop_var.name}` depend on "
-                                    f"`{inner.loop_var.name}`, which the new order puts inside it",
-                                    func=sch.func, culprits=(outer, inner))  # fmt: skip
+                raise ScheduleError(
+                    "reorder",
+                    "dependent-loop",
+                    f"the bounds of loop `{outer.loop_var.name}` depend on "
+                    f"`{inner.loop_var.name}`, which the new order puts inside it",
+                    func=sch.func,
+                    culprits=(outer, inner),
+                )
 
 
 def _swapped_pairs(nest: list[For], headers: list[For]) -> list[tuple[For, For]]:
@@ -158,34 +183,73 @@ def _check_blocks(sch: Schedule, nest: list[For], headers: list[For]) -> None:
 def _check_iter_types(sch: Schedule, realize: BlockRealize) -> None:
     for iv in realize.block.iter_vars:
         if iv.iter_type not in (IterVarType.DATA_PAR, IterVarType.COMM_REDUCE):
-            raise ScheduleError("reorder", "iter-type",
-                                f"block `{realize.block.name_hint}` has the {iv.iter_type.name} "
-                                f"iterator `{iv.var.name}`; only spatial and reduction iterators "
-                                "say which orders are equivalent",
-                                func=sch.func, culprits=(realize.block,))  # fmt: skip
+            raise ScheduleError(
+                "reorder",
+                "iter-type",
+                f"block `{realize.block.name_hint}` has the {iv.iter_type.name} "
+                f"iterator `{iv.var.name}`; only spatial and reduction iterators "
+                "say which orders are equivalent",
+                func=sch.func,
+                culprits=(realize.block,),
+            )
 
 
-def _loop_domain(sch: Schedule, realize: BlockRealize) -> dict[Var, Range]:
+def _loop_domain(sch: Schedule, realize: BlockRealize, top: For | None = None) -> dict[Var, Range]:
+    """The ranges of the loops from `top` (default: the outermost) down to the block; loops
+    above `top` stay symbols, as in TVM's partial affine check (the reorder does not move them)."""
     located = find_block_realize(sch.func, realize.block.name_hint)
     assert located is not None, "a block under the nest is in the function"
-    return {loop.loop_var: Range(loop.min, loop.extent) for loop in located.enclosing_loops()}
+    loops = located.enclosing_loops()
+    start = next((k for k, loop in enumerate(loops) if loop is top), 0)
+    return {loop.loop_var: Range(loop.min, loop.extent) for loop in loops[start:]}
 
 
 def _check_affine(sch: Schedule, realize: BlockRealize, nest: list[For]) -> None:
-    """The bindings must be an affine map of the loops, under the block's predicate (TVM)."""
-    domain = _loop_domain(sch, realize)
-    if detect_iter_map(realize.iter_values, domain, realize.predicate, "surjective"):
-        return
+    """The bindings must be an affine map of the loops, under the block's predicate, each of
+    stride one in its fused iterator (TVM's IsAffineBinding: `l * 16` is not)."""
+    domain = _loop_domain(sch, realize, nest[0])
     name = realize.block.name_hint
+    found = detect_iter_map(
+        realize.iter_values,
+        domain,
+        realize.predicate,
+        "surjective",
+        simplify_trivial_iterators=False,
+    )
+    if found:
+        strided = [
+            (iv, s)
+            for iv, s in zip(realize.block.iter_vars, found.indices, strict=True)
+            if s.args and not builders.is_const_int(s.args[0].scale, 1)
+        ]
+        if not strided:
+            return
+        iv, _ = strided[0]
+        raise ScheduleError(
+            "reorder",
+            "affine-binding",
+            f"the binding of `{iv.var.name}` in block `{name}` steps by more "
+            "than one; it is not an affine binding of the loops",
+            func=sch.func,
+            culprits=(realize.block,),
+        )
     over_nest = any(mentions_var(realize.predicate, loop.loop_var) for loop in nest)
     if over_nest and detect_iter_map(realize.iter_values, domain, True, "surjective"):
-        raise ScheduleError("reorder", "block-predicate",
-                            f"the predicate `{realize.predicate}` of block `{name}` over the "
-                            "reordered loops is not a bound of an affine iterator",
-                            func=sch.func, culprits=(realize.block,))  # fmt: skip
-    raise ScheduleError("reorder", "affine-binding",
-                        f"the bindings of block `{name}` are not an affine map of its loops",
-                        func=sch.func, culprits=(realize.block,))  # fmt: skip
+        raise ScheduleError(
+            "reorder",
+            "block-predicate",
+            f"the predicate `{realize.predicate}` of block `{name}` over the "
+            "reordered loops is not a bound of an affine iterator",
+            func=sch.func,
+            culprits=(realize.block,),
+        )
+    raise ScheduleError(
+        "reorder",
+        "affine-binding",
+        f"the bindings of block `{name}` are not an affine map of its loops",
+        func=sch.func,
+        culprits=(realize.block,),
+    )
 
 
 def _binds(realize: BlockRealize, loop: For) -> set[IterVarType]:
@@ -194,8 +258,9 @@ def _binds(realize: BlockRealize, loop: For) -> set[IterVarType]:
     return {iv.iter_type for iv, value in pairs if mentions_var(value, loop.loop_var)}
 
 
-def _check_reduction_order(sch: Schedule, realize: BlockRealize,
-                           swapped: list[tuple[For, For]]) -> None:  # fmt: skip
+def _check_reduction_order(
+    sch: Schedule, realize: BlockRealize, swapped: list[tuple[For, For]]
+) -> None:
     """The init runs at an output's first update only if, for each output element, the first
     update in the new order still has every reduction iterator at its start.
 
@@ -204,8 +269,11 @@ def _check_reduction_order(sch: Schedule, realize: BlockRealize,
     may not cross a loop that binds a reduction iterator. Without one-to-one bindings, instances
     repeat, and no loop bound to a reduction iterator (or to nothing) may cross another loop.
     """
-    one_to_one = bool(detect_iter_map(realize.iter_values, _loop_domain(sch, realize),
-                                      realize.predicate, "bijective"))  # fmt: skip
+    one_to_one = bool(
+        detect_iter_map(
+            realize.iter_values, _loop_domain(sch, realize), realize.predicate, "bijective"
+        )
+    )
     reduce = IterVarType.COMM_REDUCE
     for a, b in swapped:
         kinds = (_binds(realize, a), _binds(realize, b))
@@ -214,18 +282,31 @@ def _check_reduction_order(sch: Schedule, realize: BlockRealize,
         else:
             bad = any(reduce in k or not k for k in kinds)
         if bad:
-            raise ScheduleError("reorder", "reduction-order",
-                                f"swapping loops `{a.loop_var.name}` and `{b.loop_var.name}` "
-                                f"would run the init of block `{realize.block.name_hint}` after "
-                                "updates of the same element (" + (
-                                    "a loop binds both spatial and reduction iterators)"
-                                    if one_to_one else "the bindings are not one-to-one)"),
-                                func=sch.func, culprits=(a, b, realize.block))  # fmt: skip
+            raise ScheduleError(
+                "reorder",
+                "reduction-order",
+                f"swapping loops `{a.loop_var.name}` and `{b.loop_var.name}` "
+                f"would run the init of block `{realize.block.name_hint}` after "
+                "updates of the same element ("
+                + (
+                    "a loop binds both spatial and reduction iterators)"
+                    if one_to_one
+                    else "the bindings are not one-to-one)"
+                ),
+                func=sch.func,
+                culprits=(a, b, realize.block),
+            )
 
 
 def _dependence_error(sch: Schedule, message: str, *culprits: object) -> ScheduleError:
-    return ScheduleError("reorder", "carried-dependence", message, func=sch.func, culprits=culprits,
-                         hint="a dependence between iterations fixes their order")  # fmt: skip
+    return ScheduleError(
+        "reorder",
+        "carried-dependence",
+        message,
+        func=sch.func,
+        culprits=culprits,
+        hint="a dependence between iterations fixes their order",
+    )
 
 
 def _check_self_dependence(sch: Schedule, realize: BlockRealize) -> None:
@@ -234,15 +315,26 @@ def _check_self_dependence(sch: Schedule, realize: BlockRealize) -> None:
     combiner)."""
     block = realize.block
     for write in block.writes:
-        elsewhere = [r for r in block.reads if r.buffer is write.buffer and not
-                     structural_equal(r.region, write.region, map_free_vars=False)]  # fmt: skip
+        elsewhere = [
+            r
+            for r in block.reads
+            if r.buffer is write.buffer
+            and not structural_equal(r.region, write.region, map_free_vars=False)
+        ]
         if elsewhere:
-            raise _dependence_error(sch, f"block `{block.name_hint}` reads "
-                                    f"`{write.buffer.name}` at other elements than it writes",
-                                    block)  # fmt: skip
+            raise _dependence_error(
+                sch,
+                f"block `{block.name_hint}` reads "
+                f"`{write.buffer.name}` at other elements than it writes",
+                block,
+            )
         if not _injective(write, block):
-            raise _dependence_error(sch, f"instances of block `{block.name_hint}` write the same "
-                                    f"element of `{write.buffer.name}`", block)  # fmt: skip
+            raise _dependence_error(
+                sch,
+                f"instances of block `{block.name_hint}` write the same "
+                f"element of `{write.buffer.name}`",
+                block,
+            )
 
 
 def _injective(write: BufferRegion, block: Block) -> bool:
@@ -267,13 +359,20 @@ def _check_cross_dependence(sch: Schedule, realizes: list[BlockRealize], nest: l
     analyzer = Analyzer()
     for writer, write, other, access in _shared_accesses(realizes):
         partial = any(IterVarType.COMM_REDUCE in _binds(writer, loop) for loop in nest)
-        same = structural_equal(_in_loop_terms(other, access, analyzer),
-                                _in_loop_terms(writer, write, analyzer),
-                                map_free_vars=False)  # fmt: skip
+        same = structural_equal(
+            _in_loop_terms(other, access, analyzer),
+            _in_loop_terms(writer, write, analyzer),
+            map_free_vars=False,
+        )
         if partial or not same:
-            raise _dependence_error(sch, f"blocks `{writer.block.name_hint}` and "
-                                    f"`{other.block.name_hint}` share `{write.buffer.name}` "
-                                    "across iterations", writer.block, other.block)  # fmt: skip
+            raise _dependence_error(
+                sch,
+                f"blocks `{writer.block.name_hint}` and "
+                f"`{other.block.name_hint}` share `{write.buffer.name}` "
+                "across iterations",
+                writer.block,
+                other.block,
+            )
 
 
 _Shared = tuple[BlockRealize, BufferRegion, BlockRealize, BufferRegion]
@@ -281,17 +380,27 @@ _Shared = tuple[BlockRealize, BufferRegion, BlockRealize, BufferRegion]
 
 def _shared_accesses(realizes: list[BlockRealize]) -> list[_Shared]:
     """(writer, its write, another block, that block's access to the same buffer)."""
-    return [(writer, write, other, access) for writer in realizes for write in writer.block.writes
-            for other in realizes if other is not writer
-            for access in (*other.block.reads, *other.block.writes)
-            if access.buffer is write.buffer]  # fmt: skip
+    return [
+        (writer, write, other, access)
+        for writer in realizes
+        for write in writer.block.writes
+        for other in realizes
+        if other is not writer
+        for access in (*other.block.reads, *other.block.writes)
+        if access.buffer is write.buffer
+    ]
 
 
-def _in_loop_terms(realize: BlockRealize, access: BufferRegion,
-                   analyzer: Analyzer) -> tuple[Range, ...]:  # fmt: skip
+def _in_loop_terms(
+    realize: BlockRealize, access: BufferRegion, analyzer: Analyzer
+) -> tuple[Range, ...]:
     """The accessed region with the block iterators replaced by their bindings, simplified."""
     block = realize.block
     mapping = dict(zip((iv.var for iv in block.iter_vars), realize.iter_values, strict=True))
-    return tuple(Range(analyzer.simplify(substitute(r.min, mapping)),
-                       analyzer.simplify(substitute(r.extent, mapping)))
-                 for r in access.region)  # fmt: skip
+    return tuple(
+        Range(
+            analyzer.simplify(substitute(r.min, mapping)),
+            analyzer.simplify(substitute(r.extent, mapping)),
+        )
+        for r in access.region
+    )

@@ -49,19 +49,28 @@ def _single_store(sch: Schedule, primitive: str, block: Block, form: str) -> Buf
     """The block's body as one unpredicated BufferStore, else `<primitive>.not-single-store`."""
     body = block.body
     if not isinstance(body, BufferStore) or body.predicate is not None:
-        raise _fail(sch, primitive, "not-single-store",
-                    f"the body of block `{block.name_hint}` must be a single store of the form {form}",
-                    block)  # fmt: skip
+        raise _fail(
+            sch,
+            primitive,
+            "not-single-store",
+            f"the body of block `{block.name_hint}` must be a single store of the form {form}",
+            block,
+        )
     return body
 
 
 def _check_data_parallel(sch: Schedule, primitive: str, block: Block) -> None:
     reduce = [iv.var.name for iv in block.iter_vars if iv.iter_type is not IterVarType.DATA_PAR]
     if block.init is not None or reduce:
-        raise _fail(sch, primitive, "reduction",
-                    f"block `{block.name_hint}` is a reduction (iterators {reduce}"
-                    f"{', with an init' if block.init is not None else ''}); only a data-parallel "
-                    "block can be inlined", block)  # fmt: skip
+        raise _fail(
+            sch,
+            primitive,
+            "reduction",
+            f"block `{block.name_hint}` is a reduction (iterators {reduce}"
+            f"{', with an init' if block.init is not None else ''}); only a data-parallel "
+            "block can be inlined",
+            block,
+        )
 
 
 def _uses(node: Node, variables: set[Var]) -> list[Var]:
@@ -81,9 +90,14 @@ def compute_inline(sch: Schedule, rv: BlockRV) -> PrimFunc:
     index_vars = _store_index_vars(sch, block, store)
     buffer = store.buffer
     if is_output_buffer(sch.func, buffer):
-        raise _fail(sch, "compute_inline", "output-buffer",
-                    f"block `{block.name_hint}` writes `{buffer.name}`, a parameter of the function; "
-                    "its values must be stored, so it cannot be inlined", block)  # fmt: skip
+        raise _fail(
+            sch,
+            "compute_inline",
+            "output-buffer",
+            f"block `{block.name_hint}` writes `{buffer.name}`, a parameter of the function; "
+            "its values must be stored, so it cannot be inlined",
+            block,
+        )
     _check_sole_pure_writer(sch, "compute_inline", realize, scope_of(sch.func, located), buffer)
     target = removable_subtree("compute_inline", sch.func, located)
     func = remove_stmt(sch.func, target)
@@ -104,11 +118,19 @@ def _store_index_vars(sch: Schedule, block: Block, store: BufferStore) -> list[V
     ) == len(indices)
     stray = _uses(store.value, iter_vars - set(indices)) if distinct else []
     if not distinct or stray:
-        why = f"its value uses `{stray[0].name}`, which is not an index" if stray else (
-            "its indices must be distinct block iterators")  # fmt: skip
-        raise _fail(sch, "compute_inline", "not-single-store",
-                    f"block `{block.name_hint}` stores `{store.buffer.name}` in a form that cannot be "
-                    f"inlined: {why}", block)  # fmt: skip
+        why = (
+            f"its value uses `{stray[0].name}`, which is not an index"
+            if stray
+            else ("its indices must be distinct block iterators")
+        )
+        raise _fail(
+            sch,
+            "compute_inline",
+            "not-single-store",
+            f"block `{block.name_hint}` stores `{store.buffer.name}` in a form that cannot be "
+            f"inlined: {why}",
+            block,
+        )
     return indices  # type: ignore[return-value]  # checked: all Vars
 
 
@@ -117,13 +139,23 @@ def _check_sole_pure_writer(
 ) -> None:
     block = realize.block
     if scope.writers(buffer) != [realize] or any(r.buffer is buffer for r in block.reads):
-        raise _fail(sch, primitive, "not-complete",
-                    f"block `{block.name_hint}` must be the only writer of `{buffer.name}` and must "
-                    "not read it", block)  # fmt: skip
+        raise _fail(
+            sch,
+            primitive,
+            "not-complete",
+            f"block `{block.name_hint}` must be the only writer of `{buffer.name}` and must "
+            "not read it",
+            block,
+        )
     if realize.predicate is not None and not builders.is_const_int(realize.predicate, 1):
-        raise _fail(sch, primitive, "predicate",
-                    f"block `{block.name_hint}` has the predicate `{realize.predicate}`; inlining "
-                    "would drop it", block)  # fmt: skip
+        raise _fail(
+            sch,
+            primitive,
+            "predicate",
+            f"block `{block.name_hint}` has the predicate `{realize.predicate}`; inlining "
+            "would drop it",
+            block,
+        )
 
 
 class _LoadInliner(Mutator):
@@ -188,17 +220,26 @@ def _single_producer(
     produced = {id(r.buffer): r.buffer for r in block.reads if scope.writers(r.buffer)}
     producers = scope.producers(consumer)
     if len(produced) != 1 or len(producers) != 1:
-        raise _fail(sch, "reverse_compute_inline", "single-producer",
-                    f"block `{block.name_hint}` must read exactly one buffer written in its scope, "
-                    f"written by one block; it reads {sorted(b.name for b in produced.values())} "
-                    f"from {len(producers)} blocks", block)  # fmt: skip
+        raise _fail(
+            sch,
+            "reverse_compute_inline",
+            "single-producer",
+            f"block `{block.name_hint}` must read exactly one buffer written in its scope, "
+            f"written by one block; it reads {sorted(b.name for b in produced.values())} "
+            f"from {len(producers)} blocks",
+            block,
+        )
     buffer = next(iter(produced.values()))
     others = [r.block.name_hint for r in scope.readers(buffer) if r is not consumer]
     if others or is_output_buffer(sch.func, buffer):
-        raise _fail(sch, "reverse_compute_inline", "other-consumers",
-                    f"`{buffer.name}` is also read by {others or 'the caller'}; the producer must "
-                    f"keep writing it, so block `{block.name_hint}` cannot be inlined into it",
-                    block)  # fmt: skip
+        raise _fail(
+            sch,
+            "reverse_compute_inline",
+            "other-consumers",
+            f"`{buffer.name}` is also read by {others or 'the caller'}; the producer must "
+            f"keep writing it, so block `{block.name_hint}` cannot be inlined into it",
+            block,
+        )
     return buffer, producers[0]
 
 
@@ -227,9 +268,14 @@ def _producer_store(sch: Schedule, producer: BlockRealize, buffer: Buffer) -> Bu
     if not (simple and trivial and block.init is None) or any(
         iv.iter_type is not IterVarType.DATA_PAR for iv in block.iter_vars
     ):
-        raise _fail(sch, "reverse_compute_inline", "producer-pattern",
-                    f"the producer `{block.name_hint}` must be a data-parallel block without "
-                    f"predicate whose body is one store to `{buffer.name}`", block)  # fmt: skip
+        raise _fail(
+            sch,
+            "reverse_compute_inline",
+            "producer-pattern",
+            f"the producer `{block.name_hint}` must be a data-parallel block without "
+            f"predicate whose body is one store to `{buffer.name}`",
+            block,
+        )
     return body  # type: ignore[return-value]  # checked a BufferStore
 
 
@@ -243,9 +289,14 @@ def _invert(
     try:
         return inverse_iter_map(result, doms, list(produced), Analyzer())
     except IterMapError as err:
-        raise _fail(sch, "reverse_compute_inline", "not-injective",
-                    f"the indices {list(load_indices)} of block `{block.name_hint}` are not an injective "
-                    f"affine map of its iterators: {err}", block) from err  # fmt: skip
+        raise _fail(
+            sch,
+            "reverse_compute_inline",
+            "not-injective",
+            f"the indices {list(load_indices)} of block `{block.name_hint}` are not an injective "
+            f"affine map of its iterators: {err}",
+            block,
+        ) from err
 
 
 def _check_covered(
@@ -267,11 +318,16 @@ def _check_covered(
         have = analyzer.int_set(element, producer_doms)
         if dense and _contains(analyzer, have, need):
             continue
-        raise _fail(sch, "reverse_compute_inline", "not-covered",
-                    f"block `{block.name_hint}` loads at index {load}, which over its iterators "
-                    f"reaches elements that the producer `{producer.name_hint}` does not store "
-                    f"(it stores at {element}); the consumer's instances there would be lost",
-                    block, producer)  # fmt: skip
+        raise _fail(
+            sch,
+            "reverse_compute_inline",
+            "not-covered",
+            f"block `{block.name_hint}` loads at index {load}, which over its iterators "
+            f"reaches elements that the producer `{producer.name_hint}` does not store "
+            f"(it stores at {element}); the consumer's instances there would be lost",
+            block,
+            producer,
+        )
 
 
 def _contains(analyzer: Analyzer, outer: IntSet, inner: IntSet) -> bool:

@@ -20,6 +20,7 @@ from tessel.ir.functor import Mutator, post_order
 from tessel.ir.node import Node, with_changes
 from tessel.schedule.errors import ScheduleError
 from tessel.schedule.handles import BlockRV
+from tessel.schedule.primitives.layout_assumptions import function_assumptions
 from tessel.schedule.state import walk_with_ancestors
 from tessel.support.errors import UserError
 from tessel.tir import builtin
@@ -63,18 +64,27 @@ def resolve_buffer(sch: Schedule, primitive: str, rv: BlockRV, spec: Any) -> Buf
     if isinstance(spec, tuple | list) and len(spec) == 2 and spec[0] in ("read", "write"):
         regions = block.reads if spec[0] == "read" else block.writes
         if not isinstance(spec[1], int) or not 0 <= spec[1] < len(regions):
-            raise ScheduleError(primitive, "buffer-index",
-                                f"block `{block.name_hint}` has {len(regions)} {spec[0]} buffers; "
-                                f"{spec[1]!r} is not one of them", func=sch.func, culprits=(block,))  # fmt: skip
+            raise ScheduleError(
+                primitive,
+                "buffer-index",
+                f"block `{block.name_hint}` has {len(regions)} {spec[0]} buffers; "
+                f"{spec[1]!r} is not one of them",
+                func=sch.func,
+                culprits=(block,),
+            )
         return regions[spec[1]].buffer
     candidates = [r.buffer for r in (*block.reads, *block.writes)] + function_buffers(sch.func)
     for buffer in candidates:
         if buffer is spec or (isinstance(spec, str) and buffer.name == spec):
             return buffer
-    raise ScheduleError(primitive, "unknown-buffer",
-                        f"no buffer {spec!r} in block `{block.name_hint}` or the function; give "
-                        "(\"read\" | \"write\", index), a buffer name, or a Buffer",
-                        func=sch.func, culprits=(block,))  # fmt: skip
+    raise ScheduleError(
+        primitive,
+        "unknown-buffer",
+        f"no buffer {spec!r} in block `{block.name_hint}` or the function; give "
+        '("read" | "write", index), a buffer name, or a Buffer',
+        func=sch.func,
+        culprits=(block,),
+    )
 
 
 def function_buffers(func: PrimFunc) -> list[Buffer]:
@@ -86,56 +96,99 @@ def function_buffers(func: PrimFunc) -> list[Buffer]:
     return found
 
 
-def as_index_map(sch: Schedule, primitive: str, index_map: Any, ndim: int,
-                 index_dtype: str = "int32") -> IndexMap:  # fmt: skip
+def as_index_map(
+    sch: Schedule, primitive: str, index_map: Any, ndim: int, index_dtype: str = "int32"
+) -> IndexMap:
     """`index_map` as an IndexMap over `ndim` indices of `index_dtype` (the buffer's or the
     block's: a callable is traced with fresh Vars of it, an IndexMap retyped to it)."""
     try:
-        imap = (index_map.with_index_dtype(index_dtype) if isinstance(index_map, IndexMap)
-                else IndexMap.from_func(index_map, ndim=ndim, index_dtype=index_dtype))  # fmt: skip
+        imap = (
+            index_map.with_index_dtype(index_dtype)
+            if isinstance(index_map, IndexMap)
+            else IndexMap.from_func(index_map, ndim=ndim, index_dtype=index_dtype)
+        )
     except (UserError, TypeError) as err:
-        raise ScheduleError(primitive, "index-map", f"cannot build the index map: {err}",
-                            func=sch.func) from err  # fmt: skip
+        raise ScheduleError(
+            primitive, "index-map", f"cannot build the index map: {err}", func=sch.func
+        ) from err
     if len(imap.initial_indices) != ndim:
-        raise ScheduleError(primitive, "index-map-arity",
-                            f"the index map takes {len(imap.initial_indices)} indices but the "
-                            f"buffer has {ndim} dimensions", func=sch.func)  # fmt: skip
+        raise ScheduleError(
+            primitive,
+            "index-map-arity",
+            f"the index map takes {len(imap.initial_indices)} indices but the "
+            f"buffer has {ndim} dimensions",
+            func=sch.func,
+        )
     return imap
 
 
-def plan_change(sch: Schedule, primitive: str, old: Buffer, imap: IndexMap, pad_value: Any,
-                assume_injective: bool) -> LayoutChange:  # fmt: skip
+def plan_change(
+    sch: Schedule,
+    primitive: str,
+    old: Buffer,
+    imap: IndexMap,
+    pad_value: Any,
+    assume_injective: bool,
+) -> LayoutChange:
     """The new buffer, the inverse, the padding predicate and the pad value, or ScheduleError."""
+    assumptions = function_assumptions(sch.func)
     try:
-        new_shape = imap.map_shape(old.shape)
-        inverse, padding = imap.non_surjective_inverse(old.shape)
+        new_shape = imap.map_shape(old.shape, assumptions)
+        inverse, padding = _inverse_and_padding(imap, old.shape, assumptions)
     except UserError as err:
-        rule = "not-injective" if err.rule == "index_map.not-injective" else "index-map-not-invertible"
-        raise ScheduleError(primitive, rule,
-                            f"the map {imap} cannot relayout `{old.name}` of shape "
-                            f"{_shape_text(old)}: {err}", func=sch.func) from err  # fmt: skip
-    new = with_changes(old, shape=tuple(new_shape), strides=(),
-                       axis_separators=tuple(imap.axis_separators))  # fmt: skip
+        rule = (
+            "not-injective" if err.rule == "index_map.not-injective" else "index-map-not-invertible"
+        )
+        raise ScheduleError(
+            primitive,
+            rule,
+            f"the map {imap} cannot relayout `{old.name}` of shape {_shape_text(old)}: "
+            f"{err.message}",
+            func=sch.func,
+            hint=err.hint,
+        ) from err
+    new = with_changes(
+        old, shape=tuple(new_shape), strides=(), axis_separators=tuple(imap.axis_separators)
+    )
     pad = pad_expression(sch, primitive, old, pad_value, inverse.initial_indices)
     if pad is not None:  # a pad value reading the buffer reads it in the new layout too
+        # an expression stays an expression
         pad = LayoutRewriter(old, new, imap.map_indices).visit(pad)  # type: ignore[assignment]
     change = LayoutChange(old, new, imap, inverse, padding, pad)
     if change.has_padding and pad_value is None and not assume_injective:
-        raise ScheduleError(primitive, "padding-needs-pad-value",
-                            f"the map {imap} pads `{old.name}` from {_shape_text(old)} to "
-                            f"{_shape_text(new)} (padding where `{padding}`), but no pad_value "
-                            "says what the padding holds", func=sch.func,
-                            hint="pass pad_value=<value or lambda of the new indices>, or "
-                                 "assume_injective_transform=True for unspecified padding (T.undef())")  # fmt: skip
+        raise ScheduleError(
+            primitive,
+            "padding-needs-pad-value",
+            f"the map {imap} pads `{old.name}` from {_shape_text(old)} to "
+            f"{_shape_text(new)} (padding where `{padding}`), but no pad_value "
+            "says what the padding holds",
+            func=sch.func,
+            hint="pass pad_value=<value or lambda of the new indices>, or "
+            "assume_injective_transform=True for unspecified padding (T.undef())",
+        )
     return change
+
+
+def _inverse_and_padding(
+    imap: IndexMap, shape: Sequence[PrimExpr], assumptions: Sequence[PrimExpr]
+) -> tuple[IndexMap, PrimExpr]:
+    """The map's inverse and its padding predicate; a map over a symbolic shape whose padding
+    isl cannot compute (`y * n + w`, `i // n`) is taken only as a bijection, with no padding."""
+    try:
+        return imap.non_surjective_inverse(shape, assumptions)
+    except UserError as err:
+        if err.rule != "index_map.padding-unknown":
+            raise
+    return imap.inverse(shape, assumptions), builders.const(False, "bool")
 
 
 def _shape_text(buffer: Buffer) -> str:
     return "(" + ", ".join(str(e) for e in buffer.shape) + ")"
 
 
-def pad_expression(sch: Schedule, primitive: str, buffer: Buffer, pad_value: Any,
-                   new_vars: Sequence[Var]) -> PrimExpr | None:  # fmt: skip
+def pad_expression(
+    sch: Schedule, primitive: str, buffer: Buffer, pad_value: Any, new_vars: Sequence[Var]
+) -> PrimExpr | None:
     """The pad value as an expression over the new indices, checked (None: unspecified)."""
     if pad_value is None:
         return None
@@ -146,18 +199,47 @@ def pad_expression(sch: Schedule, primitive: str, buffer: Buffer, pad_value: Any
         value = value(*new_vars)
     if isinstance(value, float) and buffer.dtype.is_integer and not value.is_integer():
         _bad_pad(sch, primitive, buffer, f"the float {value}")
-    value = builders.convert(value) if isinstance(value, PrimExpr) else _constant(sch, primitive, buffer, value)
+    if primitive == "transform_layout" and not _python_number_fits(value, buffer):
+        # TVM takes a Python int as the buffer's type only on an integer buffer, a float only
+        # on a float one; otherwise as int32/float32, which its type check then refuses.
+        _bad_pad(sch, primitive, buffer, f"the Python {type(value).__name__} {value!r}")
+    value = (
+        builders.convert(value)
+        if isinstance(value, PrimExpr)
+        else _constant(sch, primitive, buffer, value)
+    )
     if builtin.is_undef(value):
         return None
     if value.dtype != buffer.dtype:
         _bad_pad(sch, primitive, buffer, f"`{value}` of type {value.dtype}")
-    others = sorted({n.buffer.name for n in post_order(value)
-                     if isinstance(n, BufferLoad) and n.buffer is not buffer})  # fmt: skip
+    others = sorted(
+        {
+            n.buffer.name
+            for n in post_order(value)
+            if isinstance(n, BufferLoad) and n.buffer is not buffer
+        }
+    )
     if others:
-        raise ScheduleError(primitive, "pad-value-reads-other-buffer",
-                            f"the pad value `{value}` of `{buffer.name}` reads {others}; a pad value "
-                            "may read only the buffer being transformed", func=sch.func)  # fmt: skip
+        raise ScheduleError(
+            primitive,
+            "pad-value-reads-other-buffer",
+            f"the pad value `{value}` of `{buffer.name}` reads {others}; a pad value "
+            "may read only the buffer being transformed",
+            func=sch.func,
+        )
     return value
+
+
+def _python_number_fits(value: Any, buffer: Buffer) -> bool:
+    """A Python bool, int or float pad value has the buffer's kind of type (other values are
+    checked as expressions)."""
+    if isinstance(value, bool):
+        return buffer.dtype.is_bool
+    if isinstance(value, int):
+        return buffer.dtype.is_integer
+    if isinstance(value, float):
+        return buffer.dtype.is_float
+    return True
 
 
 def _constant(sch: Schedule, primitive: str, buffer: Buffer, value: Any) -> PrimExpr:
@@ -166,19 +248,28 @@ def _constant(sch: Schedule, primitive: str, buffer: Buffer, value: Any) -> Prim
     return builders.const(value, buffer.dtype)
 
 
-def _index_map_value(sch: Schedule, primitive: str, value: IndexMap, new_vars: Sequence[Var]) -> Any:
+def _index_map_value(
+    sch: Schedule, primitive: str, value: IndexMap, new_vars: Sequence[Var]
+) -> Any:
     if len(value.final_indices) != 1 or len(value.initial_indices) != len(new_vars):
-        raise ScheduleError(primitive, "pad-value-arity",
-                            f"a pad value map must take the {len(new_vars)} new indices and give "
-                            f"one value; {value} does not", func=sch.func)  # fmt: skip
+        raise ScheduleError(
+            primitive,
+            "pad-value-arity",
+            f"a pad value map must take the {len(new_vars)} new indices and give "
+            f"one value; {value} does not",
+            func=sch.func,
+        )
     return value.map_indices(tuple(new_vars))[0]
 
 
 def _bad_pad(sch: Schedule, primitive: str, buffer: Buffer, what: str) -> None:
-    raise ScheduleError(primitive, "pad-value-dtype",
-                        f"pad_value {what} does not have the type of `{buffer.name}`, "
-                        f"{buffer.dtype}", func=sch.func,
-                        hint=f"give a {buffer.dtype} value, e.g. T.{buffer.dtype}(0)")  # fmt: skip
+    raise ScheduleError(
+        primitive,
+        "pad-value-dtype",
+        f"pad_value {what} does not have the type of `{buffer.name}`, {buffer.dtype}",
+        func=sch.func,
+        hint=f"give a {buffer.dtype} value, e.g. T.{buffer.dtype}(0)",
+    )
 
 
 # -- rewriting the function ------------------------------------------------------------------
@@ -186,6 +277,7 @@ def _bad_pad(sch: Schedule, primitive: str, buffer: Buffer, what: str) -> None:
 
 def rewrite_function(func: PrimFunc, change: LayoutChange) -> PrimFunc:
     """`func` with every access, region and declaration of the old buffer in the new layout."""
+    # a PrimFunc stays a PrimFunc
     return LayoutRewriter(change.old, change.new, change.index_map.map_indices).visit(func)  # type: ignore[return-value]
 
 
@@ -193,8 +285,12 @@ class LayoutRewriter(Mutator):
     """Replace `old` by `new`, mapping each index tuple by `map_indices` (simplified under the
     enclosing loop and block-iterator ranges)."""
 
-    def __init__(self, old: Buffer, new: Buffer,
-                 map_indices: Callable[[tuple[PrimExpr, ...]], tuple[PrimExpr, ...]]) -> None:  # fmt: skip
+    def __init__(
+        self,
+        old: Buffer,
+        new: Buffer,
+        map_indices: Callable[[tuple[PrimExpr, ...]], tuple[PrimExpr, ...]],
+    ) -> None:
         super().__init__()
         self.old, self.new, self.map_indices = old, new, map_indices
         self.analyzer = Analyzer()
@@ -219,12 +315,13 @@ class LayoutRewriter(Mutator):
         if load.buffer is not self.old:
             return self.generic_visit(load)
         visited = tuple(self.visit(i) for i in load.indices)
-        return BufferLoad(self.new, self.indices(visited))  # type: ignore[arg-type]
+        return BufferLoad(self.new, self.indices(visited))  # type: ignore[arg-type]  # exprs
 
     def visit_BufferStore(self, store: BufferStore) -> Node:
         if store.buffer is not self.old:
             return self.generic_visit(store)
         visited = tuple(self.visit(i) for i in store.indices)
+        # visited values are expressions
         return BufferStore(self.new, self.visit(store.value), self.indices(visited))  # type: ignore[arg-type]
 
     def visit_BufferRegion(self, region: BufferRegion) -> Node:
@@ -235,11 +332,17 @@ class LayoutRewriter(Mutator):
     def region(self, ranges: Sequence[Range]) -> tuple[Range, ...]:
         """The box of the new buffer holding the image of the box `ranges` (clamped to it)."""
         if all(builders.is_const_int(r.extent, 1) for r in ranges):
-            return tuple(Range(i, builders.const(1, i.dtype)) for i in self.indices(tuple(r.min for r in ranges)))
+            return tuple(
+                Range(i, builders.const(1, i.dtype))
+                for i in self.indices(tuple(r.min for r in ranges))
+            )
         corner = [Var(f"r{k}", r.min.dtype) for k, r in enumerate(ranges)]
         domain = {v: Range(r.min, r.extent) for v, r in zip(corner, ranges, strict=True)}
         mapped = self.map_indices(tuple(corner))
-        return tuple(self._bounds(e, domain, extent) for e, extent in zip(mapped, self.new.shape, strict=True))
+        return tuple(
+            self._bounds(e, domain, extent)
+            for e, extent in zip(mapped, self.new.shape, strict=True)
+        )
 
     def _bounds(self, expr: PrimExpr, domain: dict[Var, Range], extent: PrimExpr) -> Range:
         values = self.analyzer.int_set(expr, domain)
@@ -261,12 +364,16 @@ class _IndexSimplifier(Mutator):
         self.analyzer, self.buffer = analyzer, buffer
 
     def visit_BufferLoad(self, load: BufferLoad) -> Node:
+        # a load stays a load
         return self._simplified(self.generic_visit(load))  # type: ignore[arg-type]
 
     def visit_BufferStore(self, store: BufferStore) -> Node:
+        # a store stays a store
         return self._simplified(self.generic_visit(store))  # type: ignore[arg-type]
 
     def _simplified(self, access: BufferLoad | BufferStore) -> Node:
         if self.buffer is not None and access.buffer is not self.buffer:
             return access
-        return with_changes(access, indices=tuple(self.analyzer.simplify(i) for i in access.indices))
+        return with_changes(
+            access, indices=tuple(self.analyzer.simplify(i) for i in access.indices)
+        )

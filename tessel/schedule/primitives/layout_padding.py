@@ -5,7 +5,8 @@
 - A buffer whose one producer writes only it, with loops bound one-to-one to its spatial
   iterators: the producer iterates over the new shape instead and stores
   `T.if_then_else(padding, pad, value)` (in `T.init` too).
-- Otherwise: a block `buffer_<buffer>_padding` after the last writer fills the padding, under `T.where`.
+- Otherwise: a block `buffer_<buffer>_padding` after the last writer fills the padding, under
+  `T.where`.
 """
 
 from __future__ import annotations
@@ -63,9 +64,14 @@ def writer_blocks(func: PrimFunc, buffer: Buffer) -> list[BlockRealize]:
     found = []
     for node, ancestors in walk_with_ancestors(func.body):
         if isinstance(node, BlockRealize) and ancestors:
-            roots = [node.block.body] if node.block.init is None else [node.block.init, node.block.body]
-            if any(isinstance(n, BufferStore) and n.buffer is buffer
-                   for root in roots for n in _own_nodes(root)):  # fmt: skip
+            roots = (
+                [node.block.body] if node.block.init is None else [node.block.init, node.block.body]
+            )
+            if any(
+                isinstance(n, BufferStore) and n.buffer is buffer
+                for root in roots
+                for n in _own_nodes(root)
+            ):
                 found.append(node)
     return found
 
@@ -83,8 +89,10 @@ def _own_nodes(stmt: Stmt) -> Iterator[object]:
 def _grid(shape: Sequence[PrimExpr], names: Sequence[str]) -> tuple[list[Var], list[IterVar]]:
     """Loop variables `ax<k>` and spatial iterators `v_ax<k>` over `shape`."""
     loops = [Var(f"ax{k}", e.dtype) for k, e in enumerate(shape)]
-    iters = [IterVar(Range(builders.const(0, e.dtype), e), Var(f"v_{n}", e.dtype), IterVarType.DATA_PAR)
-             for n, e in zip(names, shape, strict=True)]  # fmt: skip
+    iters = [
+        IterVar(Range(builders.const(0, e.dtype), e), Var(f"v_{n}", e.dtype), IterVarType.DATA_PAR)
+        for n, e in zip(names, shape, strict=True)
+    ]
     return loops, iters
 
 
@@ -122,7 +130,9 @@ def _prepend(func: PrimFunc, stmt: Stmt) -> PrimFunc:
 
 
 def _is_assumption(stmt: Stmt) -> bool:
-    return any(isinstance(n, Block) and n.name_hint.endswith(ASSUMPTION_SUFFIX) for n in post_order(stmt))
+    return any(
+        isinstance(n, Block) and n.name_hint.endswith(ASSUMPTION_SUFFIX) for n in post_order(stmt)
+    )
 
 
 def replace_in_func(func: PrimFunc, old: Stmt, new: Stmt) -> PrimFunc:
@@ -134,7 +144,8 @@ def replace_in_func(func: PrimFunc, old: Stmt, new: Stmt) -> PrimFunc:
 
 
 def add_assumption(func: PrimFunc, change: LayoutChange) -> PrimFunc:
-    """`func` with a `buffer_<buffer>_assumption` block stating what the padding of an input holds."""
+    """`func` with a `buffer_<buffer>_assumption` block stating what the padding of an input
+    holds."""
     new, shape = change.new, change.new.shape
     loops, iters = _grid(shape, [f"ax{k}" for k in range(len(shape))])
     to_new = _over_new_indices(change, iters)
@@ -153,14 +164,17 @@ def add_assumption(func: PrimFunc, change: LayoutChange) -> PrimFunc:
 
 
 def add_padding_block(func: PrimFunc, change: LayoutChange, last_writer: BlockRealize) -> PrimFunc:
-    """`func` with a `buffer_<buffer>_padding` block, after the last writer's top-level statement."""
+    """`func` with a `buffer_<buffer>_padding` block, after the last writer's top-level
+    statement."""
     new, shape = change.new, change.new.shape
     loops, iters = _grid(shape, [f"ax{k}" for k in range(len(shape))])
     to_new = _over_new_indices(change, iters)
     here = tuple(iv.var for iv in iters)
     store = BufferStore(new, substitute(change.pad, to_new), here)
     name = fresh_block_name(func, f"buffer_{new.name}_padding")
-    predicate = substitute(change.padding, dict(zip(change.inverse.initial_indices, loops, strict=True)))
+    predicate = substitute(
+        change.padding, dict(zip(change.inverse.initial_indices, loops, strict=True))
+    )
     realize = BlockRealize(tuple(loops), predicate, _block(name, iters, store))
     scope = allocating_block(func, new) or _root(func)  # a cache's block, or the root
     items = body_items(scope.body)
@@ -180,8 +194,9 @@ def extend_producer(func: PrimFunc, realize: BlockRealize, change: LayoutChange)
     return None if plan is None else plan.apply(func)
 
 
-def _extend_opaque_producer(func: PrimFunc, realize: BlockRealize,
-                            change: LayoutChange) -> PrimFunc | None:  # fmt: skip
+def _extend_opaque_producer(
+    func: PrimFunc, realize: BlockRealize, change: LayoutChange
+) -> PrimFunc | None:
     """An opaque block (no iterators) storing `A[i, j]` with i, j its loops, each over the old
     extent, in a nest holding nothing else: the loops run over the new shape instead, and the
     store is `T.if_then_else(padding, pad, value)`, as TVM writes it; else None."""
@@ -194,28 +209,31 @@ def _extend_opaque_producer(func: PrimFunc, realize: BlockRealize,
     chain = _loop_chain(func, realize)
     used = {n for i in store.indices for n in post_order(i) if isinstance(n, Var)}
     spatial = [lp for lp in chain if lp.loop_var in used]
-    if len(spatial) != len(change.old.shape) or chain[len(chain) - len(spatial):] != spatial:
+    if len(spatial) != len(change.old.shape) or chain[len(chain) - len(spatial) :] != spatial:
         return None  # the indices' loops must be the innermost, in a perfect nest
     if any(not isinstance(lp.body, For | BlockRealize) for lp in spatial):
         return None
     analyzer = Analyzer()
     for loop in chain:
         analyzer.bind(loop.loop_var, Range(loop.min, loop.extent), allow_override=True)
-    order = next((o for o in _orders(spatial) if _stores_old_indices(o, store, change, analyzer)),
-                 None)  # fmt: skip
+    order = next(
+        (o for o in _orders(spatial) if _stores_old_indices(o, store, change, analyzer)), None
+    )
     if order is None:
         return None
     shape = change.new.shape
     loops, _ = _grid(shape, [f"ax{k}" for k in range(len(shape))])
     to_loops = dict(zip(change.inverse.initial_indices, loops, strict=True))
-    old_values = {lp.loop_var: substitute(e, to_loops)
-                  for lp, e in zip(order, change.inverse.final_indices, strict=True)}  # fmt: skip
+    old_values = {
+        lp.loop_var: substitute(e, to_loops)
+        for lp, e in zip(order, change.inverse.final_indices, strict=True)
+    }
     new_analyzer = Analyzer()
     for var, extent in zip(loops, shape, strict=True):
         new_analyzer.bind(var, Range(builders.const(0, extent.dtype), extent))
     value = simplify_indices(substitute(store.value, old_values), new_analyzer)
     padding = substitute(change.padding, to_loops)
-    pad = substitute(change.pad, to_loops)  # type: ignore[arg-type]
+    pad = substitute(change.pad, to_loops)  # type: ignore[type-var]  # not None
     new_store = BufferStore(change.new, builtin.if_then_else(padding, pad, value), tuple(loops))
     new_block = with_changes(block, body=new_store)
     reads, writes = infer_access_regions(new_block)
@@ -223,22 +241,33 @@ def _extend_opaque_producer(func: PrimFunc, realize: BlockRealize,
     return replace_in_func(func, spatial[0], _nest(loops, shape, new_realize))
 
 
-def _stores_old_indices(order: list[For], store: BufferStore, change: LayoutChange,
-                        analyzer: Analyzer) -> bool:  # fmt: skip
+def _stores_old_indices(
+    order: list[For], store: BufferStore, change: LayoutChange, analyzer: Analyzer
+) -> bool:
     """The store's indices are the map of these loops' variables, each loop over the old
     extent from 0."""
     mapped = change.index_map.map_indices(tuple(lp.loop_var for lp in order))
-    return all(analyzer.can_prove_equal(a, b) for a, b in zip(mapped, store.indices, strict=True)) and all(
+    return all(
+        analyzer.can_prove_equal(a, b) for a, b in zip(mapped, store.indices, strict=True)
+    ) and all(
         builders.is_const_int(lp.min, 0) and analyzer.can_prove_equal(lp.extent, e)
-        for lp, e in zip(order, change.old.shape, strict=True))  # fmt: skip
+        for lp, e in zip(order, change.old.shape, strict=True)
+    )
 
 
 class _ProducerPlan:
     """A producer whose spatial iterators are the old indices and are each bound to one loop."""
 
-    def __init__(self, realize: BlockRealize, change: LayoutChange, spatial: list[IterVar],
-                 loops: list[For], chain: list[For], kept: list[PrimExpr],
-                 guards: list[PrimExpr]) -> None:  # fmt: skip
+    def __init__(
+        self,
+        realize: BlockRealize,
+        change: LayoutChange,
+        spatial: list[IterVar],
+        loops: list[For],
+        chain: list[For],
+        kept: list[PrimExpr],
+        guards: list[PrimExpr],
+    ) -> None:
         self.realize, self.change, self.spatial = realize, change, spatial
         self.loops, self.chain, self.kept, self.guards = loops, chain, kept, guards
 
@@ -273,12 +302,16 @@ class _ProducerPlan:
         shape = change.new.shape
         loops, iters = _grid(shape, [f"ax{k}" for k in range(len(shape))])
         to_new = _over_new_indices(change, iters)
-        old_values = {iv.var: substitute(e, to_new) for iv, e in zip(self.spatial, change.inverse.final_indices, strict=True)}
+        old_values = {
+            iv.var: substitute(e, to_new)
+            for iv, e in zip(self.spatial, change.inverse.final_indices, strict=True)
+        }
         analyzer = Analyzer()
         for iv in (*iters, *block.iter_vars):
             analyzer.bind(iv.var, iv.dom, allow_override=True)
         here = tuple(iv.var for iv in iters)
-        padding, pad = substitute(change.padding, to_new), substitute(change.pad, to_new)  # type: ignore[arg-type]
+        # not None: place_padding returned early
+        padding, pad = substitute(change.padding, to_new), substitute(change.pad, to_new)  # type: ignore[type-var]
 
         def rebuilt(stmt: Stmt) -> Stmt:
             store = _single_store(stmt, change.new)
@@ -289,17 +322,27 @@ class _ProducerPlan:
             return BufferStore(change.new, builtin.if_then_else(padding, pad, value), here)
 
         others = [iv for iv in block.iter_vars if iv not in self.spatial]
-        new_block = with_changes(block, iter_vars=(*iters, *others), body=rebuilt(block.body),
-                                 init=None if block.init is None else rebuilt(block.init))  # fmt: skip
+        new_block = with_changes(
+            block,
+            iter_vars=(*iters, *others),
+            body=rebuilt(block.body),
+            init=None if block.init is None else rebuilt(block.init),
+        )
         reads, writes = infer_access_regions(new_block)
         new_block = with_changes(new_block, reads=reads, writes=writes)
-        values = [v for iv, v in zip(block.iter_vars, self.realize.iter_values, strict=True) if iv in others]
+        values = [
+            v
+            for iv, v in zip(block.iter_vars, self.realize.iter_values, strict=True)
+            if iv in others
+        ]
         # A guard stronger than the old domain (a reindex copy skipping what it would read out of
         # bounds, fuzz seed 0, 1293) holds at the old index of each point; the padding is
         # written regardless, as the layout's pad value.
         on_loops = {iv.var: loop for iv, loop in zip(iters, loops, strict=True)}
-        guards = [substitute(builders.logical_or(padding, substitute(g, old_values)), on_loops)
-                  for g in self.guards]  # fmt: skip
+        guards = [
+            substitute(builders.logical_or(padding, substitute(g, old_values)), on_loops)
+            for g in self.guards
+        ]
         predicate = builders.conjunction([*self.kept, *guards])
         stmt: Stmt = BlockRealize((*loops, *values), predicate, new_block)
         for loop in reversed([lp for lp in self.chain if lp not in self.loops]):
@@ -311,7 +354,9 @@ def _single_store(stmt: Stmt, buffer: Buffer) -> BufferStore | None:
     return stmt if isinstance(stmt, BufferStore) and stmt.buffer is buffer else None
 
 
-def _old_index_iters(block: Block, store: BufferStore, change: LayoutChange) -> list[IterVar] | None:
+def _old_index_iters(
+    block: Block, store: BufferStore, change: LayoutChange
+) -> list[IterVar] | None:
     """The spatial iterators that are the store's old indices (in index order, each over the
     whole old extent), or None."""
     spatial = [iv for iv in block.iter_vars if iv.iter_type is IterVarType.DATA_PAR]
@@ -322,9 +367,13 @@ def _old_index_iters(block: Block, store: BufferStore, change: LayoutChange) -> 
         analyzer.bind(iv.var, iv.dom, allow_override=True)
     for order in _orders(spatial):
         mapped = change.index_map.map_indices(tuple(iv.var for iv in order))
-        same = all(analyzer.can_prove_equal(a, b) for a, b in zip(mapped, store.indices, strict=True))
-        if same and all(builders.is_const_int(iv.dom.min, 0) and analyzer.can_prove_equal(iv.dom.extent, e)
-                        for iv, e in zip(order, change.old.shape, strict=True)):  # fmt: skip
+        same = all(
+            analyzer.can_prove_equal(a, b) for a, b in zip(mapped, store.indices, strict=True)
+        )
+        if same and all(
+            builders.is_const_int(iv.dom.min, 0) and analyzer.can_prove_equal(iv.dom.extent, e)
+            for iv, e in zip(order, change.old.shape, strict=True)
+        ):
             return order
     return None
 
@@ -343,12 +392,18 @@ def _loop_chain(func: PrimFunc, realize: BlockRealize) -> list[For]:
         if node is realize:
             loops: list[For] = []
             for ancestor in ancestors:
-                loops = [] if isinstance(ancestor, Block) else loops + ([ancestor] if isinstance(ancestor, For) else [])
+                loops = (
+                    []
+                    if isinstance(ancestor, Block)
+                    else loops + ([ancestor] if isinstance(ancestor, For) else [])
+                )
             return loops
     return []
 
 
-def _bound_loops(realize: BlockRealize, spatial: list[IterVar], chain: list[For]) -> list[For] | None:
+def _bound_loops(
+    realize: BlockRealize, spatial: list[IterVar], chain: list[For]
+) -> list[For] | None:
     """The loop each spatial iterator is bound to (its binding simplifies to the loop variable;
     distinct, from 0, at least the iterator's extent, holding nothing but the producer), or None."""
     by_var = {lp.loop_var: lp for lp in chain}
@@ -358,7 +413,8 @@ def _bound_loops(realize: BlockRealize, spatial: list[IterVar], chain: list[For]
     values = dict(zip(realize.block.iter_vars, realize.iter_values, strict=True))
     loops = []
     for iv in spatial:
-        loop = by_var.get(analyzer.simplify(values[iv]))  # type: ignore[arg-type]
+        # a non-Var binding just finds no loop
+        loop = by_var.get(analyzer.simplify(values[iv]))  # type: ignore[call-overload]
         if loop is None or loop in loops or not builders.is_const_int(loop.min, 0):
             return None
         if not analyzer.can_prove(builders.ge(loop.extent, iv.dom.extent)):
@@ -370,8 +426,9 @@ def _bound_loops(realize: BlockRealize, spatial: list[IterVar], chain: list[For]
     return loops
 
 
-def _spatial_guards(realize: BlockRealize, spatial: list[IterVar],
-                    loops: list[For]) -> list[PrimExpr] | None:  # fmt: skip
+def _spatial_guards(
+    realize: BlockRealize, spatial: list[IterVar], loops: list[For]
+) -> list[PrimExpr] | None:
     """The predicate's conjuncts over the spatial loops that say more than the old domain,
     rewritten over the spatial iterators (each bound to its loop alone); None if one cannot be."""
     loop_vars = {lp.loop_var for lp in loops}
@@ -425,9 +482,15 @@ def compose_assumption(func: PrimFunc, prior: Any, change: LayoutChange) -> Prim
     root = _root(func)
     items = list(root.body.seq) if isinstance(root.body, SeqStmt) else [root.body]
     name = assumption_name(change.old)
-    found = [s for s in items if any(isinstance(n, Block) and n.name_hint == name for n in post_order(s))]
+    found = [
+        s for s in items if any(isinstance(n, Block) and n.name_hint == name for n in post_order(s))
+    ]
     pad = prior.pad
-    if len(found) != 1 or pad is None or any(isinstance(n, Var | BufferLoad) for n in post_order(pad)):
+    if (
+        len(found) != 1
+        or pad is None
+        or any(isinstance(n, Var | BufferLoad) for n in post_order(pad))
+    ):
         return None
     if change.has_padding and (change.pad is None or not same_expr(change.pad, pad)):
         return None

@@ -19,7 +19,11 @@ from tessel.ir.substitute import substitute
 from tessel.schedule.errors import ScheduleError
 from tessel.schedule.primitives.layout import LayoutChange
 from tessel.schedule.state import walk_with_ancestors
-from tessel.tir.analysis.reduction_identity import combiner_of, leaves_unchanged, simplify_identities
+from tessel.tir.analysis.reduction_identity import (
+    combiner_of,
+    leaves_unchanged,
+    simplify_identities,
+)
 from tessel.tir.block import Block, BlockRealize, IterVarType
 from tessel.tir.buffer import BufferLoad
 from tessel.tir.function import PrimFunc
@@ -29,7 +33,9 @@ if TYPE_CHECKING:
     from tessel.schedule.schedule import Schedule
 
 
-def check_reduction_padding(sch: Schedule, primitive: str, func: PrimFunc, change: LayoutChange) -> None:
+def check_reduction_padding(
+    sch: Schedule, primitive: str, func: PrimFunc, change: LayoutChange
+) -> None:
     """ScheduleError unless every reduction reading the padding along a reduction axis is left
     unchanged by the pad value."""
     if not change.has_padding or change.pad is None:
@@ -41,14 +47,20 @@ def check_reduction_padding(sch: Schedule, primitive: str, func: PrimFunc, chang
             _check_block(sch, primitive, node.block, change, padded_dims)
 
 
-def _check_block(sch: Schedule, primitive: str, block: Block, change: LayoutChange,
-                 padded_dims: list[bool]) -> None:  # fmt: skip
+def _check_block(
+    sch: Schedule, primitive: str, block: Block, change: LayoutChange, padded_dims: list[bool]
+) -> None:
     store = block.body
     if not isinstance(store, BufferStore) or store.buffer is change.old:
         return
     reduce_vars = {iv.var for iv in block.iter_vars if iv.iter_type is IterVarType.COMM_REDUCE}
-    loads = [n for n in post_order(store.value) if isinstance(n, BufferLoad) and n.buffer is change.old]
-    axis = next((v for load in loads for v in _reduced_padded_vars(load, change, padded_dims, reduce_vars)), None)
+    loads = [
+        n for n in post_order(store.value) if isinstance(n, BufferLoad) and n.buffer is change.old
+    ]
+    axis = next(
+        (v for load in loads for v in _reduced_padded_vars(load, change, padded_dims, reduce_vars)),
+        None,
+    )
     if axis is None:
         return
     analyzer = Analyzer()
@@ -56,15 +68,22 @@ def _check_block(sch: Schedule, primitive: str, block: Block, change: LayoutChan
         analyzer.bind(iv.var, iv.dom, allow_override=True)
     padded_update = _PadSubstituter(change).visit(store.value)
     accumulator = BufferLoad(store.buffer, store.indices)
+    # an expression stays an expression
     if leaves_unchanged(padded_update, accumulator, analyzer):  # type: ignore[arg-type]
         return
-    raise ScheduleError(primitive, "reduction-padding-identity",
-                        _message(block, store, change, axis, padded_update, analyzer),  # type: ignore[arg-type]
-                        func=sch.func, culprits=(block,))  # fmt: skip
+    raise ScheduleError(
+        primitive,
+        "reduction-padding-identity",
+        # an expression stays an expression
+        _message(block, store, change, axis, padded_update, analyzer),  # type: ignore[arg-type]
+        func=sch.func,
+        culprits=(block,),
+    )
 
 
-def _reduced_padded_vars(load: BufferLoad, change: LayoutChange, padded_dims: list[bool],
-                         reduce_vars: set[Var]) -> list[Var]:  # fmt: skip
+def _reduced_padded_vars(
+    load: BufferLoad, change: LayoutChange, padded_dims: list[bool], reduce_vars: set[Var]
+) -> list[Var]:
     """The reduction iterators that index a padded dimension of the load in the new layout."""
     new_indices = change.index_map.map_indices(load.indices)
     found = []
@@ -87,20 +106,34 @@ class _PadSubstituter(Mutator):
         new_indices = self.change.index_map.map_indices(load.indices)
         pad = self.change.pad
         assert pad is not None
-        return substitute(pad, dict(zip(self.change.inverse.initial_indices, new_indices, strict=True)))
+        return substitute(
+            pad, dict(zip(self.change.inverse.initial_indices, new_indices, strict=True))
+        )
 
 
-def _message(block: Block, store: BufferStore, change: LayoutChange, axis: Var,
-             padded_update: PrimExpr, analyzer: Analyzer) -> str:  # fmt: skip
+def _message(
+    block: Block,
+    store: BufferStore,
+    change: LayoutChange,
+    axis: Var,
+    padded_update: PrimExpr,
+    analyzer: Analyzer,
+) -> str:
     accumulator = BufferLoad(store.buffer, store.indices)
     combiner = combiner_of(store.value, accumulator)
     name = change.old.name
-    head = (f"block `{block.name_hint}` reduces into `{store.buffer.name}` over `{axis.name}`, and "
-            f"padding `{name}` along that axis is legal only if the padded elements leave the "
-            f"accumulator unchanged")  # fmt: skip
+    head = (
+        f"block `{block.name_hint}` reduces into `{store.buffer.name}` over `{axis.name}`, and "
+        f"padding `{name}` along that axis is legal only if the padded elements leave the "
+        f"accumulator unchanged"
+    )
     if combiner is not None:
         identity = combiner.identity(store.buffer.dtype)
-        head += (f": the combiner is `{combiner.name}`, whose identity is {identity}, so the padded "
-                 f"elements must make the term combined with `{accumulator}` equal {identity}")  # fmt: skip
-    return (f"{head}; pad_value {change.pad} turns the update `{store.value}` into "
-            f"`{simplify_identities(padded_update, analyzer)}`")
+        head += (
+            f": the combiner is `{combiner.name}`, whose identity is {identity}, so the padded "
+            f"elements must make the term combined with `{accumulator}` equal {identity}"
+        )
+    return (
+        f"{head}; pad_value {change.pad} turns the update `{store.value}` into "
+        f"`{simplify_identities(padded_update, analyzer)}`"
+    )

@@ -52,9 +52,13 @@ def pad_einsum(sch: Schedule, rv: BlockRV, padding: Sequence[int]) -> PrimFunc:
     if all(new == _extent(iv) for iv, new in zip(block.iter_vars, extents, strict=True)):
         return sch.func
     if len(block.writes) != 1:
-        raise _error(sch, block, "one-output",
-                     f"block `{block.name_hint}` writes {len(block.writes)} buffers; pad_einsum "
-                     "pads a block with one output")  # fmt: skip
+        raise _error(
+            sch,
+            block,
+            "one-output",
+            f"block `{block.name_hint}` writes {len(block.writes)} buffers; pad_einsum "
+            "pads a block with one output",
+        )
     domain = {iv.var: e for iv, e in zip(block.iter_vars, extents, strict=True)}
     output = block.writes[0].buffer
     output_pad = _padded_buffer(sch, block, output, domain, "output")
@@ -83,7 +87,7 @@ def _error(sch: Schedule, block: Block, rule: str, message: str) -> ScheduleErro
 
 
 def _extent(iv: IterVar) -> int:
-    return iv.dom.extent.value  # type: ignore[attr-defined]  (checked constant by _plain_nest)
+    return iv.dom.extent.value  # type: ignore[attr-defined]  # checked constant by _plain_nest
 
 
 def _plain_nest(sch: Schedule, scope: Block, realize: BlockRealize) -> For:
@@ -98,44 +102,65 @@ def _plain_nest(sch: Schedule, scope: Block, realize: BlockRealize) -> For:
         len(loops) == len(block.iter_vars) > 0
         and builders.is_const_int(realize.predicate, 1)
         and all(v is loop.loop_var for v, loop in zip(values, loops, strict=True))
-        and all(isinstance(iv.dom.extent, IntImm) and builders.is_const_int(iv.dom.min, 0)
-                for iv in block.iter_vars)  # fmt: skip
-        and all(builders.is_const_int(loop.min, 0)
-                and builders.is_const_int(loop.extent, _extent(iv))
-                for loop, iv in zip(loops, block.iter_vars, strict=True))  # fmt: skip
-        and all(outer.body is inner
-                for outer, inner in zip(loops, [*loops[1:], realize], strict=True))
-    )  # fmt: skip
+        and all(
+            isinstance(iv.dom.extent, IntImm) and builders.is_const_int(iv.dom.min, 0)
+            for iv in block.iter_vars
+        )
+        and all(
+            builders.is_const_int(loop.min, 0) and builders.is_const_int(loop.extent, _extent(iv))
+            for loop, iv in zip(loops, block.iter_vars, strict=True)
+        )
+        and all(
+            outer.body is inner for outer, inner in zip(loops, [*loops[1:], realize], strict=True)
+        )
+    )
     if not plain:
-        raise _error(sch, block, "plain-nest",
-                     f"block `{block.name_hint}` is not alone in a nest of loops binding its "
-                     "iterators one by one over their constant domains; pad_einsum needs the "
-                     "nest create_prim_func builds (pad before splitting)")  # fmt: skip
+        raise _error(
+            sch,
+            block,
+            "plain-nest",
+            f"block `{block.name_hint}` is not alone in a nest of loops binding its "
+            "iterators one by one over their constant domains; pad_einsum needs the "
+            "nest create_prim_func builds (pad before splitting)",
+        )
     return loops[0]
 
 
 def _padded_extents(sch: Schedule, block: Block, padding: Sequence[int]) -> list[int]:
     if len(padding) != len(block.iter_vars):
-        raise _error(sch, block, "padding-count",
-                     f"{len(padding)} padding factors for the {len(block.iter_vars)} iterators "
-                     f"of block `{block.name_hint}`")  # fmt: skip
+        raise _error(
+            sch,
+            block,
+            "padding-count",
+            f"{len(padding)} padding factors for the {len(block.iter_vars)} iterators "
+            f"of block `{block.name_hint}`",
+        )
     extents = []
     for iv, factor in zip(block.iter_vars, padding, strict=True):
         if not isinstance(factor, int) or isinstance(factor, bool) or factor < 1:
-            raise _error(sch, block, "padding-factor",
-                         f"padding factor {factor!r} for `{iv.var.name}` is not a positive int")
+            raise _error(
+                sch,
+                block,
+                "padding-factor",
+                f"padding factor {factor!r} for `{iv.var.name}` is not a positive int",
+            )
         extent = _extent(iv)
         padded = -(-extent // factor) * factor
         if padded != extent and iv.iter_type != IterVarType.DATA_PAR:
-            raise _error(sch, block, "reduction-padding",
-                         f"`{iv.var.name}` is a reduction iterator; padding it from {extent} to "
-                         f"{padded} would add terms to the reduction")  # fmt: skip
+            raise _error(
+                sch,
+                block,
+                "reduction-padding",
+                f"`{iv.var.name}` is a reduction iterator; padding it from {extent} to "
+                f"{padded} would add terms to the reduction",
+            )
         extents.append(padded)
     return extents
 
 
-def _check_output(sch: Schedule, scope: Block, realize: BlockRealize, output: Buffer,
-                  extents: list[int]) -> None:  # fmt: skip
+def _check_output(
+    sch: Schedule, scope: Block, realize: BlockRealize, output: Buffer, extents: list[int]
+) -> None:
     """The padded iterations must write only the padding of the output: each padded iterator
     indexes an axis of it; and the block must compute all of it (its own init, no other
     writer), since only the block's stores go to the padded copy."""
@@ -143,15 +168,23 @@ def _check_output(sch: Schedule, scope: Block, realize: BlockRealize, output: Bu
     indices = _accesses(block, output)[0]
     for iv, extent in zip(block.iter_vars, extents, strict=True):
         if extent != _extent(iv) and not any(index is iv.var for index in indices):
-            raise _error(sch, block, "iterator-not-in-output",
-                         f"`{iv.var.name}` does not index the output `{output.name}`: its padded "
-                         "iterations would update the same elements again")  # fmt: skip
+            raise _error(
+                sch,
+                block,
+                "iterator-not-in-output",
+                f"`{iv.var.name}` does not index the output `{output.name}`: its padded "
+                "iterations would update the same elements again",
+            )
     others = [k for k in S.children(scope) if k.writes(output) and k.realize is not realize]
     reads_output = any(r.buffer is output for r in block.reads)
     if others or (reads_output and block.init is None):
-        raise _error(sch, block, "output-written-elsewhere",
-                     f"`{output.name}` is also written outside block `{block.name_hint}` (a "
-                     "decomposed init?); pad before decompose_reduction")  # fmt: skip
+        raise _error(
+            sch,
+            block,
+            "output-written-elsewhere",
+            f"`{output.name}` is also written outside block `{block.name_hint}` (a "
+            "decomposed init?); pad before decompose_reduction",
+        )
 
 
 def _check_input(sch: Schedule, scope: Block, block: Block, source: Buffer) -> None:
@@ -166,14 +199,21 @@ def _check_input(sch: Schedule, scope: Block, block: Block, source: Buffer) -> N
         region = next(r for r in writer.realize.block.writes if r.buffer is source)
         box = S.relaxed_region(region, writer.realize, writer.loops(), [])
         full = S.unwritten(writer.realize, source) is None and all(
-            builders.is_const_int(r.min, 0) and isinstance(r.extent, IntImm)
-            and isinstance(e, IntImm) and r.extent.value == e.value
-            for r, e in zip(box, source.shape, strict=True))  # fmt: skip
+            builders.is_const_int(r.min, 0)
+            and isinstance(r.extent, IntImm)
+            and isinstance(e, IntImm)
+            and r.extent.value == e.value
+            for r, e in zip(box, source.shape, strict=True)
+        )
     if not full:
-        raise _error(sch, block, "partial-input",
-                     f"`{source.name}` is not written whole by one block before `"
-                     f"{block.name_hint}`, so a padded copy of it would read elements nothing "
-                     "wrote")  # fmt: skip
+        raise _error(
+            sch,
+            block,
+            "partial-input",
+            f"`{source.name}` is not written whole by one block before `"
+            f"{block.name_hint}`, so a padded copy of it would read elements nothing "
+            "wrote",
+        )
 
 
 def _accesses(block: Block, buffer: Buffer) -> list[tuple[PrimExpr, ...]]:
@@ -197,26 +237,38 @@ def _stays_inside(block: Block, buffer: Buffer, domain: dict[Var, int]) -> bool:
         if len(indices) != len(buffer.shape):
             return False
         for index, extent in zip(indices, buffer.shape, strict=True):
-            if not (analyzer.can_prove(builders.le(builders.const(0, index.dtype), index))
-                    and analyzer.can_prove(builders.lt(index, extent))):  # fmt: skip
+            if not (
+                analyzer.can_prove(builders.le(builders.const(0, index.dtype), index))
+                and analyzer.can_prove(builders.lt(index, extent))
+            ):
                 return False
     return True
 
 
-def _padded_buffer(sch: Schedule, block: Block, buffer: Buffer, domain: dict[Var, int],
-                   role: str) -> Buffer:  # fmt: skip
+def _padded_buffer(
+    sch: Schedule, block: Block, buffer: Buffer, domain: dict[Var, int], role: str
+) -> Buffer:
     """A buffer shaped like `buffer`, each axis indexed by a padded iterator grown to that
     iterator's padded extent; every access must index it by iterators or constants alone."""
     accesses = _accesses(block, buffer)
     first = accesses[0]
     einsum = all(i in domain or isinstance(i, IntImm) for i in first) and all(
-        len(a) == len(first) and all(x is y or (isinstance(x, IntImm) and builders.is_const_int(
-            y, x.value)) for x, y in zip(a, first, strict=True)) for a in accesses)  # fmt: skip
+        len(a) == len(first)
+        and all(
+            x is y or (isinstance(x, IntImm) and builders.is_const_int(y, x.value))
+            for x, y in zip(a, first, strict=True)
+        )
+        for a in accesses
+    )
     if not einsum or len(first) != len(buffer.shape):
-        raise _error(sch, block, "not-einsum",
-                     f"the {role} `{buffer.name}` is accessed as {_show(accesses)}: pad_einsum "
-                     "pads buffers indexed by the block's iterators or constants alone, the same "
-                     "way in every access")  # fmt: skip
+        raise _error(
+            sch,
+            block,
+            "not-einsum",
+            f"the {role} `{buffer.name}` is accessed as {_show(accesses)}: pad_einsum "
+            "pads buffers indexed by the block's iterators or constants alone, the same "
+            "way in every access",
+        )
     shape = []
     for index, extent in zip(first, buffer.shape, strict=True):
         grown = domain.get(index) if isinstance(index, Var) else None
@@ -243,18 +295,25 @@ def _copy(name: str, source: Buffer, target: Buffer) -> Stmt:
     0 outside `source` (the padding), where it is the smaller, the part of `source` it holds."""
     shape = target.shape
     loop_vars = [Var(f"ax{k}", e.dtype) for k, e in enumerate(shape)]
-    iters = tuple(IterVar(Range(builders.const(0, e.dtype), e), Var(f"v{k}", e.dtype),
-                          IterVarType.DATA_PAR) for k, e in enumerate(shape))  # fmt: skip
+    iters = tuple(
+        IterVar(Range(builders.const(0, e.dtype), e), Var(f"v{k}", e.dtype), IterVarType.DATA_PAR)
+        for k, e in enumerate(shape)
+    )
     indices = tuple(iv.var for iv in iters)
-    inside = builders.conjunction([builders.lt(i, e) for i, e, p in
-                                   zip(indices, source.shape, shape, strict=True)
-                                   if p is not e and _larger(p, e)])  # fmt: skip
+    inside = builders.conjunction(
+        [
+            builders.lt(i, e)
+            for i, e, p in zip(indices, source.shape, shape, strict=True)
+            if p is not e and _larger(p, e)
+        ]
+    )
     value: PrimExpr = BufferLoad(source, indices)
     if not builders.is_const_int(inside, 1):
         value = if_then_else(inside, value, builders.const(0, source.dtype))
     body = BufferStore(target, value, indices)
-    block = Block(iters, (S.point_region(source, indices),), (S.point_region(target, indices),),
-                  name, body)  # fmt: skip
+    block = Block(
+        iters, (S.point_region(source, indices),), (S.point_region(target, indices),), name, body
+    )
     stmt: Stmt = BlockRealize(tuple(loop_vars), builders.const(True, "bool"), block)
     for var, extent in reversed(list(zip(loop_vars, shape, strict=True))):
         stmt = For(var, builders.const(0, var.dtype), extent, ForKind.SERIAL, stmt)
@@ -289,11 +348,14 @@ def _pad_loops(top: For, realize: BlockRealize, block: Block, extents: list[int]
 
 def _replace_nest(scope: Block, nest: Stmt, stmts: list[Stmt]) -> Block:
     """`scope` with `nest` replaced by `stmts`, spliced into its sequence if it is in one."""
-    parent = next((n for n in post_order(scope)
-                   if isinstance(n, SeqStmt) and any(s is nest for s in n.seq)), None)  # fmt: skip
+    parent = next(
+        (n for n in post_order(scope) if isinstance(n, SeqStmt) and any(s is nest for s in n.seq)),
+        None,
+    )
     if parent is None:
+        # a Block scope stays a Block
         return replace_in(scope, nest, SeqStmt.flatten(stmts))  # type: ignore[return-value]
     items: list[Stmt] = []
     for item in parent.seq:
         items.extend(stmts if item is nest else [item])
-    return replace_in(scope, parent, SeqStmt(tuple(items)))  # type: ignore[return-value]
+    return replace_in(scope, parent, SeqStmt(tuple(items)))  # type: ignore[return-value]  # a Block

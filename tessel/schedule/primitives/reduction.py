@@ -134,16 +134,23 @@ def _check_each_point_once(
     each time), and a hoisted init would let those reductions accumulate twice (fuzz seed 3,
     case 2656)."""
     block = realize.block
-    spatial = [v for iv, v in zip(block.iter_vars, realize.iter_values, strict=True)
-               if iv.iter_type is IterVarType.DATA_PAR]  # fmt: skip
-    reduction = [v for iv, v in zip(block.iter_vars, realize.iter_values, strict=True)
-                 if iv.iter_type is not IterVarType.DATA_PAR]  # fmt: skip
+    spatial = [
+        v
+        for iv, v in zip(block.iter_vars, realize.iter_values, strict=True)
+        if iv.iter_type is IterVarType.DATA_PAR
+    ]
+    reduction = [
+        v
+        for iv, v in zip(block.iter_vars, realize.iter_values, strict=True)
+        if iv.iter_type is not IterVarType.DATA_PAR
+    ]
     loops = [
-        lp for lp in inner
+        lp
+        for lp in inner
         if not builders.is_const_int(lp.extent, 1)
         and any(mentions_var(v, lp.loop_var) for v in spatial)
         and not any(mentions_var(v, lp.loop_var) for v in reduction)
-    ]  # fmt: skip
+    ]
     if not loops or not spatial:
         return
     domain = {lp.loop_var: Range(lp.min, lp.extent) for lp in loops}

@@ -59,7 +59,7 @@ def reindex(sch: Schedule, rv: BlockRV, buffer_index: Any) -> tuple[PrimFunc, st
     fresh = S.cache_buffer(buffer, S.fresh_buffer_name(sch.func, name), buffer.scope)
     new = with_changes(fresh, shape=shape)
     new_indices = tuple(builders.sub(iv.var, iv.dom.min) for iv in covered)
-    rewritten = _Reindexer(buffer, new, new_indices).visit(realize)
+    rewritten = Reindexer(buffer, new, new_indices).visit(realize)
     # Copied only where written: a write where the block writes (its `T.where` may skip points:
     # fuzz campaign 10, case 17112), a read where the buffer's one writer in the scope does (a
     # layout's padding: case 6286), since the copy reads every point, the block only some.
@@ -83,42 +83,62 @@ def _writer(scope: Block, reader: BlockRealize, buffer: Buffer) -> BlockRealize 
     return kids[writers[0]].realize
 
 
-def _unwritten(realize: BlockRealize | None, buffer: Buffer
-               ) -> tuple[tuple[Var, ...], PrimExpr] | None:  # fmt: skip
+def _unwritten(
+    realize: BlockRealize | None, buffer: Buffer
+) -> tuple[tuple[Var, ...], PrimExpr] | None:
     return None if realize is None else S.unwritten(realize, buffer)
 
 
 def _parse_index(sch: Schedule, block: Block, buffer_index: Any) -> tuple[str, int]:
-    if (isinstance(buffer_index, tuple | list) and len(buffer_index) == 2
-            and buffer_index[0] in ("read", "write")):  # fmt: skip
+    if (
+        isinstance(buffer_index, tuple | list)
+        and len(buffer_index) == 2
+        and buffer_index[0] in ("read", "write")
+    ):
         return buffer_index[0], buffer_index[1]
-    raise ScheduleError("reindex", "buffer-index",
-                        f"expects (\"read\" | \"write\", index), got {buffer_index!r}",
-                        func=sch.func, culprits=(block,))  # fmt: skip
+    raise ScheduleError(
+        "reindex",
+        "buffer-index",
+        f'expects ("read" | "write", index), got {buffer_index!r}',
+        func=sch.func,
+        culprits=(block,),
+    )
 
 
 def _the_access(sch: Schedule, block: Block, buffer: Buffer) -> tuple[PrimExpr, ...]:
     """The one index tuple with which `block` accesses `buffer` (all accesses must agree)."""
     roots = [block.body] if block.init is None else [block.init, block.body]
-    accesses = [n.indices for root in roots for n in post_order(root)
-                if isinstance(n, BufferLoad | BufferStore) and n.buffer is buffer]  # fmt: skip
+    accesses = [
+        n.indices
+        for root in roots
+        for n in post_order(root)
+        if isinstance(n, BufferLoad | BufferStore) and n.buffer is buffer
+    ]
     distinct: list[tuple[PrimExpr, ...]] = []
     for access in accesses:
         if not any(expr_equal(access, d) for d in distinct):
             distinct.append(access)
     if len(distinct) != 1:
-        raise ScheduleError("reindex", "single-access-pattern",
-                            f"block `{block.name_hint}` accesses `{buffer.name}` with "
-                            f"{len(distinct)} different index tuples; reindex needs exactly one",
-                            func=sch.func, culprits=(block,))  # fmt: skip
+        raise ScheduleError(
+            "reindex",
+            "single-access-pattern",
+            f"block `{block.name_hint}` accesses `{buffer.name}` with "
+            f"{len(distinct)} different index tuples; reindex needs exactly one",
+            func=sch.func,
+            culprits=(block,),
+        )
     iters = {iv.var for iv in block.iter_vars}
     used = [n for i in distinct[0] for n in post_order(i) if isinstance(n, Var)]
     stray = {n.name for n in used if n not in iters}
     if stray:
-        raise ScheduleError("reindex", "block-iterators-only",
-                            f"the indices of `{buffer.name}` use {sorted(stray)}, which are not "
-                            f"iterators of block `{block.name_hint}`",
-                            func=sch.func, culprits=(block,))  # fmt: skip
+        raise ScheduleError(
+            "reindex",
+            "block-iterators-only",
+            f"the indices of `{buffer.name}` use {sorted(stray)}, which are not "
+            f"iterators of block `{block.name_hint}`",
+            func=sch.func,
+            culprits=(block,),
+        )
     return distinct[0]
 
 
@@ -126,7 +146,7 @@ def _mentions(expr: PrimExpr, var: Var) -> bool:
     return any(n is var for n in post_order(expr))
 
 
-class _Reindexer(Mutator):
+class Reindexer(Mutator):
     """Accesses and regions of `old` become `new[new_indices]` (one point per iteration)."""
 
     def __init__(self, old: Buffer, new: Buffer, indices: tuple[PrimExpr, ...]) -> None:
@@ -134,13 +154,13 @@ class _Reindexer(Mutator):
         self.old, self.new, self.indices = old, new, indices
 
     def visit_BufferLoad(self, node: BufferLoad) -> Node:
-        node = self.generic_visit(node)  # type: ignore[assignment]  (a load stays a load)
+        node = self.generic_visit(node)  # type: ignore[assignment]  # a load stays a load
         if node.buffer is not self.old:
             return node
         return with_changes(node, buffer=self.new, indices=self.indices)
 
     def visit_BufferStore(self, node: BufferStore) -> Node:
-        node = self.generic_visit(node)  # type: ignore[assignment]  (a store stays a store)
+        node = self.generic_visit(node)  # type: ignore[assignment]  # a store stays a store
         if node.buffer is not self.old:
             return node
         return with_changes(node, buffer=self.new, indices=self.indices)
@@ -151,15 +171,24 @@ class _Reindexer(Mutator):
         return S.point_region(self.new, self.indices)
 
 
-def _copy_block(name: str, block: Block, covered: list[IterVar], buffer: Buffer,
-                indices: tuple[PrimExpr, ...], new: Buffer, kind: str,
-                skip: tuple[tuple[Var, ...], PrimExpr] | None = None) -> Stmt:  # fmt: skip
+def _copy_block(
+    name: str,
+    block: Block,
+    covered: list[IterVar],
+    buffer: Buffer,
+    indices: tuple[PrimExpr, ...],
+    new: Buffer,
+    kind: str,
+    skip: tuple[tuple[Var, ...], PrimExpr] | None = None,
+) -> Stmt:
     """Loops `ax<k>` over the covered iterators around the block moving data between the
     buffer and its reindexed copy (k is the iterator's position in the original block), except
     at the buffer points `skip` names (over its index variables)."""
     position = {iv.var: k for k, iv in enumerate(block.iter_vars)}
-    fresh = [IterVar(iv.dom, Var(f"v{position[iv.var]}", iv.var.dtype), IterVarType.DATA_PAR)
-             for iv in covered]
+    fresh = [
+        IterVar(iv.dom, Var(f"v{position[iv.var]}", iv.var.dtype), IterVarType.DATA_PAR)
+        for iv in covered
+    ]
     rename = {iv.var: f.var for iv, f in zip(covered, fresh, strict=True)}
     old_at = tuple(substitute(i, rename) for i in indices)
     new_at = tuple(builders.sub(f.var, f.dom.min) for f in fresh)
@@ -194,17 +223,25 @@ def _check_own_accesses(sch: Schedule, block: Block, buffer: Buffer, kind: str) 
     loads = any(isinstance(n, BufferLoad) and n.buffer is buffer for n in body)
     in_init = block.init is not None and _mentions_buffer(block.init, buffer)
     if kind == "read" and (stores or in_init):
-        raise ScheduleError("reindex", "reads-own-output",
-                            f"block `{block.name_hint}` writes `{buffer.name}` as well as reading "
-                            "it; a read stage would drop those writes",
-                            func=sch.func, culprits=(block,),
-                            hint="reindex the block's write of the buffer instead")  # fmt: skip
+        raise ScheduleError(
+            "reindex",
+            "reads-own-output",
+            f"block `{block.name_hint}` writes `{buffer.name}` as well as reading "
+            "it; a read stage would drop those writes",
+            func=sch.func,
+            culprits=(block,),
+            hint="reindex the block's write of the buffer instead",
+        )
     if kind == "write" and loads and block.init is None:
-        raise ScheduleError("reindex", "reads-old-value",
-                            f"block `{block.name_hint}` reads the old value of `{buffer.name}`, "
-                            "which another block (or the caller) wrote; a write stage would not "
-                            "bring it in",
-                            func=sch.func, culprits=(block,))  # fmt: skip
+        raise ScheduleError(
+            "reindex",
+            "reads-old-value",
+            f"block `{block.name_hint}` reads the old value of `{buffer.name}`, "
+            "which another block (or the caller) wrote; a write stage would not "
+            "bring it in",
+            func=sch.func,
+            culprits=(block,),
+        )
 
 
 def _mentions_buffer(stmt: Stmt, buffer: Buffer) -> bool:
@@ -222,19 +259,26 @@ def _stage_site(sch: Schedule, rv: BlockRV, realize: BlockRealize, scope: Block)
     parent: Node = scope
     if isinstance(path[0], SeqStmt) and path[0] is scope.body:
         parent = path.pop(0)
-    chained = all(isinstance(outer, For) and outer.body is inner
-                  for outer, inner in zip(path[:-2], path[1:-1], strict=True))  # fmt: skip
+    chained = all(
+        isinstance(outer, For) and outer.body is inner
+        for outer, inner in zip(path[:-2], path[1:-1], strict=True)
+    )
     innermost = path[-2] if len(path) > 1 else None
     if chained and (innermost is None or isinstance(innermost, For | SeqStmt)):
-        return S.Insertion(parent, path[0])  # type: ignore[arg-type]  (a statement)
-    raise ScheduleError("reindex", "loop-chain",
-                        f"the loops around block `{rv.name}` are not a chain up to its scope: "
-                        "some outer loop holds other statements too",
-                        func=sch.func, culprits=(realize.block,))  # fmt: skip
+        return S.Insertion(parent, path[0])  # type: ignore[arg-type]  # a statement
+    raise ScheduleError(
+        "reindex",
+        "loop-chain",
+        f"the loops around block `{rv.name}` are not a chain up to its scope: "
+        "some outer loop holds other statements too",
+        func=sch.func,
+        culprits=(realize.block,),
+    )
 
 
-def _check_nest_alone(sch: Schedule, top: Stmt, realize: BlockRealize, buffer: Buffer,
-                      kind: str) -> None:  # fmt: skip
+def _check_nest_alone(
+    sch: Schedule, top: Stmt, realize: BlockRealize, buffer: Buffer, kind: str
+) -> None:
     """No other block in the nest may write the buffer (nor read it, for a write stage): the
     copy runs once, before or after the whole nest (fuzz seed 0, 1626)."""
     for node, _ in walk_with_ancestors(top):
@@ -242,8 +286,12 @@ def _check_nest_alone(sch: Schedule, top: Stmt, realize: BlockRealize, buffer: B
             continue
         regions = node.block.writes + (node.block.reads if kind == "write" else ())
         if any(r.buffer is buffer for r in regions):
-            raise ScheduleError("reindex", "shared-nest",
-                                f"block `{node.block.name_hint}` shares loops with "
-                                f"`{realize.block.name_hint}` and accesses `{buffer.name}`; the "
-                                f"{kind} stage, outside those loops, would run at the wrong time",
-                                func=sch.func, culprits=(realize.block, node.block))  # fmt: skip
+            raise ScheduleError(
+                "reindex",
+                "shared-nest",
+                f"block `{node.block.name_hint}` shares loops with "
+                f"`{realize.block.name_hint}` and accesses `{buffer.name}`; the "
+                f"{kind} stage, outside those loops, would run at the wrong time",
+                func=sch.func,
+                culprits=(realize.block, node.block),
+            )

@@ -358,9 +358,7 @@ def _rf_block(
     load = BufferLoad(rf_buffer, indices)
     body = BufferStore(rf_buffer, reducer.combine(load, substitute(reducer.rhs, var_map)), indices)
     init = BufferStore(rf_buffer, substitute(reducer.init, var_map), indices)
-    new_block = Block(
-        tuple(iter_vars), (), (), name, body, init, annotations=block.annotations
-    )
+    new_block = Block(tuple(iter_vars), (), (), name, body, init, annotations=block.annotations)
     return BlockRealize(tuple(values), realize.predicate, _finish(new_block))
 
 

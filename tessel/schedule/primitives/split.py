@@ -35,9 +35,16 @@ def split(sch: Schedule, rv: LoopRV, factors: list[int | None]) -> tuple[PrimFun
         nested = _nested(new_vars, extents)
         body = _predicate_blocks(sch, loop, body, builders.lt(nested, loop.extent))
     for new_var, extent in reversed(list(zip(new_vars, extents, strict=True))):
-        body = For(new_var, builders.const(0, var.dtype), builders.const(extent, var.dtype)
-                   if isinstance(extent, int) else extent, ForKind.SERIAL, body)  # fmt: skip
-    outer = with_changes(body, kind=loop.kind, annotations=loop.annotations)  # the outer loop keeps them
+        body = For(
+            new_var,
+            builders.const(0, var.dtype),
+            builders.const(extent, var.dtype) if isinstance(extent, int) else extent,
+            ForKind.SERIAL,
+            body,
+        )
+    outer = with_changes(
+        body, kind=loop.kind, annotations=loop.annotations
+    )  # the outer loop keeps them
     return replace_stmt(sch.func, loop, outer), new_vars
 
 
@@ -54,7 +61,7 @@ def _extents(sch: Schedule, loop: For, factors: list[int | None]) -> list[int | 
         raise fail("positive-factors", f"factors must be positive integers or None, got {factors}")
     known = math.prod(f for f in factors if f is not None)
     if not missing:
-        return list(factors)  # type: ignore[arg-type]  (no None left)
+        return list(factors)  # type: ignore[arg-type]  # no None left
     if isinstance(loop.extent, IntImm):
         inferred: int | PrimExpr = -(-loop.extent.value // known)
     else:
@@ -70,7 +77,7 @@ def _binding(new_vars: list[Var], extents: list[int | PrimExpr]) -> PrimExpr:
         stride: int | PrimExpr = 1
         for extent in extents[k + 1 :]:
             both_int = isinstance(stride, int) and isinstance(extent, int)
-            stride = stride * extent if both_int else builders.mul(stride, extent)  # type: ignore[operator]
+            stride = stride * extent if both_int else builders.mul(stride, extent)
         term = new_var if isinstance(stride, int) and stride == 1 else builders.mul(new_var, stride)
         fused = term if fused is None else builders.add(fused, term)
     assert fused is not None
@@ -87,13 +94,20 @@ def _nested(new_vars: list[Var], extents: list[int | PrimExpr]) -> PrimExpr:
 
 def _predicate_blocks(sch: Schedule, loop: For, body: Stmt, in_range: PrimExpr) -> Stmt:
     """Add `in_range` to the predicate of every block directly under the split loop."""
-    realizes = [n for n, anc in walk_with_ancestors(body) if isinstance(n, BlockRealize)
-                and not any(isinstance(a, BlockRealize) for a in anc)]  # fmt: skip
+    realizes = [
+        n
+        for n, anc in walk_with_ancestors(body)
+        if isinstance(n, BlockRealize) and not any(isinstance(a, BlockRealize) for a in anc)
+    ]
     if not realizes:
-        raise ScheduleError("split", "predicate-needs-block",
-                            f"the factors do not divide the extent {loop.extent} of "
-                            f"`{loop.loop_var.name}`, and there is no block to guard the extra iterations",
-                            func=sch.func, culprits=(loop,))  # fmt: skip
+        raise ScheduleError(
+            "split",
+            "predicate-needs-block",
+            f"the factors do not divide the extent {loop.extent} of "
+            f"`{loop.loop_var.name}`, and there is no block to guard the extra iterations",
+            func=sch.func,
+            culprits=(loop,),
+        )
     for realize in realizes:
         guarded = with_changes(realize, predicate=builders.logical_and(realize.predicate, in_range))
         body = replace_in(body, realize, guarded)

@@ -41,11 +41,13 @@ def set_scope(sch: Schedule, rv: BlockRV, buffer_index: int, storage_scope: str)
         return sch.func
     data = Var(buffer.data.name, handle, PointerType(buffer.dtype, storage_scope))
     moved = with_changes(buffer, data=data)
+    # a PrimFunc stays a PrimFunc
     return S.BufferReplacer({buffer: moved}).visit(sch.func)  # type: ignore[return-value]
 
 
-def storage_align(sch: Schedule, rv: BlockRV, buffer_index: int, axis: int, factor: int,
-                  offset: int) -> PrimFunc:  # fmt: skip
+def storage_align(
+    sch: Schedule, rv: BlockRV, buffer_index: int, axis: int, factor: int, offset: int
+) -> PrimFunc:
     """The function with `rv` annotated so that the buffer's `axis` stride is padded to
     `factor * k + offset` elements (TVM's `buffer_dim_align`)."""
     block = sch.block(rv, "storage_align").block
@@ -63,21 +65,27 @@ def storage_align(sch: Schedule, rv: BlockRV, buffer_index: int, axis: int, fact
 def _check_allocated(sch: Schedule, primitive: str, block: Block, buffer: Buffer) -> None:
     if S.is_allocated(sch.func, buffer):
         return
-    raise ScheduleError(primitive, "allocated-buffer",
-                        f"`{buffer.name}` is not allocated by a block (it is a function parameter "
-                        "or a match_buffer), so its storage is the caller's",
-                        func=sch.func, culprits=(block,),
-                        hint="cache_read / cache_write it first and change the cache")  # fmt: skip
+    raise ScheduleError(
+        primitive,
+        "allocated-buffer",
+        f"`{buffer.name}` is not allocated by a block (it is a function parameter "
+        "or a match_buffer), so its storage is the caller's",
+        func=sch.func,
+        culprits=(block,),
+        hint="cache_read / cache_write it first and change the cache",
+    )
 
 
-def _check_alignment(sch: Schedule, block: Block, buffer: Buffer, axis: Any, factor: Any,
-                     offset: Any) -> None:  # fmt: skip
+def _check_alignment(
+    sch: Schedule, block: Block, buffer: Buffer, axis: Any, factor: Any, offset: Any
+) -> None:
     def fail(rule: str, message: str) -> ScheduleError:
         return ScheduleError("storage_align", rule, message, func=sch.func, culprits=(block,))
 
     if not (isinstance(axis, int) and 0 <= axis < buffer.ndim):
-        raise fail("axis-range",
-                   f"axis {axis!r} is out of range for `{buffer.name}` of rank {buffer.ndim}")
+        raise fail(
+            "axis-range", f"axis {axis!r} is out of range for `{buffer.name}` of rank {buffer.ndim}"
+        )
     if not (isinstance(factor, int) and factor > 0):
         raise fail("factor", f"factor must be a positive integer, got {factor!r}")
     if not (isinstance(offset, int) and offset >= 0):

@@ -160,12 +160,13 @@ class Matcher:
         if isinstance(lhs, For):
             self._for(lhs, rhs)  # type: ignore[arg-type]  # same type, checked above
         elif isinstance(lhs, BlockRealize):
-            self._realize(lhs, rhs)  # type: ignore[arg-type]
+            self._realize(lhs, rhs)  # type: ignore[arg-type]  # same type, checked above
         elif isinstance(lhs, Block):
-            self._block(lhs, rhs)  # type: ignore[arg-type]
+            self._block(lhs, rhs)  # type: ignore[arg-type]  # same type, checked above
         elif isinstance(lhs, BufferStore):
+            # same type, checked above
             self.access(lhs.buffer, lhs.indices, rhs.buffer, rhs.indices)  # type: ignore[attr-defined]
-            self.expr(lhs.value, rhs.value)  # type: ignore[attr-defined]
+            self.expr(lhs.value, rhs.value)  # type: ignore[attr-defined]  # same type
         else:
             self._fields(lhs, rhs)
         self._stack.pop()
@@ -235,6 +236,7 @@ class Matcher:
             if self.var_map.get(lhs) is not rhs:
                 raise self.fail(f"the block uses `{lhs.name}` where the desc uses `{rhs}`")
         elif isinstance(lhs, BufferLoad):
+            # same type, checked above
             self.access(lhs.buffer, lhs.indices, rhs.buffer, rhs.indices)  # type: ignore[attr-defined]
         else:
             self._fields(lhs, rhs)
@@ -304,8 +306,13 @@ class Matcher:
             )
         self.buffer_map[rhs], self._taken[lhs] = lhs, rhs
 
-    def access(self, lhs_buffer: Buffer, lhs_indices: Sequence[PrimExpr],
-               rhs_buffer: Buffer, rhs_indices: Sequence[PrimExpr]) -> None:  # fmt: skip
+    def access(
+        self,
+        lhs_buffer: Buffer,
+        lhs_indices: Sequence[PrimExpr],
+        rhs_buffer: Buffer,
+        rhs_indices: Sequence[PrimExpr],
+    ) -> None:
         """A load or store: the same buffer (by the map) at the same place, relative to the base."""
         self.bind_buffer(lhs_buffer, rhs_buffer)
         base, extra = self.bases[lhs_buffer], len(lhs_indices) - len(rhs_indices)

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from tessel.ir.expr import Add, IntImm, Mul, PrimExpr, Var
 from tessel.ir.functor import post_order
 from tessel.schedule import BlockRV, Schedule, ScheduleError
-from tessel.schedule.rules.conv_nchwc import match_conv_nchwc
+from tessel.schedule.rules.conv_nchwc import X_TILES, match_conv_nchwc
 from tessel.schedule.rules.steps import (
     consumer_under,
     inline_consumer,
@@ -58,9 +58,6 @@ from tessel.tir.index_map import IndexMap
 from tessel.tir.stmt import BufferStore
 
 TILE_F = 16
-# Output columns per tile: the largest of these dividing the width (no tail loop). Seven or
-# eight 16-channel accumulators fit AVX-512's 32 registers with room for the weights.
-X_TILES = (8, 7, 6, 5, 4, 3, 2, 1)
 # Grouped: output columns are the vector, of up to VECTOR_X lanes (a row of 7 is one vector of 8,
 # 7 lanes enabled), and GROUPED_TILE_F channels' accumulators.
 VECTOR_X = 16
@@ -102,7 +99,7 @@ def match_conv(block: Block) -> Conv | None:
 
 def _data_depends_on(store: BufferStore, f: Var) -> bool:
     """Whether the product's data operand (the factor that is not the weight) mentions `f`."""
-    product = uncast(store.value.b)  # type: ignore[attr-defined]
+    product = uncast(store.value.b)  # type: ignore[attr-defined]  # an Add (is_accumulation)
     data = uncast(product.a)
     return not isinstance(data, BufferLoad) or any(
         node is f for index in data.indices for node in post_order(index)
@@ -111,7 +108,7 @@ def _data_depends_on(store: BufferStore, f: Var) -> bool:
 
 def _reads_weight(store: BufferStore, indices: tuple[Var, ...]) -> bool:
     """Whether one factor of the update's product is a load at exactly W[f, c, r, s]."""
-    product = uncast(store.value.b)  # type: ignore[attr-defined]
+    product = uncast(store.value.b)  # type: ignore[attr-defined]  # an Add (is_accumulation)
     return any(
         isinstance(operand, BufferLoad)
         and len(operand.indices) == len(indices)
@@ -134,8 +131,13 @@ def conv_padding(sch: Schedule) -> set[str]:
     return names
 
 
-def schedule_conv(sch: Schedule, name: str, max_columns: int = X_TILES[0],
-                  max_channels: int = TILE_F, max_lanes: int = VECTOR_X) -> set[str]:  # fmt: skip
+def schedule_conv(
+    sch: Schedule,
+    name: str,
+    max_columns: int = X_TILES[0],
+    max_channels: int = TILE_F,
+    max_lanes: int = VECTOR_X,
+) -> set[str]:
     """Tile the conv block `name`, with at most `max_columns` output columns of `max_channels`
     channels' accumulators (what the vector registers hold: 8 x 32 with 32 of them) and vectors
     of at most `max_lanes` float32; the names of the blocks it scheduled, empty (nothing
@@ -158,9 +160,14 @@ def schedule_conv(sch: Schedule, name: str, max_columns: int = X_TILES[0],
     return _schedule_conv2d(sch, block, name, max_columns, max_channels)
 
 
-def _schedule_conv2d(sch: Schedule, block: BlockRV, name: str, max_columns: int,
-                     max_channels: int = TILE_F,
-                     f_tile: int | None = None) -> set[str]:  # fmt: skip
+def _schedule_conv2d(
+    sch: Schedule,
+    block: BlockRV,
+    name: str,
+    max_columns: int,
+    max_channels: int = TILE_F,
+    f_tile: int | None = None,
+) -> set[str]:
     # TOPI's depthwise_conv2d_nchw has no input-channel reduction: the nest is (n, f, y, x, r, s).
     loops = sch.get_loops(block)
     n, f, y, x = loops[:4]
@@ -181,8 +188,11 @@ def _schedule_conv2d(sch: Schedule, block: BlockRV, name: str, max_columns: int,
     write_back = try_step(lambda: sch.cache_write(block, 0, "local"))
     epilogue = None
     if isinstance(write_back, BlockRV):
-        try_step(lambda: sch.transform_layout(
-            block, ("write", 0), IndexMap.from_func(lambda b, o, h, w: (b, h, w, o), ndim=4)))
+        try_step(
+            lambda: sch.transform_layout(
+                block, ("write", 0), IndexMap.from_func(lambda b, o, h, w: (b, h, w, o), ndim=4)
+            )
+        )
         inline_consumer(sch, write_back)
         if try_step(lambda: sch.reverse_compute_at(write_back, x)) is not False:
             # Along the output row: contiguous stores, the tile read across its [x, f] layout;
@@ -243,8 +253,9 @@ def _schedule_grouped(sch: Schedule, block: BlockRV, name: str) -> set[str]:
     return {name} | {rv.name for rv in blocks if isinstance(rv, BlockRV)}
 
 
-def _schedule_depthwise_rows(sch: Schedule, block: BlockRV, name: str,
-                             max_lanes: int) -> set[str] | None:  # fmt: skip
+def _schedule_depthwise_rows(
+    sch: Schedule, block: BlockRV, name: str, max_lanes: int
+) -> set[str] | None:
     """TOPI's depthwise_conv2d_nchw with stride 1 on rows of at least DEPTHWISE_ROW_MIN
     columns: the vector runs along the output row (lanes dividing the width, so no masked
     tail), a tile of up to 4 rows of it accumulates over the window in registers (each weight
@@ -257,7 +268,7 @@ def _schedule_depthwise_rows(sch: Schedule, block: BlockRV, name: str,
     realize = sch.block(block)
     store = realize.block.body
     assert isinstance(store, BufferStore)
-    data = uncast(uncast(store.value.b).a)  # type: ignore[attr-defined]
+    data = uncast(uncast(store.value.b).a)  # type: ignore[attr-defined]  # an Add (is_accumulation)
     if len(loops) != 6 or not isinstance(data, BufferLoad) or len(data.indices) != 4:
         return None
     if _column_stride(data.indices[3]) != 1:
@@ -298,7 +309,7 @@ def _schedule_depthwise_rows(sch: Schedule, block: BlockRV, name: str,
     return {name} | padded | {rv.name for rv in blocks if isinstance(rv, BlockRV)}
 
 
-def _block_depthwise_data(sch: Schedule, block: BlockRV) -> set[str] | None:
+def _block_depthwise_data(sch: Schedule, block: BlockRV) -> set[str] | None:  # noqa: C901 - a pattern match over the block's form
     """For a depthwise conv2d (output channel f reads input channel f alone: `I[n, f + rc, ..]`
     with one rc, or `I[n, f, ..]` in TOPI's depthwise_conv2d_nchw), lay the input it reads
     out by channel blocks, [n, c // F, h, w, c % F] (F the channel tile), so that F output
@@ -310,7 +321,7 @@ def _block_depthwise_data(sch: Schedule, block: BlockRV) -> set[str] | None:
     realize = sch.block(block)
     store = realize.block.body
     assert isinstance(store, BufferStore)
-    data = uncast(uncast(store.value.b).a)  # type: ignore[attr-defined]
+    data = uncast(uncast(store.value.b).a)  # type: ignore[attr-defined]  # an Add (is_accumulation)
     f = realize.block.iter_vars[1]
     reductions = [iv for iv in realize.block.iter_vars if iv.iter_type == IterVarType.COMM_REDUCE]
     if not isinstance(data, BufferLoad) or len(data.indices) != 4:
@@ -320,8 +331,9 @@ def _block_depthwise_data(sch: Schedule, block: BlockRV) -> set[str] | None:
             return None
     else:
         rc = reductions[0]
-        if getattr(rc.dom.extent, "value", 0) != 1 or not _is_channel(data.indices[1], f.var,
-                                                                       rc.var):  # fmt: skip
+        if getattr(rc.dom.extent, "value", 0) != 1 or not _is_channel(
+            data.indices[1], f.var, rc.var
+        ):
             return None
     tile = _channel_tile(f.dom.extent)
     if tile < 4:
@@ -338,7 +350,8 @@ def _block_depthwise_data(sch: Schedule, block: BlockRV) -> set[str] | None:
         producers, added = [copy], {copy.name}
     layout = IndexMap.from_func(lambda b, c, h, w: (b, c // tile, h, w, c % tile), ndim=4)
     index = [region.buffer for region in sch.block(block).block.reads].index(
-        sch.block(producers[0]).block.writes[0].buffer)
+        sch.block(producers[0]).block.writes[0].buffer
+    )
     if try_step(lambda: sch.transform_layout(block, ("read", index), layout)) is False:
         return None
     # The producer writes F channels a vector: its channel loop split, the inner part last.
@@ -363,7 +376,7 @@ def _split_by_stride(sch: Schedule, block: BlockRV) -> None:
     addresses: vector loads instead of one load per lane."""
     store = sch.block(block).block.body
     assert isinstance(store, BufferStore)
-    data = uncast(uncast(store.value.b).a)  # type: ignore[attr-defined]
+    data = uncast(uncast(store.value.b).a)  # type: ignore[attr-defined]  # an Add (is_accumulation)
     if not isinstance(data, BufferLoad) or len(data.indices) != 4:
         return
     stride = _column_stride(data.indices[3])
@@ -374,8 +387,14 @@ def _split_by_stride(sch: Schedule, block: BlockRV) -> None:
     if data.buffer not in reads:
         return
     layout = IndexMap.from_func(lambda b, o, h, w: (b, o, h, w % stride, w // stride), ndim=4)
-    if try_step(lambda: sch.transform_layout(block, ("read", reads.index(data.buffer)), layout,
-                                             pad_value=0.0)) is False:  # fmt: skip
+    if (
+        try_step(
+            lambda: sch.transform_layout(
+                block, ("read", reads.index(data.buffer)), layout, pad_value=0.0
+            )
+        )
+        is False
+    ):
         return
     # The producer's columns in the new order (parity outer), so it writes whole vectors.
     producer = producers[0]
@@ -401,7 +420,7 @@ def _pack_weight(sch: Schedule, block: BlockRV, f_tile: int) -> str | None:
     (tessel.graph.passes.layout_rewrite lifts this block out of the kernel)."""
     store = sch.block(block).block.body
     assert isinstance(store, BufferStore)
-    product = uncast(store.value.b)  # type: ignore[attr-defined]
+    product = uncast(store.value.b)  # type: ignore[attr-defined]  # an Add (is_accumulation)
     weight = uncast(product.b)
     reads = [region.buffer for region in sch.block(block).block.reads]
     if not isinstance(weight, BufferLoad) or weight.buffer not in reads:

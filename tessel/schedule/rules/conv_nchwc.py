@@ -32,7 +32,9 @@ from tessel.tir.block import Block, IterVarType
 from tessel.tir.buffer import BufferLoad
 from tessel.tir.stmt import BufferStore
 
-# Output columns per tile: the largest of these dividing the width (no tail loop).
+# Output columns per tile, for this rule and the NCHW one (rules.conv): the largest of these
+# dividing the width (no tail loop). Seven or eight 16-channel accumulators fit AVX-512's 32
+# registers with room for the weights.
 X_TILES = (8, 7, 6, 5, 4, 3, 2, 1)
 
 
@@ -52,7 +54,7 @@ def match_conv_nchwc(block: Block) -> bool:
         return False
     if not is_accumulation(store):
         return False
-    product = uncast(store.value.b)  # type: ignore[attr-defined]
+    product = uncast(store.value.b)  # type: ignore[attr-defined]  # an Add (is_accumulation)
     data, weight = uncast(product.a), uncast(product.b)
     if not isinstance(data, BufferLoad) or not isinstance(weight, BufferLoad):
         return False
@@ -64,8 +66,9 @@ def _last_index_is(load: BufferLoad, var: Var) -> bool:
     return bool(load.indices) and load.indices[-1] is var
 
 
-def schedule_conv_nchwc(sch: Schedule, name: str, max_columns: int = X_TILES[0],
-                        max_channels: int = 32) -> set[str]:  # fmt: skip
+def schedule_conv_nchwc(  # noqa: C901 - the rule's steps in order; issue 32 splits it into plan and apply
+    sch: Schedule, name: str, max_columns: int = X_TILES[0], max_channels: int = 32
+) -> set[str]:
     """Tile the blocked conv block `name`, with at most `max_columns` output columns of
     `max_channels` channels' accumulators; the names of the blocks it scheduled, empty
     (nothing changed) if it is not one or its loops are not the plain nest TOPI builds."""

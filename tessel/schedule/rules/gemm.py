@@ -111,7 +111,7 @@ def _strided_operand(block: Block, gemm: Gemm) -> tuple[int, int, int] | None:
     back: its k rows are then one stream instead of k strided ones)."""
     store = block.body
     assert isinstance(store, BufferStore)
-    product = uncast(store.value.b)  # type: ignore[attr-defined]
+    product = uncast(store.value.b)  # type: ignore[attr-defined]  # an Add (is_accumulation)
     many_rows = _extent_of(block, gemm.i) >= PACK_ROWS
     for operand in (uncast(product.a), uncast(product.b)):
         if not isinstance(operand, BufferLoad):
@@ -146,8 +146,9 @@ def _pack_strided_operand(sch: Schedule, block: BlockRV, gemm: Gemm, columns: in
 
     try:
         sch.cache_read(block, index, "global")
-        sch.transform_layout(block, ("read", index), IndexMap.from_func(packed, ndim=ndim),
-                             pad_value=0.0)  # fmt: skip
+        sch.transform_layout(
+            block, ("read", index), IndexMap.from_func(packed, ndim=ndim), pad_value=0.0
+        )
     except ScheduleError:
         return
 
@@ -175,8 +176,9 @@ def _pad_to_tiles(sch: Schedule, block: BlockRV, rows: int, columns: int) -> Blo
     return next((sch.get_block(name) for name in added if name.endswith("_unpad")), None)
 
 
-def schedule_gemm(sch: Schedule, name: str, max_rows: int = TILE_I,
-                  columns: int = TILE_J) -> set[str]:  # fmt: skip
+def schedule_gemm(
+    sch: Schedule, name: str, max_rows: int = TILE_I, columns: int = TILE_J
+) -> set[str]:
     """Tile the GEMM-like block `name`, with at most `max_rows` rows of `columns` accumulators
     (what the vector registers hold; columns a multiple of TILE_J); the names of the blocks it
     scheduled (the block, its init and its epilogue), empty (nothing changed) if it is not one
@@ -231,8 +233,9 @@ def schedule_gemm(sch: Schedule, name: str, max_rows: int = TILE_I,
     return {name} | {rv.name for rv in blocks if isinstance(rv, BlockRV)}
 
 
-def _vectorize_update(sch: Schedule, block: BlockRV, k: LoopRV, i_i: LoopRV,
-                      j_i: LoopRV) -> BlockRV | bool:  # fmt: skip
+def _vectorize_update(
+    sch: Schedule, block: BlockRV, k: LoopRV, i_i: LoopRV, j_i: LoopRV
+) -> BlockRV | bool:
     """The init decomposed above k, then the update's columns vectorized (in vectors of
     TILE_J, unrolled) and its rows unrolled; the init, or False (and nothing done) if the
     schedule refuses the decomposition."""

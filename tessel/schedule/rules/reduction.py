@@ -37,7 +37,6 @@ from tessel.tir.stmt import BufferStore
 VECTOR_BYTES = 32
 
 
-
 @dataclass(frozen=True, slots=True)
 class RowReduction:
     """A block `W[rows.. (, 0)] = W[..] op f(X[rows.., k], ..)` reducing over the last axis k of
@@ -125,8 +124,9 @@ def _compute_at(sch: Schedule, block: BlockRV, loop: LoopRV) -> bool:
     return try_step(lambda: sch.compute_at(block, loop)) is not False
 
 
-def _vectorize_last_reduction(sch: Schedule, block: BlockRV, row: LoopRV,
-                              vector_bytes: int) -> set[str]:  # fmt: skip
+def _vectorize_last_reduction(
+    sch: Schedule, block: BlockRV, row: LoopRV, vector_bytes: int
+) -> set[str]:
     """_vectorize_reduction for the reduction that ends the group: its write-back lands after
     the row loops when they hold only the partial results, so it moves back under them, to
     run while the row is in cache."""
@@ -186,8 +186,9 @@ def _is_anchor(sch: Schedule, block: BlockRV, rows: int) -> bool:
     return len(iter_vars) in (rows, rows + 1) and is_plain_nest(sch, block)
 
 
-def _vectorize_reduction(sch: Schedule, block: BlockRV, vector_bytes: int,
-                         reduce_chains: bool = True) -> set[str]:  # fmt: skip
+def _vectorize_reduction(
+    sch: Schedule, block: BlockRV, vector_bytes: int, reduce_chains: bool = True
+) -> set[str]:
     """Split the reduction loop into vectors of partial results (rfactor), initialised and
     updated by vector: CHAINS independent vectors where the row holds at least two of each,
     since one vector is one dependency chain (softmax's max: a compare and a blend per step,

@@ -63,8 +63,9 @@ def parallel_fused(sch: Schedule, loops: list[LoopRV]) -> LoopRV:
     return fused
 
 
-def vectorized_init(sch: Schedule, block: BlockRV, loop: LoopRV,
-                    lanes: int | None = None) -> BlockRV | bool:  # fmt: skip
+def vectorized_init(
+    sch: Schedule, block: BlockRV, loop: LoopRV, lanes: int | None = None
+) -> BlockRV | bool:
     """decompose_reduction of `block` above `loop`, the init's innermost loop vectorized (in
     unrolled vectors of `lanes`, where given); the init block, or False when the schedule
     refuses."""

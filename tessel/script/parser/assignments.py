@@ -102,6 +102,7 @@ class AssignmentParser(DeclarationBinder, ThreadParser):
             if meta:
                 self.scopes.bind(name_node.id, item)  # type: ignore[attr-defined]  # a Name
             else:
+                # a Name here
                 self.bind_unpacked(target, name_node, item, node)  # type: ignore[arg-type]
         return None
 

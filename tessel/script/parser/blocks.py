@@ -26,7 +26,9 @@ class BlockParser(ThreadParser):
         item = node.items[0]
         context = self.eval_expr(item.context_expr)
         with_as = (
-            intents.AllocateIntent, intents.LetStmtIntent, intents.LaunchThreadIntent,
+            intents.AllocateIntent,
+            intents.LetStmtIntent,
+            intents.LaunchThreadIntent,
         )
         if item.optional_vars is not None and not isinstance(context, with_as):
             raise self.source.error(
@@ -39,8 +41,9 @@ class BlockParser(ThreadParser):
             return self.parse_init(node, item.context_expr)
         if isinstance(context, intents.AttrIntent):
             body = self.parse_nested(node.body, "attr")
-            return AttrStmt(context.node, context.key, freeze(context.value), body,
-                            span=self.source.span(node))
+            return AttrStmt(
+                context.node, context.key, freeze(context.value), body, span=self.source.span(node)
+            )
         if isinstance(context, intents.AllocateIntent):
             return self.parse_raw_allocate(node, item, context)
         if isinstance(context, intents.LetStmtIntent):
@@ -65,8 +68,15 @@ class BlockParser(ThreadParser):
             body = self.parse_nested(node.body, "allocate")
         finally:
             self.scopes.pop()
-        return Allocate(data, intent.dtype, intent.extents, intent.condition, body,
-                        intent.annotations, span=self.source.span(node))
+        return Allocate(
+            data,
+            intent.dtype,
+            intent.extents,
+            intent.condition,
+            body,
+            intent.annotations,
+            span=self.source.span(node),
+        )
 
     def parse_let_with(
         self, node: ast.With, item: ast.withitem, intent: intents.LetStmtIntent
@@ -109,9 +119,18 @@ class BlockParser(ThreadParser):
             self.frames.pop()
             self.scopes.pop()
         span = self.source.span(node)
-        block = Block(tuple(frame.iter_vars), frame.reads or (), frame.writes or (), name, body,
-                      frame.init, tuple(frame.alloc_buffers), tuple(frame.match_buffers),
-                      frame.annotations, span=span)
+        block = Block(
+            tuple(frame.iter_vars),
+            frame.reads or (),
+            frame.writes or (),
+            name,
+            body,
+            frame.init,
+            tuple(frame.alloc_buffers),
+            tuple(frame.match_buffers),
+            frame.annotations,
+            span=span,
+        )
         if not is_root and (frame.reads is None or frame.writes is None):
             block = self.with_inferred_regions(block, frame)
         predicate = builders.const(True) if frame.predicate is None else frame.predicate
@@ -120,8 +139,15 @@ class BlockParser(ThreadParser):
     def with_inferred_regions(self, block: Block, frame: BlockFrame) -> Block:
         """Fill in the T.reads / T.writes the script left out (TVM infers them the same way)."""
         reads, writes = infer_access_regions(block)
-        return Block(block.iter_vars, reads if frame.reads is None else frame.reads,
-                     writes if frame.writes is None else frame.writes, block.name_hint,
-                     block.body, block.init, block.alloc_buffers, block.match_buffers,
-                     block.annotations, span=block.span)
-
+        return Block(
+            block.iter_vars,
+            reads if frame.reads is None else frame.reads,
+            writes if frame.writes is None else frame.writes,
+            block.name_hint,
+            block.body,
+            block.init,
+            block.alloc_buffers,
+            block.match_buffers,
+            block.annotations,
+            span=block.span,
+        )

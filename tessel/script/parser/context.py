@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tessel.ir.expr import PrimExpr, Range, Var
+from tessel.support.dtype import DataType
 from tessel.tir.block import IterVar, MatchBufferRegion
 from tessel.tir.buffer import Buffer, BufferRegion
 
@@ -70,6 +71,7 @@ class FunctionFrame:
     has_blocks: bool = False
     loop_ranges: dict[int, Range] = field(default_factory=dict)  # id(loop var) -> its range
     env_threads: dict[int, str] = field(default_factory=dict)  # id(thread var) -> thread tag
+    ret_type: DataType | None = None  # `-> T.int32`: what `return value` gives back
 
 
 @dataclass

@@ -128,10 +128,15 @@ class DeclarationBinder(StatementParser):
         span = self.source.span(node)
         return Rest(
             lambda body: Allocate(
-                buffer.data, intent.dtype, intent.extents, intent.condition,
-                DeclBuffer(buffer, body), intent.annotations, span=span,
+                buffer.data,
+                intent.dtype,
+                intent.extents,
+                intent.condition,
+                DeclBuffer(buffer, body),
+                intent.annotations,
+                span=span,
             )
-        )  # fmt: skip
+        )
 
     def bind_allocate_const(
         self, target: ast.Name, intent: intents.AllocateConstIntent, node: ast.stmt
@@ -144,9 +149,15 @@ class DeclarationBinder(StatementParser):
         def build(body: Any) -> AllocateConst:
             """The AllocateConst around `body`."""
             return AllocateConst(
-                buffer.data, intent.dtype, intent.extents, intent.data, intent.irmod_storage_idx,
-                DeclBuffer(buffer, body), intent.annotations, span=span,
-            )  # fmt: skip
+                buffer.data,
+                intent.dtype,
+                intent.extents,
+                intent.data,
+                intent.irmod_storage_idx,
+                DeclBuffer(buffer, body),
+                intent.annotations,
+                span=span,
+            )
 
         build(empty_body())  # validate now, so errors point at this statement
         return Rest(build)

@@ -137,8 +137,13 @@ def _prim_func_options(
     return bool(options.get("private", False))
 
 
-def _check_decorator(node: ast.FunctionDef | ast.ClassDef, source: ScriptSource,
-                     namespace: dict[str, Any], expected: Any, spelling: str) -> ast.expr:
+def _check_decorator(
+    node: ast.FunctionDef | ast.ClassDef,
+    source: ScriptSource,
+    namespace: dict[str, Any],
+    expected: Any,
+    spelling: str,
+) -> ast.expr:
     evaluator = _evaluator(source, namespace)
     for decorator in node.decorator_list:
         target = decorator.func if isinstance(decorator, ast.Call) else decorator

@@ -44,11 +44,24 @@ def range_loop(
 # Python builtins a script may use; anything else must come from the enclosing scope.
 SCRIPT_BUILTINS: dict[str, Any] = {
     "range": range_loop,
-    **{name: getattr(builtins, name) for name in (
-        "len", "int", "float", "str", "bool", "tuple", "list", "dict", "zip", "enumerate",
-        "isinstance", "print",
-    )},
-}  # fmt: skip
+    **{
+        name: getattr(builtins, name)
+        for name in (
+            "len",
+            "int",
+            "float",
+            "str",
+            "bool",
+            "tuple",
+            "list",
+            "dict",
+            "zip",
+            "enumerate",
+            "isinstance",
+            "print",
+        )
+    },
+}
 
 
 def index_lanes(indices: tuple[PrimExpr, ...]) -> int:
@@ -88,8 +101,12 @@ class _BufferMethods:
         return BufferLoad(self.buffer, _converted(indices), mask)
 
     def access_ptr(
-        self, access_mask: Any, ptr_type: Any = "handle", content_lanes: Any = 1,
-        offset: Any = 0, extent: Any = None,
+        self,
+        access_mask: Any,
+        ptr_type: Any = "handle",
+        content_lanes: Any = 1,
+        offset: Any = 0,
+        extent: Any = None,
     ) -> PrimExpr:
         """TVM's `A.access_ptr("r")`: a tvm_access_ptr call over the buffer's elements."""
         return builtin.buffer_access_ptr(self.buffer, access_mask, offset, extent)
@@ -136,11 +153,14 @@ class ExprEvaluator:
         except BUG_ERRORS as err:
             raise self.source.internal_error(node, err) from err
 
-    def eval_args(self, nodes: list[ast.expr]) -> list[Any]:
-        """Evaluate positional arguments (with `*args` spread)."""
+    def eval_args(self, nodes: list[ast.expr], lambdas: bool = False) -> list[Any]:
+        """Evaluate positional arguments (with `*args` spread); with `lambdas`, a lambda among
+        them (a call's argument, as in T.comm_reducer) becomes a ScriptLambda."""
         values: list[Any] = []
         for node in nodes:
-            if isinstance(node, ast.Starred):
+            if lambdas and isinstance(node, ast.Lambda):
+                values.append(self.script_lambda(node))
+            elif isinstance(node, ast.Starred):
                 values.extend(self.eval_expr(node.value))
             else:
                 values.append(self.eval_expr(node))
@@ -252,9 +272,17 @@ class ExprEvaluator:
             return builders.select(condition, true_value, false_value)
         return self.eval_expr(node.body if condition else node.orelse)
 
+    def script_lambda(self, node: ast.Lambda) -> ScriptLambda:
+        """A lambda passed to a call (elsewhere a lambda is not part of the dialect)."""
+        args = node.args
+        if args.vararg or args.kwarg or args.kwonlyargs or args.defaults or args.posonlyargs:
+            message = "a lambda here takes plain parameters only (as in T.comm_reducer)"
+            raise self.source.error(node, message)
+        return ScriptLambda(self, tuple(a.arg for a in args.args), node.body)
+
     def _eval_Call(self, node: ast.Call) -> Any:  # noqa: N802
         func = self.eval_expr(node.func)
-        args = self.eval_args(node.args)
+        args = self.eval_args(node.args, lambdas=True)
         kwargs: dict[str, Any] = {}
         for keyword in node.keywords:
             value = self.eval_expr(keyword.value)
@@ -269,6 +297,32 @@ class ExprEvaluator:
         except ArgumentError as err:
             at = _argument_node(node, func, err.argument)
             raise self.source.error(at, err.message, err.hint) from err
+
+
+class ScriptLambda:
+    """A script `lambda` (the combiner of T.comm_reducer): called with IR values, it evaluates
+    its body with its parameters bound to them; `parameter_names` name the variables a caller
+    makes for it."""
+
+    def __init__(
+        self, evaluator: ExprEvaluator, parameter_names: tuple[str, ...], body: ast.expr
+    ) -> None:
+        self.evaluator, self.parameter_names, self.body = evaluator, parameter_names, body
+
+    def __call__(self, *values: Any) -> Any:
+        """The body's value with the parameters bound to `values`."""
+        if len(values) != len(self.parameter_names):
+            raise ArgumentError(
+                f"the lambda takes {len(self.parameter_names)} arguments, got {len(values)}", 0
+            )
+        scopes = self.evaluator.scopes
+        scopes.push()
+        try:
+            for name, value in zip(self.parameter_names, values, strict=True):
+                scopes.bind(name, value)
+            return self.evaluator.eval_expr(self.body)
+        finally:
+            scopes.pop()
 
 
 def _argument_node(node: ast.Call, func: Any, argument: int | str) -> ast.AST:
@@ -290,8 +344,17 @@ def _argument_node(node: ast.Call, func: Any, argument: int | str) -> ast.AST:
 
 
 def _describe(node: ast.AST) -> str:
-    names = {"Lambda": "a lambda", "ListComp": "a list comprehension", "JoinedStr": "an f-string",
-             "GeneratorExp": "a generator expression", "DictComp": "a dict comprehension",
-             "SetComp": "a set comprehension", "NamedExpr": "`:=`", "Await": "await",
-             "Yield": "yield", "YieldFrom": "yield from", "Set": "a set literal"}
+    names = {
+        "Lambda": "a lambda",
+        "ListComp": "a list comprehension",
+        "JoinedStr": "an f-string",
+        "GeneratorExp": "a generator expression",
+        "DictComp": "a dict comprehension",
+        "SetComp": "a set comprehension",
+        "NamedExpr": "`:=`",
+        "Await": "await",
+        "Yield": "yield",
+        "YieldFrom": "yield from",
+        "Set": "a set literal",
+    }
     return names.get(type(node).__name__, f"`{type(node).__name__}`")

@@ -9,9 +9,9 @@ from tessel.ir import builders
 from tessel.ir.expr import Var
 from tessel.script.parser import intents
 from tessel.script.parser.assignments import AssignmentParser
-from tessel.script.parser.declarations import renamed_buffer
 from tessel.script.parser.blocks import BlockParser
 from tessel.script.parser.context import Frame, FunctionFrame, Scopes
+from tessel.script.parser.declarations import renamed_buffer
 from tessel.script.parser.loops import LoopParser
 from tessel.script.parser.source import ScriptSource
 from tessel.support.dtype import DataType, handle
@@ -35,7 +35,7 @@ class FunctionParser(AssignmentParser, LoopParser, BlockParser):
         self.check_signature(node.args)
         for arg in node.args.args:
             self.parse_param(arg, frame)
-        ret_type = self.parse_return(node.returns)
+        ret_type = frame.ret_type = self.parse_return(node.returns)
         body = self.wrap_root(self.parse_body(node.body), frame)
         if private and "global_symbol" in frame.attrs:
             raise self.source.error(
@@ -46,8 +46,14 @@ class FunctionParser(AssignmentParser, LoopParser, BlockParser):
             )
         attrs: dict[str, Any] = {} if private else {"global_symbol": node.name}
         attrs.update(frame.attrs)
-        return PrimFunc(tuple(frame.params), body, ret_type, frame.buffer_map, attrs,
-                        span=self.source.span(node))
+        return PrimFunc(
+            tuple(frame.params),
+            body,
+            ret_type,
+            frame.buffer_map,
+            attrs,
+            span=self.source.span(node),
+        )
 
     def check_signature(self, args: ast.arguments) -> None:
         """Parameters are plain annotated names, each named once."""
@@ -65,8 +71,11 @@ class FunctionParser(AssignmentParser, LoopParser, BlockParser):
     def parse_param(self, arg: ast.arg, frame: FunctionFrame) -> None:
         """A buffer (`A: T.Buffer(...)`), a handle (`a: T.handle`) or a scalar (`n: T.int32`)."""
         if arg.annotation is None:
-            raise self.source.error(arg, f"parameter `{arg.arg}` needs a type annotation",
-                                    'e.g. `A: T.Buffer((16,), "float32")` or `n: T.int32`')
+            raise self.source.error(
+                arg,
+                f"parameter `{arg.arg}` needs a type annotation",
+                'e.g. `A: T.Buffer((16,), "float32")` or `n: T.int32`',
+            )
         annotation = self.eval_expr(arg.annotation)
         if isinstance(annotation, Buffer):
             param = Var(arg.arg, handle)
@@ -110,5 +119,8 @@ class FunctionParser(AssignmentParser, LoopParser, BlockParser):
 
 
 def _is_root(body: Stmt) -> bool:
-    return (isinstance(body, BlockRealize) and body.block.name_hint == "root"
-            and not body.block.iter_vars)
+    return (
+        isinstance(body, BlockRealize)
+        and body.block.name_hint == "root"
+        and not body.block.iter_vars
+    )

@@ -85,8 +85,7 @@ class DTypeFunction:
 class HandleFunction(DTypeFunction):
     """`T.handle`: an untyped pointer parameter's annotation; `T.handle("float32")` types it."""
 
-    # type: ignore below: a handle takes a pointee type, not a value
-    def __call__(  # type: ignore[override]
+    def __call__(  # type: ignore[override]  # a handle takes a pointee type, not a value
         self, dtype: Any = None, storage_scope: str = "global", **_: Any
     ) -> Var:
         if dtype is None:
@@ -275,7 +274,8 @@ def buffer_spec(
     """Check the arguments of T.Buffer / T.alloc_buffer / T.decl_buffer / T.match_buffer."""
     if buffer_type not in BUFFER_TYPES:
         raise ArgumentError(
-            f"{who}: unknown buffer_type {buffer_type!r}", "buffer_type",
+            f"{who}: unknown buffer_type {buffer_type!r}",
+            "buffer_type",
             hint='TVM\'s buffer types are "default" and "auto_broadcast"',
         )
     if isinstance(data, Buffer):  # `T.decl_buffer(..., data=x)` with x from `x = T.allocate(...)`
@@ -293,8 +293,26 @@ def buffer_spec(
         None if elem_offset is None else integer_arg(who, "offsets", elem_offset, "elem_offset"),
         int(align) if align else 64,
         int(offset_factor) if offset_factor else 1,
-        tuple(axis_separators or ()),
+        separators_arg(who, axis_separators),
     )
+
+
+def separators_arg(who: str, separators: Any) -> tuple[int, ...]:
+    """`axis_separators=[1, ...]`: increasing integer axes where a new physical axis starts."""
+    values = separators if isinstance(separators, list | tuple) else (separators,)
+    if separators is None:
+        return ()
+    numbers = [v.value if isinstance(v, IntImm) else v for v in values]
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in numbers):
+        raise ArgumentError(
+            f"{who}: axis_separators must be a list of integers, got {separators!r}",
+            "axis_separators",
+        )
+    if any(a >= b for a, b in zip(numbers, numbers[1:], strict=False)):
+        raise ArgumentError(
+            f"{who}: axis_separators must be increasing, got {numbers}", "axis_separators"
+        )
+    return tuple(numbers)
 
 
 @dataclass(frozen=True)

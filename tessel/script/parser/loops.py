@@ -22,8 +22,10 @@ class LoopParser(StatementParser):
             return self.parse_loop_nest(node, [self.loop_name(node.target)], [loops])
         if isinstance(loops, intents.GridIntent):
             names = self.grid_names(node.target, len(loops.extents))
-            headers = [intents.LoopIntent(ForKind.SERIAL, builders.const(0, e.dtype), e)
-                       for e in loops.extents]
+            headers = [
+                intents.LoopIntent(ForKind.SERIAL, builders.const(0, e.dtype), e)
+                for e in loops.extents
+            ]
             return self.parse_loop_nest(node, names, headers)
         raise self.source.error(
             node.iter,
@@ -62,6 +64,14 @@ class LoopParser(StatementParser):
             self.scopes.pop()
         span = self.source.span(node)
         for var, header in reversed(list(zip(loop_vars, headers, strict=True))):
-            body = For(var, header.min, header.extent, header.kind, body, header.thread,
-                       header.annotations or {}, span=span)
+            body = For(
+                var,
+                header.min,
+                header.extent,
+                header.kind,
+                body,
+                header.thread,
+                header.annotations or {},
+                span=span,
+            )
         return body

@@ -20,7 +20,9 @@ from tessel.script.parser.evaluator import (
     too_deep,
 )
 from tessel.support.dtype import int32
-from tessel.tir.stmt import AssertStmt, Evaluate, IfThenElse, SeqStmt, Stmt, While
+from tessel.support.frozen_map import freeze
+from tessel.tir import builtin
+from tessel.tir.stmt import AssertStmt, AttrStmt, Evaluate, IfThenElse, SeqStmt, Stmt, While
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,6 @@ _UNSUPPORTED = {
     "Delete": "`del` statements", "Raise": "`raise` statements", "Match": "`match` statements",
     "AsyncFor": "`async for` loops", "AsyncWith": "`async with` statements",
     "Break": "`break`", "Continue": "`continue`",
-    "Return": "`return` (write results into a buffer)",
 }  # fmt: skip
 
 
@@ -148,6 +149,8 @@ class StatementParser(ExprEvaluator):
             self.block_frame(node, call).predicate = value.condition
         elif isinstance(value, intents.AttrsIntent) and value.target == "block":
             self.block_frame(node, call).annotations.update(value.attrs)
+        elif isinstance(value, intents.AttrIntent):
+            return self.attr_over_rest(node, value)
         elif isinstance(value, intents.AttrsIntent) and value.target == "func":
             if len(self.frames) != 1:
                 raise self.source.error(node, f"{call} is only allowed at the top of the function")
@@ -160,12 +163,20 @@ class StatementParser(ExprEvaluator):
             )
         return None
 
+    def attr_over_rest(self, node: ast.Expr, intent: intents.AttrIntent) -> Rest:
+        """A bare `T.attr(node, "key", value)`: an AttrStmt over the rest of the block, as TVM
+        prints an attribute whose body ends its block."""
+        span = self.source.span(node)
+        value = freeze(intent.value)
+        return Rest(lambda body: AttrStmt(intent.node, intent.key, value, body, span=span))
+
     def eval_condition(self, node: ast.expr, what: str) -> PrimExpr:
         """A scalar bool condition, or a ParseError at `node`."""
         condition = builders.convert(self.eval_expr(node))
         if not condition.dtype.is_bool or condition.dtype.is_vector:
             raise self.source.error(
-                node, f"{what} needs a scalar bool condition, got {condition.dtype}",
+                node,
+                f"{what} needs a scalar bool condition, got {condition.dtype}",
                 "compare explicitly, e.g. `i != 0`",
             )
         return condition
@@ -185,6 +196,29 @@ class StatementParser(ExprEvaluator):
         condition = self.eval_condition(node.test, "while")
         body = self.parse_nested(node.body, "while")
         return While(condition, body, span=self.source.span(node))
+
+    def _stmt_Return(self, node: ast.Return) -> Emitted:  # noqa: N802
+        # TVM's newer spelling of `T.ret(value)` in a function with a scalar return type
+        ret_type = self.function_frame().ret_type
+        if node.value is None or ret_type is None:
+            raise self.source.error(
+                node,
+                "`return` without a value, or in a function without a return type, is not "
+                "supported in TVMScript",
+                "e.g. `def f(a: T.int32) -> T.int32:` ... `return a + 1`; otherwise write the "
+                "results into a buffer",
+            )
+        value = self.eval_expr(node.value)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            value = builders.const(value, ret_type)
+        value = builders.convert(value)
+        if value.dtype != ret_type:
+            raise self.source.error(
+                node.value,
+                f"the function returns {ret_type}, but this value is {value.dtype}",
+                f'cast it: T.Cast("{ret_type}", ...)',
+            )
+        return Evaluate(builtin.ret(value), span=self.source.span(node))
 
     def _stmt_Assert(self, node: ast.Assert) -> Emitted:  # noqa: N802
         condition = self.eval_condition(node.test, "assert")

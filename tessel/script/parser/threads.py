@@ -52,8 +52,9 @@ class ThreadParser(StatementParser):
             return self.launch_statement(node, value, None)
         return super().header_statement(node, value)
 
-    def launch_statement(self, node: ast.stmt, intent: intents.LaunchThreadIntent,
-                         target: ast.Name | None) -> Emitted:
+    def launch_statement(
+        self, node: ast.stmt, intent: intents.LaunchThreadIntent, target: ast.Name | None
+    ) -> Emitted:
         """`T.launch_thread(tx, 64)` or `bx = T.launch_thread("blockIdx.x", 128)`: a launch
         over the rest of the block."""
         var = self.launch_var(node, intent, target.id if target else "thread")
@@ -66,8 +67,7 @@ class ThreadParser(StatementParser):
         target = node.items[0].optional_vars
         if target is not None and not isinstance(target, ast.Name):
             raise self.source.error(target, "write `with T.launch_thread(...) as name:`")
-        var = self.launch_var(node.items[0].context_expr, intent,
-                              target.id if target else "thread")
+        var = self.launch_var(node.items[0].context_expr, intent, target.id if target else "thread")
         self.scopes.push()
         try:
             self.scopes.bind(target.id if target is not None else var.name, var)

@@ -23,7 +23,11 @@ from tessel.tir.function import PrimFunc
 from tessel.tir.stmt import Stmt
 
 _ITER_TYPE_NAMES = {
-    "S": "DataPar", "R": "CommReduce", "O": "Ordered", "X": "Opaque", "T": "ThreadIndex",
+    "S": "DataPar",
+    "R": "CommReduce",
+    "O": "Ordered",
+    "X": "Opaque",
+    "T": "ThreadIndex",
 }
 
 
@@ -62,7 +66,7 @@ def _one_line(ctx: Context, node: Any) -> str:
     if isinstance(node, IterVar):
         kind = quote(_ITER_TYPE_NAMES[node.iter_type.value])
         dom = expr.text(node.dom)
-        return ctx.marked(node, f"T.iter_var({ctx.var(node.var)}, {dom}, {kind}, \"\")")
+        return ctx.marked(node, f'T.iter_var({ctx.var(node.var)}, {dom}, {kind}, "")')
     if isinstance(node, PrimExpr | Range | Node):
         return expr.text(node)
     return repr(node)

@@ -17,8 +17,9 @@ from tessel.script.printer.literals import (
     int_literal,
     quote,
 )
-from tessel.tir import builtin
+from tessel.tir import builtin, gpu_builtin
 from tessel.tir.buffer import Buffer, BufferLoad
+from tessel.tir.reduce_expr import CommReducer
 
 # Python's precedence levels (higher binds tighter).
 OR, AND, NOT, CMP, ADD, MUL, UNARY, ATOM = 1, 2, 3, 4, 9, 10, 11, 13
@@ -65,7 +66,8 @@ class ExprPrinter:
             E.Div: self._div,
             E.Cast: lambda e: (f"T.Cast({dtype_literal(e.dtype)}, {self.text(e.value)})", ATOM),
             E.Select: lambda e: (
-                self.call("T.Select", e.condition, e.true_value, e.false_value), ATOM
+                self.call("T.Select", e.condition, e.true_value, e.false_value),
+                ATOM,
             ),
             E.Ramp: lambda e: (self.call("T.Ramp", e.base, e.stride, e.lanes), ATOM),
             E.Broadcast: lambda e: (self.call("T.Broadcast", e.value, e.lanes), ATOM),
@@ -76,6 +78,7 @@ class ExprPrinter:
             E.Range: lambda r: (self.call("T.Range", r.min, end_of(r.min, r.extent)), ATOM),
             E.Op: lambda op: (op_function(op) or f"T.Op({quote(op.name)})", ATOM),
             E.GlobalVar: lambda gv: (f"I.GlobalVar({quote(gv.name_hint)})", ATOM),
+            CommReducer: self._comm_reducer,
             TargetValue: lambda t: (f"T.target({annotation_value(t.config, self.text)})", ATOM),
         }
 
@@ -115,7 +118,9 @@ class ExprPrinter:
             # Nodes of higher layers (te's tensor reads and reductions) print themselves,
             # handed this printer for their operands.
             script_text = getattr(type(expr), "script_text", None)
-            return (object.__repr__(expr) if script_text is None else script_text(expr, self.text), ATOM)
+            if script_text is None:
+                return (object.__repr__(expr), ATOM)
+            return (script_text(expr, self.text), ATOM)
         text, precedence = handler(expr)
         return (self.ctx.marked(expr, text), precedence)
 
@@ -181,12 +186,32 @@ class ExprPrinter:
             return (f"T.call_packed({args}{dtype})", ATOM)
         if node.op.name == "tir.undef":
             return (undef_text(node), ATOM)
+        if node.op is builtin.reinterpret_op or node.op in gpu_builtin.DTYPE_FIRST_OPS:
+            args = "".join(f", {self.arg(a)}" for a in node.args)
+            function = "T." + node.op.name.removeprefix("tir.")
+            return (f"{function}({dtype_literal(node.dtype)}{args})", ATOM)
+        if gpu_builtin.is_gpu_intrinsic(node.op):
+            name = node.op.name.removeprefix("tir.")
+            args = ", ".join(self.arg(a) for a in node.args)
+            inferred = gpu_builtin.default_dtype(name, node.args)
+            dtype = "" if node.dtype == inferred else f", dtype={dtype_literal(node.dtype)}"
+            return (f"T.{name}({args}{dtype})", ATOM)
         function = op_function(node.op)
         if function is None:
             args = "".join(f", {self.arg(a)}" for a in node.args)
             name = quote(node.op.name)
             return (f"T.call_intrin({dtype_literal(node.dtype)}, {name}{args})", ATOM)
         return (self.call(function, *node.args), ATOM)
+
+    def _comm_reducer(self, reducer: CommReducer) -> tuple[str, int]:
+        """`T.comm_reducer(lambda x, y: x + y, [T.float32(0)])`, its parameters named in a
+        scope of their own."""
+        with self.ctx.names.scope():
+            params = ", ".join(self.ctx.define_var(v) for v in (*reducer.lhs, *reducer.rhs))
+            results = [self.text(r) for r in reducer.result]
+        body = results[0] if len(results) == 1 else f"({', '.join(results)})"
+        identity = ", ".join(self.text(v) for v in reducer.identity_element)
+        return (f"T.comm_reducer(lambda {params}: {body}, [{identity}])", ATOM)
 
     def _load(self, load: BufferLoad) -> tuple[str, int]:
         name = self.ctx.buffer(load.buffer)

@@ -15,6 +15,7 @@ from tessel.ir.node import Node, field_names
 from tessel.tir.block import Block, IterVar
 from tessel.tir.buffer import Buffer
 from tessel.tir.function import PrimFunc
+from tessel.tir.reduce_expr import CommReducer
 from tessel.tir.stmt import Allocate, AllocateConst, DeclBuffer, For, LetStmt
 
 # Which field of each node defines a variable.
@@ -69,6 +70,8 @@ def _definitions(func: PrimFunc, nodes: list[Any]) -> _Definitions:
         name = _DEFINING_FIELD.get(type(node))
         if name is not None:
             defs.local.add(id(getattr(node, name)))
+        if isinstance(node, CommReducer):  # its lambda's parameters
+            defs.local.update(id(v) for v in (*node.lhs, *node.rhs))
         if isinstance(node, Block):
             declared.extend(node.alloc_buffers)
             declared.extend(m.buffer for m in node.match_buffers)

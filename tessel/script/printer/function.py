@@ -50,8 +50,10 @@ def inline_params(func: PrimFunc) -> set[Var]:
     return {
         param
         for param, buffer in func.buffer_map.items()
-        if is_inline_param_buffer(buffer) and data_owners[id(buffer.data)] == 1
-        and id(param) not in used and param.type_annotation is None
+        if is_inline_param_buffer(buffer)
+        and data_owners[id(buffer.data)] == 1
+        and id(param) not in used
+        and param.type_annotation is None
     }
 
 

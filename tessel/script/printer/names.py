@@ -37,7 +37,7 @@ class NameTable:
         self._names: dict[int, str] = {}
         self._objects: dict[int, Any] = {}  # keeps each named object alive so ids stay unique
         self._taken: set[str] = set()
-        self._scopes: list[list[int]] = []
+        self._scopes: list[list[tuple[int, str]]] = []
         self._aliases: dict[int, str] = {}
 
     def define(self, obj: Any, hint: str) -> str:
@@ -46,7 +46,7 @@ class NameTable:
         self._names[id(obj)] = name
         self._objects[id(obj)] = obj
         if self._scopes:
-            self._scopes[-1].append(id(obj))
+            self._scopes[-1].append((id(obj), name))
         return name
 
     def alias(self, obj: Any, text: str) -> None:
@@ -75,6 +75,10 @@ class NameTable:
         try:
             yield
         finally:
-            for key in self._scopes.pop():
-                self._taken.discard(self._names.pop(key))
-                self._objects.pop(key, None)
+            # One object may be defined twice (two parameters over one buffer): release each
+            # name given, and forget the object once, without failing on the second.
+            for key, name in self._scopes.pop():
+                self._taken.discard(name)
+                if self._names.get(key) == name:
+                    del self._names[key]
+                    self._objects.pop(key, None)

@@ -195,7 +195,12 @@ class StmtPrinter:
             return
         # The parser makes a T.attr value an IR constant, so a plain `64` reads back the same.
         node, value = self.value(stmt.node), annotation_value(stmt.value, self.expr.text)
-        self.emit(f"with T.attr({node}, {quote(stmt.attr_key)}, {value}):")
+        call = f"T.attr({node}, {quote(stmt.attr_key)}, {value})"
+        if self._tail:  # as TVM prints it: the body is the rest of the block
+            self.emit(call)
+            self.rest(stmt.body)
+            return
+        self.emit(f"with {call}:")
         self.block_body(stmt.body)
 
     def _launch_thread(self, stmt: S.AttrStmt) -> None:
@@ -282,12 +287,14 @@ class StmtPrinter:
         self._continue(stmt.body)
 
 
-
 def is_thread_launch(stmt: S.AttrStmt) -> bool:
     """A "thread_extent" attribute of a thread axis: printed as `T.launch_thread`."""
     node = stmt.node
-    return (stmt.attr_key == "thread_extent" and isinstance(node, IterVar)
-            and node.iter_type is IterVarType.THREAD_INDEX)
+    return (
+        stmt.attr_key == "thread_extent"
+        and isinstance(node, IterVar)
+        and node.iter_type is IterVarType.THREAD_INDEX
+    )
 
 
 def relaunched_threads(body: Any) -> list[tuple[Any, str]]:

@@ -13,9 +13,9 @@ from tessel.ir import builders
 from tessel.ir import expr as E
 from tessel.ir.functor import post_order
 from tessel.support.errors import UserError
-from tessel.te.reduce_expr import Reduce
 from tessel.te.tensor import ProducerLoad
 from tessel.tir import builtin
+from tessel.tir.reduce_expr import Reduce
 
 
 class NotDifferentiableError(UserError):

@@ -22,8 +22,8 @@ from tessel.te.autodiff.reduction import reducer_kind, reduction_factors
 from tessel.te.autodiff.scatter import scatter
 from tessel.te.create_prim_func import topological_order
 from tessel.te.operation import compute
-from tessel.te.reduce_expr import Reduce
 from tessel.te.tensor import ComputeOp, PlaceholderOp, ProducerLoad, Tensor
+from tessel.tir.reduce_expr import Reduce
 
 
 def gradient(
@@ -53,9 +53,35 @@ def gradient(
             for tensor in op.input_tensors:
                 if depends.get(tensor):
                     contributions.setdefault(tensor, []).extend(
-                        _located(op, tensor, lambda: _contributions(op, index, tensor, adjoint))
+                        _located(
+                            op,
+                            tensor,
+                            lambda op=op, k=index, t=tensor, a=adjoint: _contributions(op, k, t, a),
+                        )
                     )
-    return [_result(t, output, head, contributions) for t in inputs]
+    grads = [_result(t, output, head, contributions) for t in inputs]
+    return _distinct(grads, inputs, output, head)
+
+
+def _distinct(
+    grads: list[Tensor], inputs: list[Tensor], output: Tensor, head: Tensor | None
+) -> list[Tensor]:
+    """The gradients, each its own tensor: one that is the head, the output, an input or an
+    earlier gradient (the identity shortcut passes the head through unchanged) becomes a copy,
+    so that every gradient gets its own output buffer in a PrimFunc."""
+    taken = {*inputs, output} | ({head} if head is not None else set())
+    result = []
+    for grad, tensor in zip(grads, inputs, strict=True):
+        if grad in taken:
+            grad = compute(
+                grad.shape,
+                lambda *x, g=grad: g[x],
+                name=f"{_base(tensor)}_grad",
+                varargs_names=[f"ax{d}" for d in range(grad.ndim)],
+            )
+        taken.add(grad)
+        result.append(grad)
+    return result
 
 
 def _check_arguments(output: Tensor, inputs: list[Tensor], head: Tensor | None) -> None:

@@ -11,11 +11,11 @@ from tessel.ir.substitute import substitute
 from tessel.support.dtype import DataType
 from tessel.te.autodiff.derivative import NotDifferentiableError
 from tessel.te.operation import compute, reduce_axis
-from tessel.te.reduce_expr import CommReducer, Reduce
 from tessel.te.reduction import min as te_min
 from tessel.te.reduction import prod as te_prod
 from tessel.te.tensor import ComputeOp, Tensor
 from tessel.tir import builtin
+from tessel.tir.reduce_expr import CommReducer, Reduce
 
 _KINDS = {E.Add: "sum", E.Mul: "prod", E.Max: "max", E.Min: "min"}
 
@@ -26,6 +26,7 @@ def reducer_kind(reduce: Reduce) -> str:
     if len(combiner.lhs) == 1:
         result, x, y = combiner.result[0], combiner.lhs[0], combiner.rhs[0]
         kind = _KINDS.get(type(result))
+        # _KINDS holds binary op types only
         if kind and {id(result.a), id(result.b)} == {id(x), id(y)}:  # type: ignore[attr-defined]
             return kind
     raise NotDifferentiableError(
@@ -97,7 +98,7 @@ def _in_axes(op: ComputeOp, new_axes: tuple[E.Var, ...]) -> dict[E.Var, E.PrimEx
 def _selection(op: ComputeOp, index: int) -> Tensor:
     """For each output element, the position of the first iteration whose value is the result
     (-1 when the init is, one past the end when none is)."""
-    reduce: Reduce = op.body[index]  # type: ignore[assignment]
+    reduce: Reduce = op.body[index]  # type: ignore[assignment]  # checked by the caller
     result = op.output(index)
     big = builders.const(DataType.of("int32").max_value(), "int32")
 
@@ -122,7 +123,7 @@ def _selection(op: ComputeOp, index: int) -> Tensor:
 def _product_of_others(op: ComputeOp, index: int) -> Tensor:
     """prod over the reduction of every value but the one at each position (no division, so
     zeros are handled exactly)."""
-    reduce: Reduce = op.body[index]  # type: ignore[assignment]
+    reduce: Reduce = op.body[index]  # type: ignore[assignment]  # checked by the caller
     result = op.output(index)
     extents = [iv.dom.extent for iv in reduce.axis]
     names = _names(result) + [f"r{d}" for d in range(len(extents))]
@@ -148,7 +149,7 @@ def _product_of_others(op: ComputeOp, index: int) -> Tensor:
 
 
 def _product_without_init(op: ComputeOp, index: int) -> Tensor:
-    reduce: Reduce = op.body[index]  # type: ignore[assignment]
+    reduce: Reduce = op.body[index]  # type: ignore[assignment]  # checked by the caller
     result = op.output(index)
 
     def whole(*i: E.Var) -> E.PrimExpr:

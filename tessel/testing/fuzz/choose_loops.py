@@ -51,8 +51,9 @@ def split(rng: random.Random, b: BlockView) -> Step | None:
         call = "v = sch.sample_perfect_tile({0}, n=2, max_innermost_factor=4)\nsch.split({0}, v)"
         return Step("split", (Ref(b.name, k),), call)
     flag = ", preserve_unit_iters=False" if rng.random() < 0.2 else ""
-    return Step("split", (Ref(b.name, k),),
-                f"sch.split({{0}}, {_factors(rng, b.loop_extents[k])}{flag})")  # fmt: skip
+    return Step(
+        "split", (Ref(b.name, k),), f"sch.split({{0}}, {_factors(rng, b.loop_extents[k])}{flag})"
+    )
 
 
 def fuse(rng: random.Random, b: BlockView) -> Step | None:
@@ -66,7 +67,9 @@ def fuse(rng: random.Random, b: BlockView) -> Step | None:
     start = rng.randrange(n - count + 1)
     refs = tuple(Ref(b.name, start + j) for j in range(count))
     flag = ", preserve_unit_iters=False" if rng.random() < 0.2 else ""
-    return Step("fuse", refs, "sch.fuse(" + ", ".join(f"{{{j}}}" for j in range(count)) + flag + ")")
+    return Step(
+        "fuse", refs, "sch.fuse(" + ", ".join(f"{{{j}}}" for j in range(count)) + flag + ")"
+    )
 
 
 def reorder(rng: random.Random, b: BlockView) -> Step | None:
@@ -109,5 +112,8 @@ def blockize(rng: random.Random, b: BlockView) -> Step | None:
     if not b.loop_extents:
         return None
     preserve = rng.random() < 0.7  # TVM's default keeps unit loops in the bindings
-    return Step("blockize", (Ref(b.name, _loop(rng, b)),),
-                f"sch.blockize({{0}}, preserve_unit_iters={preserve})")  # fmt: skip
+    return Step(
+        "blockize",
+        (Ref(b.name, _loop(rng, b)),),
+        f"sch.blockize({{0}}, preserve_unit_iters={preserve})",
+    )

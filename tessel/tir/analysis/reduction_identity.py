@@ -48,7 +48,9 @@ _BINARY_COMBINERS: dict[type, Combiner] = {
     E.Min: Combiner("min", _highest),
 }
 _CALL_COMBINERS: dict[str, Combiner] = {
-    "bitwise_and": Combiner("bitwise_and", lambda dtype: dtype.max_value() if dtype.is_uint else -1),
+    "bitwise_and": Combiner(
+        "bitwise_and", lambda dtype: dtype.max_value() if dtype.is_uint else -1
+    ),
     "bitwise_or": Combiner("bitwise_or", lambda dtype: 0),
     "bitwise_xor": Combiner("bitwise_xor", lambda dtype: 0),
 }
@@ -56,9 +58,12 @@ _CALL_COMBINERS: dict[str, Combiner] = {
 
 def combiner_of(update: E.PrimExpr, accumulator: E.PrimExpr) -> Combiner | None:
     """The combiner of `update` when it is `acc <op> term` (or `term <op> acc`), else None."""
-    if isinstance(update, E.BinaryOp) and type(update) in _BINARY_COMBINERS:
-        if same_expr(update.a, accumulator) or same_expr(update.b, accumulator):
-            return _BINARY_COMBINERS[type(update)]
+    if (
+        isinstance(update, E.BinaryOp)
+        and type(update) in _BINARY_COMBINERS
+        and (same_expr(update.a, accumulator) or same_expr(update.b, accumulator))
+    ):
+        return _BINARY_COMBINERS[type(update)]
     if isinstance(update, E.Call) and len(update.args) == 2:
         name = update.op.name.removeprefix("tir.") if isinstance(update.op, E.Op) else ""
         if name in _CALL_COMBINERS and any(same_expr(a, accumulator) for a in update.args):
@@ -73,6 +78,7 @@ def leaves_unchanged(update: E.PrimExpr, accumulator: E.PrimExpr, analyzer: Anal
 
 def simplify_identities(expr: E.PrimExpr, analyzer: Analyzer) -> E.PrimExpr:
     """`expr` with identity and absorbing elements folded away, for every dtype (finite floats)."""
+    # folding an expression gives an expression
     return analyzer.simplify(_IdentityFolder(analyzer).visit(expr))  # type: ignore[arg-type]
 
 
@@ -98,10 +104,14 @@ class _IdentityFolder(Mutator):
 
 
 def _if_then_else(folder: _IdentityFolder, call: E.Call) -> E.PrimExpr:
+    # folding an expression gives an expression
     condition = folder.analyzer.simplify(folder.visit(call.args[0]))  # type: ignore[arg-type]
     if isinstance(condition, E.IntImm):
+        # folding an expression gives an expression
         return folder.visit(call.args[1] if condition.value else call.args[2])  # type: ignore[return-value]
-    return with_changes(call, args=(condition, folder.visit(call.args[1]), folder.visit(call.args[2])))
+    return with_changes(
+        call, args=(condition, folder.visit(call.args[1]), folder.visit(call.args[2]))
+    )
 
 
 def _fold(expr: E.PrimExpr) -> E.PrimExpr:
@@ -112,7 +122,11 @@ def _fold(expr: E.PrimExpr) -> E.PrimExpr:
         return expr.a
     if isinstance(expr, E.Mul):
         zero = _is_value(expr.a, 0) or _is_value(expr.b, 0)
-        return builders.const(0, expr.dtype) if zero else _drop_operand(expr, lambda x: _is_value(x, 1))
+        return (
+            builders.const(0, expr.dtype)
+            if zero
+            else _drop_operand(expr, lambda x: _is_value(x, 1))
+        )
     if isinstance(expr, E.Max):
         return _drop_operand(expr, lambda x: _is_value(x, _lowest(x.dtype)))
     if isinstance(expr, E.Min):
@@ -131,7 +145,7 @@ def _drop_operand(expr: E.BinaryOp, is_identity: Callable[[E.PrimExpr], bool]) -
 
 
 def _fold_bitwise(call: E.Call) -> E.PrimExpr:
-    name = call.op.name.removeprefix("tir.")  # type: ignore[union-attr]
+    name = call.op.name.removeprefix("tir.")  # type: ignore[union-attr]  # an Op
     combiner = _CALL_COMBINERS.get(name)
     if combiner is None:
         return call

@@ -136,14 +136,14 @@ def _compile_buffer_param(c: Compiler, matcher: _FieldMatcher, param: Var, buffe
     storage_slots = (c.storage_slot(buffer.data), c.storage_slot(param))
 
     def bind_shape(env: list, array: np.ndarray, bare_variables: bool) -> None:
-        for k, (field, actual) in enumerate(zip(buffer.shape, array.shape)):
+        for k, (field, actual) in enumerate(zip(buffer.shape, array.shape, strict=False)):
             if isinstance(field, Var) == bare_variables:
                 matcher.match(env, param, field, actual, f"dimension {k} of buffer `{buffer.name}`")
 
     def bind_layout(env: list, array: np.ndarray) -> None:
         if buffer.strides:
             strides = _array_strides(param, array)
-            for k, (field, actual) in enumerate(zip(buffer.strides, strides)):
+            for k, (field, actual) in enumerate(zip(buffer.strides, strides, strict=False)):
                 matcher.match(env, param, field, actual, f"stride {k} of buffer `{buffer.name}`")
         elif array.flags.c_contiguous:
             strides = row_major_strides(array.shape, 1)
@@ -194,10 +194,15 @@ def compile_argument_binder(c: Compiler, func: PrimFunc) -> Any:
                     raise _read_only(param)
                 env[slot] = env[storage_slot] = memory
         arrays = [
-            (_check_array(param, func.buffer_map[param], args[positions[param]],
-                          param in written_params), shape, layout)
+            (
+                _check_array(
+                    param, func.buffer_map[param], args[positions[param]], param in written_params
+                ),
+                shape,
+                layout,
+            )
             for param, shape, layout in buffer_params
-        ]  # fmt: skip
+        ]
         # Variables first (a later parameter's shape may define one an earlier one uses), then
         # shape expressions, then strides and offsets.
         for bare_variables in (True, False):

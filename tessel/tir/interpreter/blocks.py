@@ -107,7 +107,8 @@ def _check_region(
     for low, extent, size in zip(mins, extents, shape, strict=True):
         if low < 0 or extent < 0 or low + extent > size:
             raise InterpreterError(
-                f"match_buffer `{match.buffer.name}`: region {list(zip(mins, extents))} "
+                f"match_buffer `{match.buffer.name}`: region "
+                f"{list(zip(mins, extents, strict=True))} "
                 f"(min, extent) lies outside `{source.name}` of shape {list(shape)}",
                 rule="interpreter.out-of-bounds",
             )
@@ -147,11 +148,11 @@ def compile_match_buffer(c: Compiler, match: MatchBufferRegion, defined: list[Va
         mins, extents = [f(env) for f in min_fns], [f(env) for f in extent_fns]
         _check_region(match, mins, extents, shape)
         kept = len(extents) - len(target.shape)
-        offset = layout.elem_offset + sum(m * s for m, s in zip(mins, layout.strides))
+        offset = layout.elem_offset + sum(m * s for m, s in zip(mins, layout.strides, strict=False))
         strides, new_shape = layout.strides[kept:], tuple(extents[kept:])
-        for binder, actual in zip(shape_binders, new_shape):
+        for binder, actual in zip(shape_binders, new_shape, strict=False):
             binder(env, actual)
-        for binder, actual in zip(stride_binders, strides):
+        for binder, actual in zip(stride_binders, strides, strict=False):
             binder(env, actual)
         if offset_binder is not None:
             offset_binder(env, offset)

@@ -1,6 +1,6 @@
 """Compiled calls of builtins (tessel/tir/builtin.py): math in the argument's dtype, bit
-operations, if_then_else, likely, assume, undef; calls of module functions when the module is
-run (interpreter/module_calls.py); externs are refused."""
+operations, reinterpret, if_then_else, likely, assume, undef, ret; calls of module functions
+when the module is run (interpreter/module_calls.py); externs are refused."""
 
 from __future__ import annotations
 
@@ -48,6 +48,15 @@ def _rsqrt(x: Any) -> Any:
 
 def _exp10(x: Any) -> Any:
     return np.power(np.full_like(x, 10), x)[()]
+
+
+def _exp_flush_below(x: Any, floor: Any) -> Any:
+    """tessel.exp_flush_below as the C backend prints it: exp of the argument clamped to the
+    floor (NaN stays NaN), 0 in the lanes the clamp reached."""
+    x = np.asarray(x)
+    clamped = np.maximum(x, np.asarray(floor, x.dtype))
+    result = np.exp(clamped)
+    return np.where(clamped == floor, np.zeros_like(result), result)[()]
 
 
 # T.round rounds halfway cases to even, as NumPy does and as C's nearbyint does in the default
@@ -157,6 +166,34 @@ def compile_ret(c: Compiler, node: Call) -> Fn:
     return ret
 
 
+def compile_reinterpret(c: Compiler, node: Call) -> Fn:
+    """T.reinterpret(value): the value's bits read as the call's dtype, of the same total width
+    (lanes times bits); NaN payloads and signed zeros keep their bits."""
+    source, target = node.args[0].dtype, node.dtype
+    if any(t.element.is_bool or t.element.is_handle for t in (source, target)) or (
+        source.bits * source.lanes != target.bits * target.lanes
+    ):
+        return _fail_at_run_time(
+            f"T.reinterpret from {source} to {target}: only numbers of the same total width "
+            "have common bits",
+            "interpreter.reinterpret",
+        )
+    value = c.expr(node.args[0])
+    source_np, target_np = source.element.numpy, target.element.numpy
+
+    def reinterpret(env: list) -> Any:
+        bits = np.array(value(env), dtype=source_np).reshape(-1).view(target_np)
+        return bits if target.is_vector else bits[0]
+
+    return reinterpret
+
+
+_CONTROL_AND_BITS: dict[Any, Callable[[Compiler, Call], Fn]] = {
+    builtin.ret_op: compile_ret,
+    builtin.reinterpret_op: compile_reinterpret,
+}
+
+
 def _compile_special(c: Compiler, node: Call) -> Fn | None:
     op = node.op
     if op is builtin.undef_op:
@@ -167,8 +204,12 @@ def _compile_special(c: Compiler, node: Call) -> Fn | None:
         return compile_if_then_else(c, node)
     if op is builtin.assume_op:
         return compile_assume(c, node)
-    if op is builtin.ret_op:
-        return compile_ret(c, node)
+    if op in _CONTROL_AND_BITS:
+        return _CONTROL_AND_BITS[op](c, node)
+    if op is builtin.exp_flush_below_op:
+        return _binary(_exp_flush_below, c, node)
+    if op is builtin.deinterleaved_load_op:  # how C reads the load; its value is the load's
+        return c.expr(node.args[0])
     if op is builtin.bitwise_not_op:
         wrap = None if node.dtype.is_vector else int_wrapper(node.dtype)
         return _unary(np.invert if wrap is None else (lambda x: wrap(~x)), c, node)

@@ -60,6 +60,7 @@ def compile_pointer(c: Compiler, arg: PrimExpr) -> Fn:
         return lambda env: Pointer(env[slot], 0)
     assert isinstance(arg, Call)
     if arg.op is builtin.access_ptr_op:
+        # access_ptr's args[1] is the data Var
         slot, offset = c.storage_slot(arg.args[1]), c.expr(arg.args[2])  # type: ignore[arg-type]
         itemsize = arg.args[0].dtype.itemsize
         return lambda env: Pointer(env[slot], offset(env) * itemsize)

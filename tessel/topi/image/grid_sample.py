@@ -102,13 +102,21 @@ def _kernel(distance: PrimExpr, mode: str, dtype: str) -> PrimExpr:
     return te.select(d <= one, near, far)
 
 
-def grid_sample(data: Tensor, grid: Tensor, mode: str = "linear", padding_mode: str = "zeros",
-                align_corners: bool = False) -> Tensor:  # fmt: skip
+def grid_sample(
+    data: Tensor,
+    grid: Tensor,
+    mode: str = "linear",
+    padding_mode: str = "zeros",
+    align_corners: bool = False,
+) -> Tensor:
     """data (N, C, *S) sampled at grid (N, *O, rank) into (N, C, *O); the grid's last axis
     lists coordinates innermost axis first (x, y[, z])."""
     if mode not in MODES or padding_mode not in PADDING_MODES:
-        raise op_error(OP, "mode", f"{mode!r}/{padding_mode!r} is not one of {list(MODES)} / "
-                                   f"{list(PADDING_MODES)}")  # fmt: skip
+        raise op_error(
+            OP,
+            "mode",
+            f"{mode!r}/{padding_mode!r} is not one of {list(MODES)} / {list(PADDING_MODES)}",
+        )
     shape, grid_shape = get_const_tuple(data.shape), get_const_tuple(grid.shape)
     rank = len(shape) - 2
     if grid_shape[-1] != rank or len(grid_shape) != rank + 2 or grid_shape[0] != shape[0]:

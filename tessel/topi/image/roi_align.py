@@ -22,8 +22,16 @@ OP = "roi_align"
 MODES = ("avg", "max")
 
 
-def _axis_taps(rois: Tensor, first: int, bins: int, samples: int, extent: int,
-               spatial_scale: float, half_pixel: bool, name: str) -> list[Tensor]:  # fmt: skip
+def _axis_taps(
+    rois: Tensor,
+    first: int,
+    bins: int,
+    samples: int,
+    extent: int,
+    spatial_scale: float,
+    half_pixel: bool,
+    name: str,
+) -> list[Tensor]:
     """[rois, bins, samples] each: the low and high index of every sample along one axis and
     their bilinear weights (0 for a sample beyond [-1, extent]), from the region's corners
     rois[:, first] and rois[:, first + 2], computed as the reference does (same order). One
@@ -57,28 +65,44 @@ def _axis_taps(rois: Tensor, first: int, bins: int, samples: int, extent: int,
             builders.max_value(te.cast(base, "int64"), builders.const(0, "int64")), last
         )
         frac = clamped - base
-        return [low, builders.min_value(low + 1, last), te.select(inside, c(1.0) - frac, c(0.0)),
-                te.select(inside, frac, c(0.0))]  # fmt: skip
+        return [
+            low,
+            builders.min_value(low + 1, last),
+            te.select(inside, c(1.0) - frac, c(0.0)),
+            te.select(inside, frac, c(0.0)),
+        ]
 
     return te.compute((rois.shape[0], bins, samples), ftaps, name=f"{OP}_{name}")
 
 
-def roi_align(data: Tensor, rois: Tensor, batch_indices: Tensor, pooled_size: tuple[int, int],
-              spatial_scale: float, samples: tuple[int, int], mode: str = "avg",
-              half_pixel: bool = True) -> Tensor:  # fmt: skip
+def roi_align(
+    data: Tensor,
+    rois: Tensor,
+    batch_indices: Tensor,
+    pooled_size: tuple[int, int],
+    spatial_scale: float,
+    samples: tuple[int, int],
+    mode: str = "avg",
+    half_pixel: bool = True,
+) -> Tensor:
     """data (N, C, H, W) pooled over rois (R, 4) of images batch_indices (R): (R, C, *pooled)."""
     shape = get_const_tuple(data.shape)
     if len(shape) != 4:
         raise op_error(OP, "data", f"must be 4-D (N, C, H, W), got shape {list(shape)}")
     rois_shape, count = get_const_tuple(rois.shape), get_const_tuple(batch_indices.shape)
     if len(rois_shape) != 2 or rois_shape[1] != 4 or count != rois_shape[:1]:
-        raise op_error(OP, "rois", f"of shape {list(rois_shape)} with batch_indices of shape "
-                                   f"{list(count)}: (R, 4) and (R,) wanted")  # fmt: skip
+        raise op_error(
+            OP,
+            "rois",
+            f"of shape {list(rois_shape)} with batch_indices of shape "
+            f"{list(count)}: (R, 4) and (R,) wanted",
+        )
     if mode not in MODES:
         raise op_error(OP, "mode", f"{mode!r} is not one of {list(MODES)}")
     if min(samples) < 1 or min(pooled_size) < 1:
-        raise op_error(OP, "samples", f"{list(samples)} and pooled size {list(pooled_size)} "
-                                      "must be positive")  # fmt: skip
+        raise op_error(
+            OP, "samples", f"{list(samples)} and pooled size {list(pooled_size)} must be positive"
+        )
     n, channels, height, width = shape
     (out_h, out_w), (grid_h, grid_w), dtype = pooled_size, samples, data.dtype
     y0, y1, wy0, wy1 = _axis_taps(rois, 1, out_h, grid_h, height, spatial_scale, half_pixel, "y")
@@ -101,8 +125,9 @@ def roi_align(data: Tensor, rois: Tensor, batch_indices: Tensor, pooled_size: tu
         if mode == "avg":
             return te.sum(((corners[0] + corners[1]) + corners[2]) + corners[3], axis=[iy, ix])
         # onnxruntime's max mode: the largest weighted corner (a sample outside counts 0)
-        largest = builders.max_value(builders.max_value(corners[0], corners[1]),
-                                     builders.max_value(corners[2], corners[3]))  # fmt: skip
+        largest = builders.max_value(
+            builders.max_value(corners[0], corners[1]), builders.max_value(corners[2], corners[3])
+        )
         return te.max(largest, axis=[iy, ix])
 
     out_shape = (rois_shape[0], channels, out_h, out_w)

@@ -20,8 +20,8 @@ from tessel.topi.nn.conv2d import (
     group_conv2d_nchw,
 )
 from tessel.topi.nn.conv2d_nchwc import conv2d_NCHWc, depthwise_conv2d_NCHWc
-from tessel.topi.nn.conv_nd import conv_nd, conv_transpose_nd
 from tessel.topi.nn.conv2d_transpose import conv2d_transpose_nchw, group_conv2d_transpose_nchw
+from tessel.topi.nn.conv_nd import conv_nd, conv_transpose_nd
 from tessel.topi.nn.dense import dense, matmul
 from tessel.topi.nn.flatten import flatten
 from tessel.topi.nn.l2_normalize import l2_normalize
@@ -33,8 +33,8 @@ from tessel.topi.nn.utils import get_pad_tuple
 
 __all__ = [
     "adaptive_pool", "batch_matmul", "batch_norm", "conv2d", "conv2d_NCHWc", "conv2d_nchw",
-    "conv2d_nhwc", "conv2d_transpose_nchw", "conv_nd", "conv_transpose_nd", "dense", "depthwise_conv2d_NCHWc",
-    "depthwise_conv2d_nchw", "flatten", "gelu", "get_pad_tuple",
+    "conv2d_nhwc", "conv2d_transpose_nchw", "conv_nd", "conv_transpose_nd", "dense",
+    "depthwise_conv2d_NCHWc", "depthwise_conv2d_nchw", "flatten", "gelu", "get_pad_tuple",
     "global_pool", "group_conv2d_nchw", "group_conv2d_transpose_nchw", "hard_sigmoid",
     "hard_swish", "l2_normalize", "layer_norm", "leaky_relu", "log_softmax", "matmul",
     "mirror_pad", "pad", "pool2d", "prelu", "relu", "relu6", "silu", "softmax",

@@ -1,8 +1,11 @@
 """2-D convolutions (TVM's topi.nn.conv2d family): NCHW with an OIHW filter, NHWC with an HWIO
 filter, grouped and depthwise NCHW.
 
-Each is a padding compute (skipped when there is no padding) followed by one reduction compute
-whose loops are named as TVM names them, so schedules written for TVM find the same loops.
+All are one compute (`_conv2d`), parameterised by `groups` (1: a regular convolution; the input
+channels: depthwise) and by a `_Form`, the layouts and names of one TVM entry point: a padding
+compute (skipped when there is no padding) followed by one reduction compute whose loops are
+named as TVM names them, so schedules written for TVM (and tessel.schedule.rules.conv) find the
+same loops.
 """
 
 from __future__ import annotations
@@ -88,6 +91,60 @@ def conv2d(
     return conv2d_nhwc(input, filter, strides, padding, dilation, out_dtype or input.dtype)
 
 
+@dataclass(frozen=True, slots=True)
+class _Form:
+    """The layouts and names of one entry point of the convolution. `filter_layout` is "OIHW"
+    (K, C // groups, KH, KW), "HWIO" (KH, KW, C // groups, K) or, for TVM's depthwise filter,
+    "CMHW" (C, multiplier, KH, KW): one input channel per group, so no channel reduction."""
+
+    data_layout: str  # "NCHW" or "NHWC"
+    filter_layout: str
+    pad_name: str
+    name: str
+    tag: str
+    axis_names: tuple[str, ...]  # the output's, in the data layout's order
+    # (role, name) of each reduction in the order the sum lists them: "c" the group's input
+    # channel (none with a CMHW filter), "h" and "w" the kernel's rows and columns.
+    reductions: tuple[tuple[str, str], ...]
+
+    @property
+    def spatial_axes(self) -> tuple[int, int]:
+        return (2, 3) if self.data_layout == "NCHW" else (1, 2)
+
+
+_C, _H, _W = ("c", "rc"), ("h", "ry"), ("w", "rx")
+_CONV2D_NCHW = _Form(
+    "NCHW", "OIHW", "pad_temp", "conv2d_nchw", "conv2d_nchw", ("nn", "ff", "yy", "xx"), (_C, _H, _W)
+)
+_GROUP_CONV2D_NCHW = _Form(
+    "NCHW",
+    "OIHW",
+    "pad_temp",
+    "group_conv2d_nchw",
+    "group_conv2d_nchw",
+    ("nn", "ff", "yy", "xx"),
+    (_C, _H, _W),
+)
+_DEPTHWISE_CONV2D_NCHW = _Form(
+    "NCHW",
+    "CMHW",
+    "PaddedInput",
+    "DepthwiseConv2d",
+    "depthwise_conv2d_nchw",
+    ("b", "c", "i", "j"),
+    (("h", "di"), ("w", "dj")),
+)
+_CONV2D_NHWC = _Form(
+    "NHWC",
+    "HWIO",
+    "PaddedInput",
+    "Conv2dOutput",
+    "conv2d_nhwc",
+    ("nn", "yy", "xx", "ff"),
+    (_H, _W, _C),
+)
+
+
 def conv2d_nchw(
     Input: Tensor,  # noqa: N803  (TVM's names)
     Filter: Tensor,  # noqa: N803
@@ -97,7 +154,7 @@ def conv2d_nchw(
     out_dtype: str | None = None,
 ) -> Tensor:
     """Convolve Input (N, C, H, W) with Filter (K, C, KH, KW) into (N, K, OH, OW)."""
-    return _group_conv2d_nchw("conv2d_nchw", Input, Filter, stride, padding, dilation, 1, out_dtype)
+    return _conv2d(_CONV2D_NCHW, Input, Filter, (stride, padding, dilation), 1, out_dtype)
 
 
 def group_conv2d_nchw(
@@ -111,48 +168,9 @@ def group_conv2d_nchw(
 ) -> Tensor:
     """Convolve Input (N, C, H, W) with Filter (K, C // groups, KH, KW): output channel f sees
     only the input channels of its group, f // (K // groups)."""
-    return _group_conv2d_nchw(
-        "group_conv2d_nchw", Input, Filter, stride, padding, dilation, groups, out_dtype
+    return _conv2d(
+        _GROUP_CONV2D_NCHW, Input, Filter, (stride, padding, dilation), groups, out_dtype
     )
-
-
-def _group_conv2d_nchw(
-    op: str,
-    data: Tensor,
-    kernel: Tensor,
-    stride: Any,
-    padding: Any,
-    dilation: Any,
-    groups: int,
-    out_dtype: str | None,
-) -> Tensor:
-    batch, channels, height, width = expect_const_shape(op, "Input", data, 4)
-    filters, group_channels, kernel_h, kernel_w = expect_const_shape(op, "Filter", kernel, 4)
-    _check_groups(op, groups, channels, filters)
-    if group_channels * groups != channels:
-        raise op_error(
-            op,
-            "Filter",
-            f"has {group_channels} input channels per group but `Input` has {channels} channels "
-            f"in {groups} group(s) (shapes {shape_str(data.shape)} and {shape_str(kernel.shape)})",
-        )
-    window = _window(op, (height, width), (kernel_h, kernel_w), stride, padding, dilation)
-    out_dtype = out_dtype or data.dtype
-    padded = _pad_spatial(data, window, (2, 3), "pad_temp")
-    (stride_h, stride_w), (dilation_h, dilation_w) = window.stride, window.dilation
-    rc = te.reduce_axis((0, group_channels), name="rc")
-    ry = te.reduce_axis((0, kernel_h), name="ry")
-    rx = te.reduce_axis((0, kernel_w), name="rx")
-    filters_per_group = filters // groups
-
-    def convolve(nn, ff, yy, xx):
-        channel = rc if groups == 1 else ff // filters_per_group * group_channels + rc
-        y, x = yy * stride_h + ry * dilation_h, xx * stride_w + rx * dilation_w
-        value, weight = padded[nn, channel, y, x], kernel[ff, rc, ry, rx]
-        return te.sum(value.astype(out_dtype) * weight.astype(out_dtype), axis=[rc, ry, rx])
-
-    shape = (batch, filters, *window.out)
-    return te.compute(shape, convolve, name=op, tag=op)
 
 
 def conv2d_nhwc(
@@ -164,31 +182,7 @@ def conv2d_nhwc(
     out_dtype: str = "float32",
 ) -> Tensor:
     """Convolve Input (N, H, W, C) with Filter (KH, KW, C, K) into (N, OH, OW, K)."""
-    op = "conv2d_nhwc"
-    batch, height, width, channels = expect_const_shape(op, "Input", Input, 4)
-    kernel_h, kernel_w, filter_channels, filters = expect_const_shape(op, "Filter", Filter, 4)
-    if filter_channels != channels:
-        raise op_error(
-            op,
-            "Filter",
-            f"has {filter_channels} input channels (axis 2 of HWIO) but "
-            f"`Input` has {channels} (shapes {shape_str(Input.shape)} and "
-            f"{shape_str(Filter.shape)})",
-        )
-    window = _window(op, (height, width), (kernel_h, kernel_w), stride, padding, dilation)
-    data = _pad_spatial(Input, window, (1, 2), "PaddedInput")
-    (stride_h, stride_w), (dilation_h, dilation_w) = window.stride, window.dilation
-    ry = te.reduce_axis((0, kernel_h), name="ry")
-    rx = te.reduce_axis((0, kernel_w), name="rx")
-    rc = te.reduce_axis((0, channels), name="rc")
-
-    def convolve(nn, yy, xx, ff):
-        value = data[nn, yy * stride_h + ry * dilation_h, xx * stride_w + rx * dilation_w, rc]
-        weight = Filter[ry, rx, rc, ff]
-        return te.sum(value.astype(out_dtype) * weight.astype(out_dtype), axis=[ry, rx, rc])
-
-    shape = (batch, *window.out, filters)
-    return te.compute(shape, convolve, name="Conv2dOutput", tag="conv2d_nhwc")
+    return _conv2d(_CONV2D_NHWC, Input, Filter, (stride, padding, dilation), 1, out_dtype)
 
 
 def depthwise_conv2d_nchw(
@@ -200,33 +194,103 @@ def depthwise_conv2d_nchw(
     out_dtype: str | None = None,
 ) -> Tensor:
     """Convolve each channel of Input (N, C, H, W) separately with `multiplier` kernels of Filter
-    (C, multiplier, KH, KW); output channel c * multiplier + q uses kernel (c, q)."""
-    op = "depthwise_conv2d_nchw"
-    batch, channels, height, width = expect_const_shape(op, "Input", Input, 4)
-    filter_channels, multiplier, kernel_h, kernel_w = expect_const_shape(op, "Filter", Filter, 4)
+    (C, multiplier, KH, KW); output channel c * multiplier + q uses kernel (c, q). The grouped
+    convolution with groups = C, its filter read as (C * multiplier, 1, KH, KW)."""
+    return _conv2d(
+        _DEPTHWISE_CONV2D_NCHW, Input, Filter, (stride, padding, dilation), None, out_dtype
+    )
+
+
+def _conv2d(
+    form: _Form,
+    data: Tensor,
+    kernel: Tensor,
+    attrs: tuple[Any, Any, Any],
+    groups: int | None,
+    out_dtype: str | None,
+) -> Tensor:
+    """The convolution of `data` with `kernel` in `groups` groups (None: one per input
+    channel), laid out and named by `form`; `attrs` are (stride, padding, dilation)."""
+    op = form.tag  # the entry point's name, in errors
+    batch, channels, height, width = _data_extents(op, form, data)
+    filters, per_group, kernel_h, kernel_w = _filter_extents(op, form, data, kernel, channels)
+    groups = channels if groups is None else groups
+    _check_groups(op, groups, channels, filters)
+    if per_group * groups != channels:
+        axis = form.filter_layout.index("I")
+        raise op_error(
+            op,
+            "Filter",
+            f"has {per_group} input channels per group (axis {axis} of {form.filter_layout}) "
+            f"but `Input` has {channels} channels in {groups} group(s) "
+            f"(shapes {shape_str(data.shape)} and {shape_str(kernel.shape)})",
+        )
+    window = _window(op, (height, width), (kernel_h, kernel_w), *attrs)
+    out_dtype = out_dtype or data.dtype
+    padded = _pad_spatial(data, window, form.spatial_axes, form.pad_name)
+    (stride_h, stride_w), (dilation_h, dilation_w) = window.stride, window.dilation
+    extents = {"c": per_group, "h": kernel_h, "w": kernel_w}
+    axes = {role: te.reduce_axis((0, extents[role]), name=name) for role, name in form.reductions}
+    rc, ry, rx = axes.get("c"), axes["h"], axes["w"]
+    filters_per_group = filters // groups
+
+    def convolve(*out):
+        nn, ff, yy, xx = out if form.data_layout == "NCHW" else (out[0], out[3], *out[1:3])
+        if groups == 1:
+            channel = rc
+        elif rc is None:  # one input channel per group
+            channel = ff // filters_per_group
+        else:
+            channel = ff // filters_per_group * per_group + rc
+        y, x = yy * stride_h + ry * dilation_h, xx * stride_w + rx * dilation_w
+        value = padded[(nn, channel, y, x) if form.data_layout == "NCHW" else (nn, y, x, channel)]
+        weight = kernel[_filter_index(form.filter_layout, ff, rc, ry, rx, filters_per_group)]
+        return te.sum(value.astype(out_dtype) * weight.astype(out_dtype), axis=list(axes.values()))
+
+    spatial = window.out
+    shape = (batch, filters, *spatial) if form.data_layout == "NCHW" else (batch, *spatial, filters)
+    return te.compute(shape, convolve, name=form.name, tag=form.tag, varargs_names=form.axis_names)
+
+
+def _data_extents(op: str, form: _Form, data: Tensor) -> tuple[int, int, int, int]:
+    """(N, C, H, W) of `data` in the form's data layout."""
+    extents = expect_const_shape(op, "Input", data, 4)
+    if form.data_layout == "NCHW":
+        return extents
+    batch, height, width, channels = extents
+    return batch, channels, height, width
+
+
+def _filter_extents(
+    op: str, form: _Form, data: Tensor, kernel: Tensor, channels: int
+) -> tuple[int, int, int, int]:
+    """(K, C // groups, KH, KW) of `kernel` in the form's filter layout."""
+    extents = expect_const_shape(op, "Filter", kernel, 4)
+    if form.filter_layout == "OIHW":
+        return extents
+    if form.filter_layout == "HWIO":
+        kernel_h, kernel_w, per_group, filters = extents
+        return filters, per_group, kernel_h, kernel_w
+    filter_channels, multiplier, kernel_h, kernel_w = extents  # CMHW
     if filter_channels != channels:
         raise op_error(
             op,
             "Filter",
             f"has {filter_channels} channels (axis 0) but `Input` has "
-            f"{channels} (shapes {shape_str(Input.shape)} and {shape_str(Filter.shape)})",
+            f"{channels} (shapes {shape_str(data.shape)} and {shape_str(kernel.shape)})",
         )
-    window = _window(op, (height, width), (kernel_h, kernel_w), stride, padding, dilation)
-    out_dtype = out_dtype or Input.dtype
-    data = _pad_spatial(Input, window, (2, 3), "PaddedInput")
-    (stride_h, stride_w), (dilation_h, dilation_w) = window.stride, window.dilation
-    di = te.reduce_axis((0, kernel_h), name="di")
-    dj = te.reduce_axis((0, kernel_w), name="dj")
+    return channels * multiplier, 1, kernel_h, kernel_w
 
-    def convolve(b, c, i, j):
-        value = data[
-            b, c // multiplier, i * stride_h + di * dilation_h, j * stride_w + dj * dilation_w
-        ]
-        weight = Filter[c // multiplier, c % multiplier, di, dj]
-        return te.sum(value.astype(out_dtype) * weight.astype(out_dtype), axis=[di, dj])
 
-    shape = (batch, channels * multiplier, *window.out)
-    return te.compute(shape, convolve, name="DepthwiseConv2d", tag="depthwise_conv2d_nchw")
+def _filter_index(
+    layout: str, ff: Any, rc: Any, ry: Any, rx: Any, multiplier: int
+) -> tuple[Any, ...]:
+    """Where the filter holds the weight of output channel ff, group channel rc, tap (ry, rx)."""
+    if layout == "OIHW":
+        return ff, rc, ry, rx
+    if layout == "HWIO":
+        return ry, rx, rc, ff
+    return ff // multiplier, ff % multiplier, ry, rx  # CMHW: (C * multiplier, 1) as (C, multiplier)
 
 
 def _check_groups(op: str, groups: Any, channels: int, filters: int) -> None:

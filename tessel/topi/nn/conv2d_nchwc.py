@@ -25,8 +25,9 @@ def _blocked(op: str, name: str, value: str, primal: str, block_axis: str) -> in
     last (as "NCHW16c"; "NCHW1c" for a block of one)."""
     parsed = layout(value)
     if not parsed.is_blocked(primal, block_axis):
-        raise op_error(op, name, f"expected {primal}[x]{block_axis} (as {primal}16{block_axis}), "
-                                 f"got {value!r}")  # fmt: skip
+        raise op_error(
+            op, name, f"expected {primal}[x]{block_axis} (as {primal}16{block_axis}), got {value!r}"
+        )
     return parsed.factor(block_axis.upper())
 
 
@@ -51,10 +52,11 @@ def conv2d_NCHWc(  # noqa: N802  (TVM's name)
     _check_blocks(op, layout, out_layout, ic_bn, oc_bn)
     if (k_chunks, k_ic_bn) != (in_chunks, ic_bn):
         raise op_error(
-            op, "kernel",
+            op,
+            "kernel",
             f"reads {k_chunks} x {k_ic_bn} input channels but `data` has {in_chunks} x {ic_bn} "
             f"(shapes {shape_str(data.shape)} and {shape_str(kernel.shape)})",
-        )  # fmt: skip
+        )
     window = _window(op, (height, width), (kernel_h, kernel_w), stride, padding, dilation)
     out_dtype = out_dtype or data.dtype
     padded = _pad_spatial(data, window, (2, 3), "data_pad")
@@ -94,10 +96,11 @@ def depthwise_conv2d_NCHWc(  # noqa: N802  (TVM's name)
     channels, filters = in_chunks * ic_bn, oc_chunks * oc_bn
     if (one, one_i) != (1, 1) or filters % channels:
         raise op_error(
-            op, "Filter",
+            op,
+            "Filter",
             f"expected (K // oc_bn, 1, KH, KW, 1, oc_bn) with K a multiple of the {channels} "
             f"input channels, got {shape_str(Filter.shape)}",
-        )  # fmt: skip
+        )
     multiplier = filters // channels
     window = _window(op, (height, width), (kernel_h, kernel_w), stride, padding, dilation)
     out_dtype = out_dtype or Input.dtype

@@ -26,8 +26,12 @@ def _guard(conditions: list[PrimExpr]) -> PrimExpr | None:
 
 def _check_groups(op: str, groups: int, channels: int, filters: int) -> None:
     if groups < 1 or channels % groups or filters % groups:
-        raise op_error(op, "groups", f"{groups} must divide the input channels ({channels}) "
-                                     f"and the output channels ({filters})")  # fmt: skip
+        raise op_error(
+            op,
+            "groups",
+            f"{groups} must divide the input channels ({channels}) "
+            f"and the output channels ({filters})",
+        )
 
 
 def conv_nd(
@@ -90,10 +94,14 @@ def conv_transpose_nd(
         raise op_error(op, "weight", f"has {in_channels} input channels, `data` {channels}")
     _check_groups(op, groups, channels, per_group * groups)
     outs = [
-        (size - 1) * strides[d] + (kernel[d] - 1) * dilation[d] + 1 + output_padding[d]
-        - padding[d] - padding[rank + d]
+        (size - 1) * strides[d]
+        + (kernel[d] - 1) * dilation[d]
+        + 1
+        + output_padding[d]
+        - padding[d]
+        - padding[rank + d]
         for d, size in enumerate(sizes)
-    ]  # fmt: skip
+    ]
     dtype = out_dtype or data.dtype
     spans = [(k - 1) * dl + 1 for k, dl in zip(kernel, dilation, strict=True)]
     # out[o] sums P[o + k * dilation] * weight[K - 1 - k] over the input dilated by the strides
@@ -119,16 +127,18 @@ def conv_transpose_nd(
     return te.compute(shape, fconv, name="conv_transpose_nd", tag="conv_transpose_nd")
 
 
-def _dilate(data: Tensor, strides: Sequence[int], shifts: Sequence[int],
-            extents: Sequence[int]) -> Tensor:  # fmt: skip
+def _dilate(
+    data: Tensor, strides: Sequence[int], shifts: Sequence[int], extents: Sequence[int]
+) -> Tensor:
     """`data` with stride - 1 zeros between neighbours along each spatial axis, placed at
     offset `shift` (negative: cropped) in a zero tensor of spatial `extents`."""
     sizes = [int(s) for s in data.shape[2:]]
 
     def fdilate(n: PrimExpr, c: PrimExpr, *position: PrimExpr) -> PrimExpr:
         conditions, indices = [], []
-        for q, stride, shift, size, extent in zip(position, strides, shifts, sizes, extents,
-                                                  strict=True):  # fmt: skip
+        for q, stride, shift, size, extent in zip(
+            position, strides, shifts, sizes, extents, strict=True
+        ):
             local = q - shift if shift > 0 else (q + (-shift) if shift < 0 else q)
             last = (size - 1) * stride  # the dilated input's last position
             conditions += [local >= 0] if shift > 0 else []

@@ -9,18 +9,10 @@ must fail in the comparison, not in Tessel.
 
 from __future__ import annotations
 
-FLOAT8 = (
-    "float8 tensors (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz, e8m0): Tessel has no float8 type"
-)
-SUB_BYTE = (
-    "int4/uint4, int2/uint2, float4 and float6 tensors: Tessel has no sub-byte types"
-)
-STRINGS = (
-    "string tensors and string operators: Tessel compiles numeric tensors only"
-)
-ONNX_ML = (
-    "operators of the ai.onnx.ml domain: the importer converts the ONNX domain only"
-)
+FLOAT8 = "float8 tensors (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz, e8m0): Tessel has no float8 type"
+SUB_BYTE = "int4/uint4, int2/uint2, float4 and float6 tensors: Tessel has no sub-byte types"
+STRINGS = "string tensors and string operators: Tessel compiles numeric tensors only"
+ONNX_ML = "operators of the ai.onnx.ml domain: the importer converts the ONNX domain only"
 OPTIONAL_INPUT = (
     "an optional-typed graph input (the suite gives it no tensor type or shape); Tessel's "
     "optional values exist only inside the graph"
@@ -29,22 +21,14 @@ RANDOM_DROPOUT = (
     "training-mode Dropout with a nonzero ratio drops random elements; Tessel imports for "
     "inference (ratio 0 works)"
 )
-TRAINING = (
-    "training operators (ai.onnx.preview.training): Tessel compiles inference"
-)
+TRAINING = "training operators (ai.onnx.preview.training): Tessel compiles inference"
 RANDOM = (
     "random number generators (Bernoulli, RandomUniformLike) are not imported: Tessel's "
     "graphs are deterministic"
 )
-FLEX_ATTENTION = (
-    "FlexAttention (ai.onnx.preview, with score and mask subgraphs) is not imported"
-)
-IMAGE_DECODER = (
-    "ImageDecoder decodes encoded image bytes (uint8 files) at run time; not imported"
-)
-BITCAST_BOOL = (
-    "BitCast from bool: Tessel's bool is not a byte it may reinterpret"
-)
+FLEX_ATTENTION = "FlexAttention (ai.onnx.preview, with score and mask subgraphs) is not imported"
+IMAGE_DECODER = "ImageDecoder decodes encoded image bytes (uint8 files) at run time; not imported"
+BITCAST_BOOL = "BitCast from bool: Tessel's bool is not a byte it may reinterpret"
 
 EXPECTED_FAILURES: dict[str, str] = {
     "test_bitcast_bool_to_uint8": BITCAST_BOOL,
@@ -290,9 +274,7 @@ INEXACT_REFERENCES: dict[str, str] = {
         "the expected output holds float32 round-off (1.9e-7) where the exact value is 0; "
         "Tessel's is within 1e-14 of exact, but atol is 1e-7 (onnxruntime fails it too)"
     ),
-    "test_dft_inverse_opset19": (
-        "as test_dft_inverse"
-    ),
+    "test_dft_inverse_opset19": ("as test_dft_inverse"),
     "test_attention_4d_causal_fp16_expanded": (
         "the expected output rounds every step of the expanded function to float16 (4.9e-4 "
         "from the float64 result); Tessel computes each node in float32 (4.0e-4 from it) and "

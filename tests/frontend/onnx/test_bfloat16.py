@@ -64,8 +64,9 @@ def test_bfloat16_mlp_on_random_values_is_within_one_rounding():
     result = compile_graph(mod, params)(x)
     assert result.dtype == bf16
     # float32 sums in another order may round to the neighbouring bfloat16: 2**-8 relative.
-    np.testing.assert_allclose(_wide(result), _wide(_mlp_reference(x, w, b)), rtol=2**-7,
-                               atol=2**-7)  # fmt: skip
+    np.testing.assert_allclose(
+        _wide(result), _wide(_mlp_reference(x, w, b)), rtol=2**-7, atol=2**-7
+    )
 
 
 def test_bfloat16_tensors_stay_bfloat16_between_nodes():
@@ -81,11 +82,25 @@ def test_bfloat16_tensors_stay_bfloat16_between_nodes():
 def test_cast_to_bfloat16_and_back_rounds_to_nearest_even_like_ml_dtypes():
     node = helper.make_node("Cast", ["x"], ["y"], to=BF16)
     back = helper.make_node("Cast", ["y"], ["z"], to=TensorProto.FLOAT)
-    model = make_model([node, back], [tensor("x", [3, 37])],
-                       [tensor("y", None, BF16), tensor("z", None)])  # fmt: skip
+    model = make_model(
+        [node, back], [tensor("x", [3, 37])], [tensor("y", None, BF16), tensor("z", None)]
+    )
     x = np.random.default_rng(2).standard_normal((3, 37)).astype(np.float32) * 1000
-    special = np.array([0x3F808000, 0x3F818000, 0x7F7F8000, 0x7F7FFFFF, 0x7FC00001, 0xFF800001,
-                        0x00000001, 0x80008001, 0x7F800000, 0x80000000], np.uint32)  # fmt: skip
+    special = np.array(
+        [
+            0x3F808000,
+            0x3F818000,
+            0x7F7F8000,
+            0x7F7FFFFF,
+            0x7FC00001,
+            0xFF800001,
+            0x00000001,
+            0x80008001,
+            0x7F800000,
+            0x80000000,
+        ],
+        np.uint32,
+    )
     x[0, : special.size] = special.view(np.float32)  # ties, overflow, NaN, subnormals, inf, -0
     mod, params = from_onnx(model)
     y, z = compile_graph(mod, params)(x)
@@ -107,8 +122,12 @@ def test_storage_operators_move_bfloat16_bits_unchanged():
     table = {"rows": np.array([3, 0, 2], np.int64), "starts": np.array([1], np.int64),
              "ends": np.array([4], np.int64), "axes": np.array([1], np.int64),
              "shape": np.array([2, 3, 3], np.int64)}  # fmt: skip
-    model = make_model(nodes, [tensor("a", [2, 5], BF16), tensor("b", [2, 5], BF16)],
-                       [tensor("y", None, BF16)], table)  # fmt: skip
+    model = make_model(
+        nodes,
+        [tensor("a", [2, 5], BF16), tensor("b", [2, 5], BF16)],
+        [tensor("y", None, BF16)],
+        table,
+    )
     rng = np.random.default_rng(3)
     a = rng.integers(0, 2**16, (2, 5), dtype=np.uint64).astype(np.uint16).view(bf16)
     b = rng.integers(0, 2**16, (2, 5), dtype=np.uint64).astype(np.uint16).view(bf16)
@@ -125,8 +144,12 @@ def test_bfloat16_weights_reach_the_c_code_as_their_bits(link_params):
     rng = np.random.default_rng(4)
     table = rng.integers(0, 2**16, (10, 4), dtype=np.uint64).astype(np.uint16).view(bf16)
     gather = helper.make_node("Gather", ["table", "ids"], ["y"])
-    model = make_model([gather], [tensor("ids", [3], TensorProto.INT64)],
-                       [tensor("y", None, BF16)], {"table": table})  # fmt: skip
+    model = make_model(
+        [gather],
+        [tensor("ids", [3], TensorProto.INT64)],
+        [tensor("y", None, BF16)],
+        {"table": table},
+    )
     mod, params = from_onnx(model)
     ids = np.array([7, 0, 9])
     result = compile_graph(mod, params, target=Target(link_params=link_params))(ids)

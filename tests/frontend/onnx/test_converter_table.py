@@ -81,7 +81,9 @@ def test_an_opset_newer_than_the_table_is_refused_naming_op_and_opset():
     assert lookup("Relu", "", LAST_OPSET + 1) is None
     node = onnx.helper.make_node("Relu", ["x"], ["y"])
     graph = onnx.helper.make_graph(
-        [node], "g", [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2])],
+        [node],
+        "g",
+        [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2])],
         [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2])],
     )
     model = onnx.helper.make_model(

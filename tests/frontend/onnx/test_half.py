@@ -21,8 +21,10 @@ def _mlp_model():
         helper.make_node("Transpose", ["r"], ["t"], perm=[1, 0]),  # runs on float16 itself
         helper.make_node("Softmax", ["t"], ["y"], axis=-1),
     ]
-    weights = {"w": np.linspace(-1, 1, 8 * 6).reshape(8, 6).astype(np.float16),
-               "b": np.linspace(-0.5, 0.5, 6).astype(np.float16)}  # fmt: skip
+    weights = {
+        "w": np.linspace(-1, 1, 8 * 6).reshape(8, 6).astype(np.float16),
+        "b": np.linspace(-0.5, 0.5, 6).astype(np.float16),
+    }
     return make_model(nodes, [tensor("x", [4, 8], HALF)], [tensor("y", None, HALF)], weights)
 
 
@@ -57,17 +59,21 @@ def test_float16_cast_round_trips_in_c_exactly():
 def test_float16_scan_keeps_its_outputs_float16():
     # A node with a subgraph is not widened as a whole: its body's nodes are, one by one.
     body = helper.make_graph(
-        [helper.make_node("Add", ["s", "x"], ["s_out"]),
-         helper.make_node("Identity", ["s_out"], ["y"])],
+        [
+            helper.make_node("Add", ["s", "x"], ["s_out"]),
+            helper.make_node("Identity", ["s_out"], ["y"]),
+        ],
         "body",
         [tensor("s", [3], HALF), tensor("x", [3], HALF)],
         [tensor("s_out", [3], HALF), tensor("y", [3], HALF)],
-    )  # fmt: skip
+    )
     scan = helper.make_node("Scan", ["init", "xs"], ["final", "ys"], body=body, num_scan_inputs=1)
     model = make_model(
-        [scan], [tensor("init", [3], HALF), tensor("xs", [4, 3], HALF)],
-        [tensor("final", [3], HALF), tensor("ys", [4, 3], HALF)], opset=16,
-    )  # fmt: skip
+        [scan],
+        [tensor("init", [3], HALF), tensor("xs", [4, 3], HALF)],
+        [tensor("final", [3], HALF), tensor("ys", [4, 3], HALF)],
+        opset=16,
+    )
     mod, _ = from_onnx(model)
     assert [t.dtype for t in mod["main"].ret_type.fields] == ["float16", "float16"]
     check_against_onnxruntime(model, rtol=2e-3, compiled=True)

@@ -18,8 +18,9 @@ def _dropout_model(ratio: float):
         helper.make_node("Constant", [], ["t"], value=numpy_helper.from_array(np.bool_(True))),
         helper.make_node("Dropout", ["x", "r", "t"], ["y", "mask"]),
     ]
-    return make_model(nodes, [tensor("x", [2, 3])],
-                      [tensor("y", None), tensor("mask", None, TensorProto.BOOL)])  # fmt: skip
+    return make_model(
+        nodes, [tensor("x", [2, 3])], [tensor("y", None), tensor("mask", None, TensorProto.BOOL)]
+    )
 
 
 def test_training_dropout_with_ratio_zero_drops_nothing():
@@ -37,8 +38,9 @@ def test_training_dropout_that_drops_is_refused():
 
 def _reshape_by_input():
     node = helper.make_node("Reshape", ["x", "shape"], ["y"])
-    return make_model([node], [tensor("x", [2, 6]), tensor("shape", [2], TensorProto.INT64)],
-                      [tensor("y", None)])  # fmt: skip
+    return make_model(
+        [node], [tensor("x", [2, 6]), tensor("shape", [2], TensorProto.INT64)], [tensor("y", None)]
+    )
 
 
 def test_a_shape_given_as_a_graph_input_names_that_input():

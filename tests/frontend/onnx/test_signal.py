@@ -39,8 +39,10 @@ def test_mel_weight_matrix_matches_onnxruntime():
 
 
 def _dft_model(shape, **attrs):
-    nodes = [_constant("axis", np.int64(1)), helper.make_node("DFT", ["x", "", "axis"], ["y"],
-                                                              **attrs)]  # fmt: skip
+    nodes = [
+        _constant("axis", np.int64(1)),
+        helper.make_node("DFT", ["x", "", "axis"], ["y"], **attrs),
+    ]
     return make_model(nodes, [tensor("x", list(shape))], [tensor("y", None)], opset=20)
 
 

@@ -80,13 +80,15 @@ def _check_inputs(node: OnnxNode) -> None:
     """Refuse inputs the operator does not define."""
     ranks = {node.input(i).type.ndim for i in range(3)}
     if len(ranks) != 1 or ranks.pop() not in (3, 4):
-        raise node.error("Q, K and V must all be 3-D or all 4-D, got shapes "
-                         f"{[node.shape(i) for i in range(3)]}")  # fmt: skip
+        raise node.error(
+            f"Q, K and V must all be 3-D or all 4-D, got shapes {[node.shape(i) for i in range(3)]}"
+        )
     dtype = node.input(0).type.dtype
     for index in (1, 2, 4, 5):
         if node.has_input(index) and node.input(index).type.dtype != dtype:
-            raise node.error(f"{_INPUTS[index]} has dtype {node.input(index).type.dtype} but Q "
-                             f"has {dtype}")  # fmt: skip
+            raise node.error(
+                f"{_INPUTS[index]} has dtype {node.input(index).type.dtype} but Q has {dtype}"
+            )
     if not np.issubdtype(np.dtype(dtype), np.floating):
         raise node.error(f"Q has dtype {dtype}; attention is defined for floating point")
     if node.has_input(4) != node.has_input(5):
@@ -102,9 +104,11 @@ def _check_attributes(node: OnnxNode) -> None:
         raise node.error(f"qk_matmul_output_mode={mode} is not one of 0, 1, 2, 3")
     precision = node.attr("softmax_precision")
     if precision is not None and int(precision) not in _SOFTMAX_PRECISION:
-        raise node.error(f"softmax_precision={precision} is not supported (a softmax in "
-                         "float16 or bfloat16 arithmetic); Tessel computes softmax in float32 "
-                         "or float64")  # fmt: skip
+        raise node.error(
+            f"softmax_precision={precision} is not supported (a softmax in "
+            "float16 or bfloat16 arithmetic); Tessel computes softmax in float32 "
+            "or float64"
+        )
     for name in ("left_window_size", "right_window_size"):
         if int(node.attr(name, -1)) < -1:
             raise node.error(f"{name}={node.attr(name)} must be -1 or nonnegative")
@@ -121,8 +125,9 @@ def _split_3d(node: OnnxNode) -> _Split:
     q_heads = _head_count(node, "q_num_heads", q.type.shape[2], "Q")
     kv_heads = _head_count(node, "kv_num_heads", k.type.shape[2], "K")
     if v.type.shape[2] % kv_heads:
-        raise node.error(f"V hidden size {v.type.shape[2]} is not a multiple of "
-                         f"kv_num_heads={kv_heads}")  # fmt: skip
+        raise node.error(
+            f"V hidden size {v.type.shape[2]} is not a multiple of kv_num_heads={kv_heads}"
+        )
     q4 = _to_heads(q.expr, q.type.shape, q_heads)
     k4 = _to_heads(k.expr, k.type.shape, kv_heads)
     v4 = _to_heads(v.expr, v.type.shape, kv_heads)
@@ -141,8 +146,7 @@ def _split_4d(node: OnnxNode) -> _Split:
         raise node.error(f"K has {kv_heads} heads but V has {v.type.shape[1]}")
     for name, heads in (("q_num_heads", q_heads), ("kv_num_heads", kv_heads)):
         if node.attr(name) not in (None, heads):
-            raise node.error(f"{name}={node.attr(name)} contradicts the 4-D inputs' "
-                             f"{heads} heads")  # fmt: skip
+            raise node.error(f"{name}={node.attr(name)} contradicts the 4-D inputs' {heads} heads")
     sizes = (batch, q_heads, kv_heads, q_len, kv_len, v.type.shape[2], head_size, k_head_size,
              v.type.shape[3])  # fmt: skip
     return q.expr, k.expr, v.expr, sizes
@@ -159,8 +163,9 @@ def _qkv(node: OnnxNode) -> tuple[Expr, Expr, Expr, _Heads]:
     if q_heads % kv_heads:
         raise node.error(f"q_num_heads={q_heads} is not a multiple of kv_num_heads={kv_heads}")
     past_len = node.shape(4)[2] if node.has_input(4) else 0
-    heads = _Heads(batch, q_heads, kv_heads, q_len, past_len + kv_len, head_size, v_head_size,
-                   past_len)  # fmt: skip
+    heads = _Heads(
+        batch, q_heads, kv_heads, q_len, past_len + kv_len, head_size, v_head_size, past_len
+    )
     if node.has_input(4):
         k4, v4 = _with_past(node, k4, v4, heads)
     return q4, k4, v4, heads
@@ -171,9 +176,15 @@ def _with_past(node: OnnxNode, k4: Expr, v4: Expr, heads: _Heads) -> tuple[Expr,
     past_k, past_v = node.shape(4), node.shape(5)
     h = heads
     if past_k != (h.batch, h.kv_heads, h.past_len, h.head_size) or past_v != (
-            h.batch, h.kv_heads, h.past_len, h.v_head_size):  # fmt: skip
-        raise node.error(f"past_key {past_k} / past_value {past_v} do not match K and V "
-                         f"(batch {h.batch}, {h.kv_heads} heads)")  # fmt: skip
+        h.batch,
+        h.kv_heads,
+        h.past_len,
+        h.v_head_size,
+    ):
+        raise node.error(
+            f"past_key {past_k} / past_value {past_v} do not match K and V "
+            f"(batch {h.batch}, {h.kv_heads} heads)"
+        )
     k4 = call("concatenate", tuple_of([node.expr(4), k4]), axis=2)
     v4 = call("concatenate", tuple_of([node.expr(5), v4]), axis=2)
     return k4, v4
@@ -232,8 +243,10 @@ def _frontier(node: OnnxNode, heads: _Heads) -> tuple[Operand, np.ndarray]:
 def _nonpad(node: OnnxNode, heads: _Heads) -> Operand:
     value = node.input(6)
     if value.type.shape != (heads.batch,) or value.type.dtype != "int64":
-        raise node.error(f"nonpad_kv_seqlen must be int64 of shape ({heads.batch},), got "
-                         f"{value.type.dtype} {value.type.shape}")  # fmt: skip
+        raise node.error(
+            f"nonpad_kv_seqlen must be int64 of shape ({heads.batch},), got "
+            f"{value.type.dtype} {value.type.shape}"
+        )
     return operand(value)
 
 
@@ -326,8 +339,10 @@ def convert_attention(node: OnnxNode) -> list[Expr | None]:
     dtype = node.input(0).type.dtype
     q4, k4, v4, heads = _qkv(node)
     if 0 in (heads.kv_len, heads.head_size):
-        raise node.error(f"empty keys or heads (kv length {heads.kv_len}, head size "
-                         f"{heads.head_size}) are not supported")  # fmt: skip
+        raise node.error(
+            f"empty keys or heads (kv length {heads.kv_len}, head size "
+            f"{heads.head_size}) are not supported"
+        )
     raw = _scores(q4, k4, heads, _scale_factor(node, heads, dtype))
     capped = _softcap(node, raw, dtype)
     bias = _bias(node, heads, dtype)
@@ -359,8 +374,9 @@ def convert_rotary_embedding(node: OnnxNode) -> Expr:
         raise node.error(f"input must be 3-D or 4-D, got shape {shape}")
     rotary = int(node.attr("rotary_embedding_dim", 0)) or head_size
     if rotary > head_size or rotary % 2:
-        raise node.error(f"rotary_embedding_dim={rotary} must be even and at most the head "
-                         f"size {head_size}")  # fmt: skip
+        raise node.error(
+            f"rotary_embedding_dim={rotary} must be even and at most the head size {head_size}"
+        )
     half = rotary // 2
     cos, sin = (_cache(node, index, batch, seq, half, len(shape)) for index in (1, 2))
     if node.input(1).type.dtype != dtype or node.input(2).type.dtype != dtype:
@@ -382,17 +398,22 @@ def _cache(node: OnnxNode, index: int, batch: int, seq: int, half: int, rank: in
             raise node.error(f"{name} must be 2-D with position_ids")
         cache = apply("take", cache, optional_operand(node, 3), axis=0, mode="clip")
     elif node.shape(index) != (batch, seq, node.shape(index)[-1]):
-        raise node.error(f"{name} has shape {node.shape(index)}; without position_ids it "
-                         f"must be {(batch, seq, half)}")  # fmt: skip
+        raise node.error(
+            f"{name} has shape {node.shape(index)}; without position_ids it "
+            f"must be {(batch, seq, half)}"
+        )
     if node.shape(index)[-1] != half:
-        raise node.error(f"{name} has {node.shape(index)[-1]} values per position, expected "
-                         f"rotary_embedding_dim / 2 = {half}")  # fmt: skip
+        raise node.error(
+            f"{name} has {node.shape(index)[-1]} values per position, expected "
+            f"rotary_embedding_dim / 2 = {half}"
+        )
     # [batch, seq, half] against x as [batch, heads, seq, .] (4-D) or [batch, seq, heads, .]
     return reshape(cache, (batch, 1, seq, half) if rank == 4 else (batch, seq, 1, half))
 
 
-def _rotate(x: Expr, cos: Operand, sin: Operand, rotary: int, interleaved: bool,
-            layout: tuple[int, ...]) -> Expr:  # fmt: skip
+def _rotate(
+    x: Expr, cos: Operand, sin: Operand, rotary: int, interleaved: bool, layout: tuple[int, ...]
+) -> Expr:
     """The rotated features: (x1 cos - x2 sin, x1 sin + x2 cos) of the pairs (x1, x2)."""
     half = rotary // 2
     if interleaved:
@@ -404,8 +425,9 @@ def _rotate(x: Expr, cos: Operand, sin: Operand, rotary: int, interleaved: bool,
     imag = call("add", call("multiply", sin, x1), call("multiply", cos, x2))
     if not interleaved:
         return concatenate([real, imag], axis=3)
-    pairs = concatenate([call("expand_dims", real, axis=4), call("expand_dims", imag, axis=4)],
-                        axis=4)  # fmt: skip
+    pairs = concatenate(
+        [call("expand_dims", real, axis=4), call("expand_dims", imag, axis=4)], axis=4
+    )
     return reshaped(pairs, (*layout[:3], rotary))
 
 

@@ -26,8 +26,13 @@ MAX_UNROLLED_ITERATIONS = 4096
 
 def _same(a: Value, b: Value) -> bool:
     """True if two branch results are the same constant."""
-    return (a.is_constant and b.is_constant and a.data.dtype == b.data.dtype
-            and a.data.shape == b.data.shape and bool(np.array_equal(a.data, b.data)))  # fmt: skip
+    return (
+        a.is_constant
+        and b.is_constant
+        and a.data.dtype == b.data.dtype
+        and a.data.shape == b.data.shape
+        and bool(np.array_equal(a.data, b.data))
+    )
 
 
 def _mergeable(then: Value, other: Value) -> bool:
@@ -50,12 +55,16 @@ def _select(node: OnnxNode, then: Value, other: Value) -> Value:
 def _gives_non_tensors(node: OnnxNode) -> bool:
     """True if a branch declares a sequence or optional output (no `where` selects those)."""
     branches = (node.attr("then_branch"), node.attr("else_branch"))
-    return any(out.type.WhichOneof("value") not in (None, "tensor_type")
-               for graph in branches for out in graph.output)  # fmt: skip
+    return any(
+        out.type.WhichOneof("value") not in (None, "tensor_type")
+        for graph in branches
+        for out in graph.output
+    )
 
 
-def _run_steps(node: OnnxNode, body: Body, states: list[Value],
-               cuts: list[list[Value]]) -> tuple[list[Value], list[list[Value]]]:  # fmt: skip
+def _run_steps(
+    node: OnnxNode, body: Body, states: list[Value], cuts: list[list[Value]]
+) -> tuple[list[Value], list[list[Value]]]:
     """A scan body run over the slices `cuts` (one list per scan input): the final states and
     each step's scan outputs."""
     steps = []
@@ -91,8 +100,10 @@ def convert_if(node: OnnxNode) -> list[Value]:
 def _known_flag(node: OnnxNode, value: Value, what: str) -> bool:
     """A loop's condition, which must be known at import."""
     if not value.is_constant:
-        raise node.error(f"its {what} is computed in the graph; Tessel unrolls loops at import "
-                         "and needs it known")  # fmt: skip
+        raise node.error(
+            f"its {what} is computed in the graph; Tessel unrolls loops at import "
+            "and needs it known"
+        )
     return bool(value.data.reshape(-1)[0])
 
 
@@ -128,8 +139,9 @@ def convert_loop(node: OnnxNode) -> list[Value]:
     iteration = 0
     while running and (limit is None or iteration < limit):
         if iteration >= MAX_UNROLLED_ITERATIONS:
-            raise node.error(f"it runs more than {MAX_UNROLLED_ITERATIONS} iterations, which "
-                             "Tessel would unroll")  # fmt: skip
+            raise node.error(
+                f"it runs more than {MAX_UNROLLED_ITERATIONS} iterations, which Tessel would unroll"
+            )
         counter = constant_value(np.array(iteration, np.int64))
         flag = constant_value(np.array(running))
         results = body.run_positional([counter, flag, *carried])
@@ -150,8 +162,13 @@ def _scan_slices(value: Value, axis: int, reverse: bool) -> list[Value]:
     shape = value.type.shape[:axis] + value.type.shape[axis + 1 :]
     if value.is_constant:
         return [constant_value(np.take(value.data, t, axis=axis)) for t in order]
-    return [Value(call("take", value.expr, const(np.int64(t)), axis=axis, mode="fast"),
-                  TensorType(shape, value.type.dtype)) for t in order]  # fmt: skip
+    return [
+        Value(
+            call("take", value.expr, const(np.int64(t)), axis=axis, mode="fast"),
+            TensorType(shape, value.type.dtype),
+        )
+        for t in order
+    ]
 
 
 def _scan(node: OnnxNode, body: Body, states: list[Value], inputs: list[Value]) -> list[Value]:
@@ -211,8 +228,9 @@ def convert_scan_batched(node: OnnxNode) -> list[Value]:
     return [stack(node, [row[k] for row in per_batch], 0) for k in range(len(per_batch[0]))]
 
 
-def _scan_row(node: OnnxNode, body: Body, states: list[Value], inputs: list[Value],
-              directions: list[int]) -> list[Value]:  # fmt: skip
+def _scan_row(
+    node: OnnxNode, body: Body, states: list[Value], inputs: list[Value], directions: list[int]
+) -> list[Value]:
     """One batch entry of an opset-8 Scan: scan axis 0, outputs stacked on axis 0."""
     cuts = [_scan_slices(v, 0, bool(d)) for v, d in zip(inputs, directions, strict=True)]
     states, steps = _run_steps(node, body, states, cuts)

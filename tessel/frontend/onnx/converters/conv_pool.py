@@ -19,9 +19,17 @@ from tessel.graph.expr import Expr
 
 def _conv2d(data: Expr, weight: Expr, window: Window, groups: int, channels: int) -> Expr:
     """nn.conv2d over `window` (the tuned 2-D convolution)."""
-    return call("nn.conv2d", data, weight, strides=window.strides, padding=window.pads,
-                dilation=window.dilations, groups=groups, channels=channels,
-                kernel_size=window.kernel)  # fmt: skip
+    return call(
+        "nn.conv2d",
+        data,
+        weight,
+        strides=window.strides,
+        padding=window.pads,
+        dilation=window.dilations,
+        groups=groups,
+        channels=channels,
+        kernel_size=window.kernel,
+    )
 
 
 def _conv1d(node: OnnxNode, window: Window, groups: int) -> Expr:
@@ -40,8 +48,9 @@ def _kernel(node: OnnxNode) -> tuple[int, ...]:
     weight_shape = node.shape(1)
     kernel = tuple(node.attr("kernel_shape", weight_shape[2:]))
     if kernel != tuple(weight_shape[2:]):
-        raise node.error(f"kernel_shape {list(kernel)} differs from the weight's "
-                         f"{list(weight_shape[2:])}")  # fmt: skip
+        raise node.error(
+            f"kernel_shape {list(kernel)} differs from the weight's {list(weight_shape[2:])}"
+        )
     return kernel
 
 
@@ -56,16 +65,25 @@ def convert_conv(node: OnnxNode) -> Expr:
     elif rank == 2:
         out = _conv2d(node.expr(0), node.expr(1), window, groups, node.shape(1)[0])
     else:
-        out = call("nn.conv3d", node.expr(0), node.expr(1), strides=window.strides,
-                   padding=window.pads, dilation=window.dilations, groups=groups,
-                   channels=node.shape(1)[0], kernel_size=kernel)  # fmt: skip
+        out = call(
+            "nn.conv3d",
+            node.expr(0),
+            node.expr(1),
+            strides=window.strides,
+            padding=window.pads,
+            dilation=window.dilations,
+            groups=groups,
+            channels=node.shape(1)[0],
+            kernel_size=kernel,
+        )
     if node.has_input(2):
         out = call("nn.bias_add", out, node.expr(2), axis=1)
     return out
 
 
-def _transpose_pads(node: OnnxNode, window: Window, extra: tuple[int, ...]) -> tuple[
-        tuple[int, ...], tuple[int, ...]]:  # fmt: skip
+def _transpose_pads(
+    node: OnnxNode, window: Window, extra: tuple[int, ...]
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(pads, output_padding) of a ConvTranspose: from output_shape or auto_pad SAME (the total
     padding split as the spec says: SAME_UPPER puts the odd one at the end), else as given. An
     output_shape beyond the full result adds zeros at the end, as onnxruntime does."""
@@ -75,8 +93,11 @@ def _transpose_pads(node: OnnxNode, window: Window, extra: tuple[int, ...]) -> t
     if output_shape is None and auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
         given = (0,) * (2 * rank) if auto_pad == "VALID" else node.attr("pads", [0] * 2 * rank)
         return tuple(given), extra
-    wanted = (list(output_shape)[-rank:] if output_shape is not None
-              else [size * s for size, s in zip(sizes, window.strides, strict=True)])  # fmt: skip
+    wanted = (
+        list(output_shape)[-rank:]
+        if output_shape is not None
+        else [size * s for size, s in zip(sizes, window.strides, strict=True)]
+    )
     begins, ends, padding = [], [], list(extra)
     for d in range(rank):
         full = (sizes[d] - 1) * window.strides[d] + extra[d] + window.span(d)
@@ -101,9 +122,18 @@ def convert_conv_transpose(node: OnnxNode) -> Expr:
     extra = tuple(node.attr("output_padding", [0] * rank))
     pads, output_padding = _transpose_pads(node, window, extra)
     groups = int(node.attr("group", 1))
-    out = call(f"nn.conv{rank}d_transpose", node.expr(0), node.expr(1), strides=strides,
-               padding=pads, dilation=dilations, groups=groups, output_padding=output_padding,
-               channels=node.shape(1)[1] * groups, kernel_size=kernel)  # fmt: skip
+    out = call(
+        f"nn.conv{rank}d_transpose",
+        node.expr(0),
+        node.expr(1),
+        strides=strides,
+        padding=pads,
+        dilation=dilations,
+        groups=groups,
+        output_padding=output_padding,
+        channels=node.shape(1)[1] * groups,
+        kernel_size=kernel,
+    )
     if node.has_input(2):
         out = call("nn.bias_add", out, node.expr(2), axis=1)
     return out

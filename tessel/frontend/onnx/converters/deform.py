@@ -45,8 +45,9 @@ def _convolve(node: OnnxNode, sampled: Expr, groups: int, taps: int, columns: in
     n, channels = node.shape(0)[:2]
     filters, depth = node.shape(1)[0], channels // groups * taps
     cols = call("reshape", sampled, newshape=(n, groups, depth, columns))
-    cols = call("reshape", call("transpose", cols, axes=(1, 2, 0, 3)),
-                newshape=(groups, depth, n * columns))  # fmt: skip
+    cols = call(
+        "reshape", call("transpose", cols, axes=(1, 2, 0, 3)), newshape=(groups, depth, n * columns)
+    )
     kernel = call("reshape", node.expr(1), newshape=(groups, filters // groups, depth))
     product = call("nn.batch_matmul", kernel, cols, transpose_b=False)
     product = call("reshape", product, newshape=(groups, filters // groups, n, columns))
@@ -62,15 +63,18 @@ def convert_deform_conv(node: OnnxNode) -> Value:
     n, channels, height, width = shape
     groups, conv_groups = int(node.attr("offset_group", 1)), int(node.attr("group", 1))
     if height < 2 or width < 2 or channels % groups or channels % conv_groups:
-        raise node.error(f"input {list(shape)} with offset_group {groups} is not supported "
-                         "(extents below 2 or channels not divisible)")  # fmt: skip
+        raise node.error(
+            f"input {list(shape)} with offset_group {groups} is not supported "
+            "(extents below 2 or channels not divisible)"
+        )
     out = tuple(out_type.shape[2:])
     taps, columns = math.prod(weight[2:]), out[0] * out[1]
     wanted = {2: (n, groups * taps * 2, *out), 4: (n, groups * taps, *out)}
     for index, expected in wanted.items():
         if node.has_input(index) and node.shape(index) != expected:
-            raise node.error(f"input {index} has shape {list(node.shape(index))}, not "
-                             f"{list(expected)}")  # fmt: skip
+            raise node.error(
+                f"input {index} has shape {list(node.shape(index))}, not {list(expected)}"
+            )
     data = call("reshape", node.expr(0), newshape=(n * groups, channels // groups, height, width))
     sampled = call(
         "image.grid_sample",

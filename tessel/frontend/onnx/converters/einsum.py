@@ -121,8 +121,14 @@ def _diagonal(node: OnnxNode, term: _Term) -> _Term:
         shape = [term.shape[d] for d in rest]
         value = reshape(value, (*shape, n * n))
         if n > 1:
-            value = apply("strided_slice", value, begin=(0,), end=(n * n,), strides=(n + 1,),
-                          axes=(len(shape),))  # fmt: skip
+            value = apply(
+                "strided_slice",
+                value,
+                begin=(0,),
+                end=(n * n,),
+                strides=(n + 1,),
+                axes=(len(shape),),
+            )
         term = _Term(value, [term.labels[d] for d in rest] + [label], [*shape, n])
     return term
 
@@ -178,8 +184,10 @@ def convert_einsum(node: OnnxNode) -> Result:
     shapes = [list(node.shape(i)) for i in range(count)]
     dtype = node.input(0).type.dtype
     if dtype == "bool" or any(node.input(i).type.dtype != dtype for i in range(count)):
-        raise node.error(f"needs numeric operands of one dtype, got "
-                         f"{[node.input(i).type.dtype for i in range(count)]}")  # fmt: skip
+        raise node.error(
+            f"needs numeric operands of one dtype, got "
+            f"{[node.input(i).type.dtype for i in range(count)]}"
+        )
     labels, out = _parse(node, [len(s) for s in shapes])
     terms = [_diagonal(node, _Term(data_of(node, i), labels[i], shapes[i])) for i in range(count)]
     unknown = set(out) - {c for t in terms for c in t.labels}

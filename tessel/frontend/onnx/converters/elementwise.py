@@ -4,88 +4,51 @@ hard activations, IsNaN and IsInf, Where, Cast, Identity and Dropout."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import numpy as np
 
 from tessel.frontend.onnx.node import OnnxNode
 from tessel.frontend.onnx.opsets import FIRST_OPSET, LAST_OPSET, Entry, every_opset
 from tessel.frontend.onnx.relay import call, const
-from tessel.frontend.onnx.relay import fold as fold_op
 from tessel.graph.expr import Expr
+from tessel.graph.op.elementwise_semantics import evaluate
 
 Result = Expr | np.ndarray
 
-_erf = np.vectorize(math.erf, otypes=[np.float64])
+# ONNX op type -> the graph operator; a known input folds by the operator's entry of the
+# semantics table (tessel.graph.op.elementwise_semantics), as the graph would compute it.
+UNARY: dict[str, str] = {
+    "Relu": "nn.relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "Erf": "erf", "Sqrt": "sqrt",
+    "Exp": "exp", "Log": "log", "Neg": "negative", "Abs": "abs", "Floor": "floor",
+    "Ceil": "ceil", "Not": "logical_not", "IsNaN": "isnan",
+}  # fmt: skip
 
+# Div truncates integer quotients toward zero (ONNX's reference and onnxruntime: C's `/`).
+BINARY: dict[str, str] = {
+    "Add": "add", "Sub": "subtract", "Mul": "multiply", "Div": "divide", "Equal": "equal",
+    "Less": "less", "LessOrEqual": "less_equal", "Greater": "greater",
+    "GreaterOrEqual": "greater_equal", "And": "logical_and", "Or": "logical_or",
+    "Xor": "logical_xor",
+}  # fmt: skip
 
-def _typed(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
-    """`fn`, with its result cast back to the first argument's dtype (NumPy may widen)."""
-    return lambda x, *rest: np.asarray(fn(x, *rest)).astype(x.dtype)
-
-
-# ONNX op type -> (Relay operator, NumPy function used when the input is known at import).
-UNARY: dict[str, tuple[str, Callable[[np.ndarray], np.ndarray]]] = {
-    "Relu": ("nn.relu", _typed(lambda x: np.maximum(x, 0))),
-    "Sigmoid": ("sigmoid", _typed(lambda x: 1 / (1 + np.exp(-x)))),
-    "Tanh": ("tanh", np.tanh),
-    "Erf": ("erf", _typed(_erf)),
-    "Sqrt": ("sqrt", np.sqrt),
-    "Exp": ("exp", np.exp),
-    "Log": ("log", np.log),
-    "Neg": ("negative", np.negative),
-    "Abs": ("abs", np.abs),
-    "Floor": ("floor", np.floor),
-    "Ceil": ("ceil", np.ceil),
-    "Not": ("logical_not", np.logical_not),
-    "IsNaN": ("isnan", np.isnan),
-}
-
-
-def _divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """ONNX Div folded by the graph's `divide`: true division for floats, division truncated
-    toward zero for integers (|a| // |b| would overflow at the minimum of a signed dtype)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return fold_op("divide", a, b)
-
-
-BINARY: dict[str, tuple[str, Callable[[np.ndarray, np.ndarray], np.ndarray]]] = {
-    "Add": ("add", np.add),
-    "Sub": ("subtract", np.subtract),
-    "Mul": ("multiply", np.multiply),
-    "Div": ("divide", _divide),
-    "Equal": ("equal", np.equal),
-    "Less": ("less", np.less),
-    "LessOrEqual": ("less_equal", np.less_equal),
-    "Greater": ("greater", np.greater),
-    "GreaterOrEqual": ("greater_equal", np.greater_equal),
-    "And": ("logical_and", np.logical_and),
-    "Or": ("logical_or", np.logical_or),
-    "Xor": ("logical_xor", np.logical_xor),
-}
-
-# Variadic ONNX ops that fold pairwise: op type -> (Relay operator, NumPy function).
-VARIADIC: dict[str, tuple[str, Callable[[np.ndarray, np.ndarray], np.ndarray]]] = {
-    "Max": ("maximum", np.maximum),
-    "Min": ("minimum", np.minimum),
-    "Sum": ("add", np.add),
-}
+# Variadic ONNX ops that fold pairwise: op type -> the graph's binary operator.
+VARIADIC: dict[str, str] = {"Max": "maximum", "Min": "minimum", "Sum": "add"}
 
 
 def convert_unary(node: OnnxNode) -> Result:
-    """Unary math: one Relay operator per ONNX op type (see `UNARY`)."""
-    relay_name, fold = UNARY[node.op_type]
+    """Unary math: one graph operator per ONNX op type (see `UNARY`)."""
+    name = UNARY[node.op_type]
     if node.all_constant():
-        return fold(node.input(0).data)
-    return call(relay_name, node.expr(0))
+        return evaluate(name, node.input(0).data)
+    return call(name, node.expr(0))
 
 
 def convert_binary(node: OnnxNode) -> Result:
     """Broadcasting binary operators (see `BINARY`)."""
-    relay_name, fold = BINARY[node.op_type]
+    name = BINARY[node.op_type]
     if node.all_constant():
-        return np.asarray(fold(*node.arrays()))
-    return call(relay_name, node.expr(0), node.expr(1))
+        return evaluate(name, *node.arrays())
+    return call(name, node.expr(0), node.expr(1))
 
 
 def convert_pow(node: OnnxNode) -> Result:
@@ -116,16 +79,16 @@ def _cast_to(node: OnnxNode, index: int, dtype: str) -> Expr:
 
 def convert_variadic(node: OnnxNode) -> Result:
     """Max, Min, Sum of any number of inputs: a chain of binary operators."""
-    relay_name, fold = VARIADIC[node.op_type]
+    name = VARIADIC[node.op_type]
     if node.all_constant():
         arrays = node.arrays()
         result = arrays[0]
         for array in arrays[1:]:
-            result = fold(result, array)
+            result = evaluate(name, result, array)
         return np.asarray(result)
     result = node.expr(0)
     for index in range(1, len(node.inputs)):
-        result = call(relay_name, result, node.expr(index))
+        result = call(name, result, node.expr(index))
     return result
 
 
@@ -136,18 +99,20 @@ def _mod(node: OnnxNode) -> Result:
     if fmod not in (0, 1):
         raise node.error(f"fmod must be 0 or 1, got {fmod}")
     name = "mod" if fmod else "floor_mod"
-    if node.all_constant():
-        with np.errstate(all="ignore"):  # x % 0 is NaN for floats, the spec's result
-            return fold_op(name, *node.arrays())
+    if node.all_constant():  # x % 0 is NaN for floats, the spec's result
+        return evaluate(name, *node.arrays())
     return call(name, node.expr(0), node.expr(1))
 
 
 def convert_mod(node: OnnxNode) -> Result:
     """Mod before opset 28: fmod=0 is defined for integers only."""
     if not node.attr("fmod", 0) and np.dtype(node.out_type().dtype).kind == "f":
-        raise node.error(f"fmod=0 (the divisor's sign) is defined for integers only before "
-                         f"opset 28 (the model's is {node.opset}); the operands are floating "
-                         "point", hint="set fmod=1 for floats")  # fmt: skip
+        raise node.error(
+            f"fmod=0 (the divisor's sign) is defined for integers only before "
+            f"opset 28 (the model's is {node.opset}); the operands are floating "
+            "point",
+            hint="set fmod=1 for floats",
+        )
     return _mod(node)
 
 
@@ -236,9 +201,10 @@ def convert_is_inf(node: OnnxNode) -> Result:
 
 def convert_reciprocal(node: OnnxNode) -> Result:
     """Reciprocal: 1 / x."""
-    if node.all_constant():
-        return np.asarray(1 / node.input(0).data).astype(node.input(0).type.dtype)
-    return call("divide", const(1, node.input(0).type.dtype), node.expr(0))
+    dtype = node.input(0).type.dtype
+    if node.all_constant():  # the divide the call below makes
+        return evaluate("divide", np.ones((), dtype), node.input(0).data)
+    return call("divide", const(1, dtype), node.expr(0))
 
 
 def convert_where(node: OnnxNode) -> Result:
@@ -269,8 +235,10 @@ def convert_dropout(node: OnnxNode) -> list[Result | None]:
     if node.has_input(2) and node.static(2, "training_mode").item():
         ratio = float(node.static_or(1, "ratio", np.array(0.5)).item())
         if ratio != 0:
-            raise node.error(f"training_mode=True with ratio {ratio} is not supported: it drops "
-                             "random elements; Tessel imports for inference")  # fmt: skip
+            raise node.error(
+                f"training_mode=True with ratio {ratio} is not supported: it drops "
+                "random elements; Tessel imports for inference"
+            )
     data = node.input(0).data if node.all_constant() else node.expr(0)
     if not node.output_used(1):
         return [data, None]

@@ -26,8 +26,14 @@ def convert_grid_sample(node: OnnxNode) -> Expr:
     if mode == "cubic" and len(node.shape(0)) != 4:
         raise node.error("cubic sampling is defined for 4-D inputs only")
     align_corners = bool(node.attr("align_corners", 0))
-    return call("image.grid_sample", node.expr(0), node.expr(1), mode=mode,
-                padding_mode=padding_mode, align_corners=align_corners)  # fmt: skip
+    return call(
+        "image.grid_sample",
+        node.expr(0),
+        node.expr(1),
+        mode=mode,
+        padding_mode=padding_mode,
+        align_corners=align_corners,
+    )
 
 
 def _base_coordinates(extent: int, align_corners: bool) -> np.ndarray:
@@ -44,8 +50,9 @@ def convert_affine_grid(node: OnnxNode) -> Value:
     size = [int(v) for v in node.static(1, "size")]
     rank = len(size) - 2
     if rank not in (2, 3) or theta_shape[1:] != (rank, rank + 1) or theta_shape[0] != size[0]:
-        raise node.error(f"theta {list(theta_shape)} and size {size} do not describe a 2-D or "
-                         "3-D affine grid")  # fmt: skip
+        raise node.error(
+            f"theta {list(theta_shape)} and size {size} do not describe a 2-D or 3-D affine grid"
+        )
     align = bool(node.attr("align_corners", 0))
     axes = np.meshgrid(*(_base_coordinates(e, align) for e in size[2:]), indexing="ij")
     # Homogeneous coordinates innermost axis first: (x, y[, z], 1).

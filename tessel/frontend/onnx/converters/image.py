@@ -36,8 +36,14 @@ def _options(node: OnnxNode) -> Options:
     antialias = bool(node.attr("antialias", 0))
     if antialias and mode == "nearest":
         raise node.error("antialias applies to linear and cubic modes only")
-    return Options(mode, coordinates, nearest, float(node.attr("cubic_coeff_a", -0.75)),
-                   bool(node.attr("exclude_outside", 0)), antialias)  # fmt: skip
+    return Options(
+        mode,
+        coordinates,
+        nearest,
+        float(node.attr("cubic_coeff_a", -0.75)),
+        bool(node.attr("exclude_outside", 0)),
+        antialias,
+    )
 
 
 def _axes(node: OnnxNode, rank: int) -> list[int]:
@@ -58,8 +64,9 @@ def _given(node: OnnxNode, index: int, what: str) -> np.ndarray | None:
     return value if value.size else None
 
 
-def _sizes_and_scales(node: OnnxNode, axes: list[int], scales_at: int,
-                      sizes_at: int) -> tuple[list[float], list[int]]:  # fmt: skip
+def _sizes_and_scales(
+    node: OnnxNode, axes: list[int], scales_at: int, sizes_at: int
+) -> tuple[list[float], list[int]]:
     """Per axis of the input: the scale and the output extent, from scales or sizes (with
     keep_aspect_ratio_policy), as ONNX's reference computes them."""
     shape = node.shape(0)

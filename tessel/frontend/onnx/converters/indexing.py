@@ -45,8 +45,9 @@ def _check_known_indices(node: OnnxNode, extents: tuple[int, ...] | int) -> None
         return
     bound = np.asarray(extents)
     if np.any(indices.data < -bound) or np.any(indices.data >= bound):
-        raise node.error(f"indices {indices.data.tolist()} are out of range for extents "
-                         f"{bound.tolist()}")  # fmt: skip
+        raise node.error(
+            f"indices {indices.data.tolist()} are out of range for extents {bound.tolist()}"
+        )
 
 
 def convert_gather_elements(node: OnnxNode) -> Result:
@@ -251,10 +252,15 @@ def convert_tensor_scatter(node: OnnxNode) -> Result:
     ndim, mode = len(shape), node.attr("mode", "linear")
     axis = node.axis(int(node.attr("axis", -2)), ndim)
     if axis == 0 or mode not in ("linear", "circular"):
-        raise node.error(f"axis {axis} and mode {mode!r} are not supported: the axis must not be "
-                         "the batch axis 0, the mode linear or circular")  # fmt: skip
-    start = (call("cast", node.expr(2), dtype="int64") if node.has_input(2)
-             else const(np.zeros(shape[0], np.int64)))  # fmt: skip
+        raise node.error(
+            f"axis {axis} and mode {mode!r} are not supported: the axis must not be "
+            "the batch axis 0, the mode linear or circular"
+        )
+    start = (
+        call("cast", node.expr(2), dtype="int64")
+        if node.has_input(2)
+        else const(np.zeros(shape[0], np.int64))
+    )
     steps = _along(const(np.arange(update_shape[axis], dtype=np.int64)), axis, ndim)
     positions = call("add", _along(start, 0, ndim), steps)
     if mode == "circular":

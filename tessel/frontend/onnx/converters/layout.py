@@ -99,18 +99,29 @@ def convert_col2im(node: OnnxNode) -> Value:
     dilations = list(node.attr("dilations", [1] * rank))
     pads = list(node.attr("pads", [0] * 2 * rank))
     spans = [(k - 1) * d + 1 for k, d in zip(block, dilations, strict=True)]
-    counts = [(image[i] + pads[i] + pads[rank + i] - spans[i]) // strides[i] + 1
-              for i in range(rank)]  # fmt: skip
+    counts = [
+        (image[i] + pads[i] + pads[rank + i] - spans[i]) // strides[i] + 1 for i in range(rank)
+    ]
     if len(shape) != 3 or shape[1] % kernel or math.prod(counts) != shape[2] or min(counts) < 1:
         raise node.error(f"input {list(shape)} does not hold blocks {block} of image {image}")
     n, channels = shape[0], shape[1] // kernel
     columns = call("reshape", node.expr(0), newshape=(n, shape[1], *counts))
     one_hot = np.eye(kernel, dtype=dtype).reshape(kernel, 1, *block)
     one_hot = np.tile(one_hot, (channels, 1) + (1,) * rank)
-    extra = [image[i] + pads[i] + pads[rank + i] - ((counts[i] - 1) * strides[i] + spans[i])
-             for i in range(rank)]  # fmt: skip
-    out = call(f"nn.conv{rank}d_transpose", columns, const(one_hot), strides=strides,
-               padding=pads, dilation=dilations, groups=channels, output_padding=extra)  # fmt: skip
+    extra = [
+        image[i] + pads[i] + pads[rank + i] - ((counts[i] - 1) * strides[i] + spans[i])
+        for i in range(rank)
+    ]
+    out = call(
+        f"nn.conv{rank}d_transpose",
+        columns,
+        const(one_hot),
+        strides=strides,
+        padding=pads,
+        dilation=dilations,
+        groups=channels,
+        output_padding=extra,
+    )
     return Value(out, TensorType((n, channels, *image), dtype))
 
 

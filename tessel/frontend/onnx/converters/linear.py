@@ -44,8 +44,9 @@ def convert_gemm(node: OnnxNode) -> Result:
     a, b = node.input(0), node.input(1)
     dtype = node.out_type().dtype
     if np.dtype(dtype).kind in "iu" and not (alpha.is_integer() and beta.is_integer()):
-        raise node.error(f"alpha={alpha} and beta={beta} must be whole numbers for {dtype} "
-                         "operands")  # fmt: skip
+        raise node.error(
+            f"alpha={alpha} and beta={beta} must be whole numbers for {dtype} operands"
+        )
     if node.all_constant():
         return _folded_gemm(node, alpha, beta)
     reduced = a.type.shape[0] if node.attr("transA", 0) else a.type.shape[1]

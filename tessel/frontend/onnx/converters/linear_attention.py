@@ -54,10 +54,13 @@ def _check(node: OnnxNode) -> tuple[str, int, int]:
         raise node.error(f"update_rule {rule!r} is not one of {list(_RULES)}")
     q_heads, kv_heads = node.attr("q_num_heads"), node.attr("kv_num_heads")
     if not q_heads or not kv_heads or q_heads <= 0 or kv_heads <= 0 or q_heads % kv_heads:
-        raise node.error(f"q_num_heads={q_heads} must be a positive multiple of "
-                         f"kv_num_heads={kv_heads}")  # fmt: skip
-    for index, needed in ((4, rule in ("gated", "gated_delta")),
-                          (5, rule in ("delta", "gated_delta"))):  # fmt: skip
+        raise node.error(
+            f"q_num_heads={q_heads} must be a positive multiple of kv_num_heads={kv_heads}"
+        )
+    for index, needed in (
+        (4, rule in ("gated", "gated_delta")),
+        (5, rule in ("delta", "gated_delta")),
+    ):
         if node.has_input(index) != needed:
             verb = "needs" if needed else "takes no"
             raise node.error(f"update_rule {rule!r} {verb} input `{_INPUTS[index]}`")
@@ -74,9 +77,11 @@ def convert_linear_attention(node: OnnxNode) -> list[Expr]:
     (b, t, q_packed), (_, _, v_packed) = node.shape(0), node.shape(2)
     d_k, d_v = q_packed // q_heads, v_packed // kv_heads
     if q_packed % q_heads or v_packed % kv_heads or node.shape(1)[2] != kv_heads * d_k:
-        raise node.error(f"query {node.shape(0)}, key {node.shape(1)} and value "
-                         f"{node.shape(2)} do not split into {q_heads}/{kv_heads} "
-                         "heads")  # fmt: skip
+        raise node.error(
+            f"query {node.shape(0)}, key {node.shape(1)} and value "
+            f"{node.shape(2)} do not split into {q_heads}/{kv_heads} "
+            "heads"
+        )
     group, dtype = q_heads // kv_heads, node.input(0).type.dtype
     q, k, v = (_heads_first(node, i, h) for i, h in ((0, q_heads), (1, kv_heads), (2, kv_heads)))
     decay = _decay(node, b, t, kv_heads, d_k) if node.has_input(4) else None
@@ -94,8 +99,9 @@ def convert_linear_attention(node: OnnxNode) -> list[Expr]:
             state = call("multiply", as_expr(state), factor)
         if beta is not None:
             rates = node.shape(5)[2]
-            v_t = _delta(v_t, k_t, state, _step(beta, step, (b, rates, t, 1)),
-                         (b, kv_heads, rates, d_v))  # fmt: skip
+            v_t = _delta(
+                v_t, k_t, state, _step(beta, step, (b, rates, t, 1)), (b, kv_heads, rates, d_v)
+            )
         outer = call("nn.batch_matmul", k_t, v_t, transpose_a=True, transpose_b=False)
         state = outer if _is_zero(state) else call("add", as_expr(state), outer)
         q_t = call("strided_slice", q, begin=(step,), end=(step + 1,), strides=(1,), axes=(2,))
@@ -108,15 +114,17 @@ def convert_linear_attention(node: OnnxNode) -> list[Expr]:
     return [_cast(out, dtype), _cast(present, state_dtype)]
 
 
-def _delta(v_t: Expr, k_t: Expr, state: Operand, beta_t: Expr,
-           sizes: tuple[int, int, int, int]) -> Expr:  # fmt: skip
+def _delta(
+    v_t: Expr, k_t: Expr, state: Operand, beta_t: Expr, sizes: tuple[int, int, int, int]
+) -> Expr:
     """beta (v - S^T k): the value corrected by what the state already holds for k."""
     b, heads, rates, d_v = sizes
     if _is_zero(state):
         corrected = v_t
     else:
-        retrieved = call("nn.batch_matmul", k_t, as_expr(state), transpose_a=False,
-                         transpose_b=False)  # fmt: skip
+        retrieved = call(
+            "nn.batch_matmul", k_t, as_expr(state), transpose_a=False, transpose_b=False
+        )
         corrected = call("subtract", v_t, retrieved)
     per_head = reshaped(corrected, (b, heads, 1, d_v))
     rate = reshaped(beta_t, (b, rates, 1, 1))  # one rate per head, or one for all
@@ -130,16 +138,19 @@ def _cast(x: Expr, dtype: str) -> Expr:
 def _decay(node: OnnxNode, b: int, t: int, kv_heads: int, d_k: int) -> Expr:
     """decay as [B, H_kv, T, d_k or 1]."""
     if node.shape(4)[:2] != (b, t) or node.shape(4)[2] not in (kv_heads, kv_heads * d_k):
-        raise node.error(f"decay has shape {node.shape(4)}; expected {(b, t, kv_heads)} or "
-                         f"{(b, t, kv_heads * d_k)}")  # fmt: skip
+        raise node.error(
+            f"decay has shape {node.shape(4)}; expected {(b, t, kv_heads)} or "
+            f"{(b, t, kv_heads * d_k)}"
+        )
     return _heads_first(node, 4, kv_heads)
 
 
 def _beta(node: OnnxNode, b: int, t: int, kv_heads: int) -> Expr:
     """beta as [B, H_kv or 1, T, 1]."""
     if node.shape(5)[:2] != (b, t) or node.shape(5)[2] not in (kv_heads, 1):
-        raise node.error(f"beta has shape {node.shape(5)}; expected {(b, t, kv_heads)} or "
-                         f"{(b, t, 1)}")  # fmt: skip
+        raise node.error(
+            f"beta has shape {node.shape(5)}; expected {(b, t, kv_heads)} or {(b, t, 1)}"
+        )
     return _heads_first(node, 5, node.shape(5)[2])
 
 
@@ -190,6 +201,7 @@ def _past_window(node: OnnxNode, batch: int, channels: int, k: int, dtype: str) 
     if not node.has_input(3):
         return np.zeros((batch, channels, k - 1), dtype)
     if node.shape(3) != (batch, channels, k - 1):
-        raise node.error(f"past_state has shape {node.shape(3)}, expected "
-                         f"{(batch, channels, k - 1)}")  # fmt: skip
+        raise node.error(
+            f"past_state has shape {node.shape(3)}, expected {(batch, channels, k - 1)}"
+        )
     return operand(node.input(3))

@@ -26,8 +26,10 @@ def _check(node: OnnxNode) -> str:
         raise node.error(f"the scores must have shape [N, C, ...], got {list(scores)}")
     expected = scores[:1] + scores[2:]
     if targets != expected:
-        raise node.error(f"the targets of shape {list(targets)} do not match the scores of "
-                         f"shape {list(scores)} (expected {list(expected)})")  # fmt: skip
+        raise node.error(
+            f"the targets of shape {list(targets)} do not match the scores of "
+            f"shape {list(scores)} (expected {list(expected)})"
+        )
     if not node.input(1).type.dtype.startswith("int"):
         raise node.error(f"the targets must be integers, got {node.input(1).type.dtype}")
     if not node.input(0).type.dtype.startswith("float"):

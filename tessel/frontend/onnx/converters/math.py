@@ -154,10 +154,13 @@ def convert_swiglu(node: OnnxNode) -> Result:
     dtype = _float_input(node)
     if node.shape(0) != node.shape(1):
         # The spec applies no broadcasting (its function body's Mul would): refused, not guessed.
-        raise node.error(f"A {list(node.shape(0))} and B {list(node.shape(1))} differ in shape "
-                         "(SwiGLU does not broadcast)")  # fmt: skip
-    return apply("multiply", _swish(data_of(node), node.attr("alpha", 1.0), dtype),
-                 data_of(node, 1))  # fmt: skip
+        raise node.error(
+            f"A {list(node.shape(0))} and B {list(node.shape(1))} differ in shape "
+            "(SwiGLU does not broadcast)"
+        )
+    return apply(
+        "multiply", _swish(data_of(node), node.attr("alpha", 1.0), dtype), data_of(node, 1)
+    )
 
 
 def _check_integer_shrink(node: OnnxNode, dtype: str, lambd: float, bias: float) -> None:

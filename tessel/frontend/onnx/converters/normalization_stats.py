@@ -108,8 +108,11 @@ def convert_group_norm(node: OnnxNode) -> Result | Value:
     normal = in_dtype(normal[0], stash, dtype)
     scale, bias = data_of(node, 1), data_of(node, 2)
     if node.opset < 21:  # [num_groups] parameters, over the grouped view
-        normal = apply("add", apply("multiply", normal, per_channel(scale, groups, 3)),
-                       per_channel(bias, groups, 3))  # fmt: skip
+        normal = apply(
+            "add",
+            apply("multiply", normal, per_channel(scale, groups, 3)),
+            per_channel(bias, groups, 3),
+        )
         return shaped_like_input(node, reshape(normal, shape))
     normal = reshape(normal, shape)
     scaled = apply("multiply", normal, per_channel(scale, shape[1], len(shape)))
@@ -165,13 +168,21 @@ def convert_lrn(node: OnnxNode) -> Result:
     channels = shape[1]
     square_sum = None
     for offset in range(size):
-        window = apply("strided_slice", padded, begin=(offset,), end=(offset + channels,),
-                       strides=(1,), axes=(1,))  # fmt: skip
+        window = apply(
+            "strided_slice",
+            padded,
+            begin=(offset,),
+            end=(offset + channels,),
+            strides=(1,),
+            axes=(1,),
+        )
         square_sum = window if square_sum is None else apply("add", square_sum, window)
-    alpha, beta, bias = (float(node.attr(n, d)) for n, d in
-                         (("alpha", 1e-4), ("beta", 0.75), ("bias", 1.0)))  # fmt: skip
-    base = apply("add", scalar(bias, dtype),
-                 apply("multiply", scalar(alpha / size, dtype), square_sum))  # fmt: skip
+    alpha, beta, bias = (
+        float(node.attr(n, d)) for n, d in (("alpha", 1e-4), ("beta", 0.75), ("bias", 1.0))
+    )
+    base = apply(
+        "add", scalar(bias, dtype), apply("multiply", scalar(alpha / size, dtype), square_sum)
+    )
     return apply("divide", x, apply("power", base, scalar(beta, dtype)))
 
 

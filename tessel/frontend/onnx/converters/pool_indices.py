@@ -37,8 +37,9 @@ def _taps(value: Expr, window: Window, out: tuple[int, ...]) -> list[Expr]:
         begin = [t * d for t, d in zip(tap, window.dilations, strict=True)]
         end = [b + (o - 1) * s + 1 for b, o, s in zip(begin, out, window.strides, strict=True)]
         axes = tuple(range(2, 2 + window.rank))
-        slices.append(call("strided_slice", value, begin=begin, end=end,
-                           strides=window.strides, axes=axes))  # fmt: skip
+        slices.append(
+            call("strided_slice", value, begin=begin, end=end, strides=window.strides, axes=axes)
+        )
     return slices
 
 
@@ -54,17 +55,20 @@ def argmax_indices(node: OnnxNode, window: Window, out_shape: tuple[int, ...]) -
     """The Indices output of a MaxPool node whose windows (ceil_mode resolved) are `window`."""
     shape, dtype = node.shape(0), node.input(0).type.dtype
     if len(window.kernel) and np.prod(window.kernel) > 64:
-        raise node.error(f"the Indices output of a {list(window.kernel)} window (over 64 taps) "
-                         "is not supported")  # fmt: skip
+        raise node.error(
+            f"the Indices output of a {list(window.kernel)} window (over 64 taps) is not supported"
+        )
     spatial = out_shape[2:]
     if dtype not in ("float32", "float64", "int8", "uint8", "int16", "uint16", "int32", "uint32"):
         raise node.error(f"the Indices output of a {dtype} tensor is not supported")
-    wide = call("maximum", call("cast", node.expr(0), dtype="float64"),
-                const(np.finfo(np.float64).min))  # fmt: skip
+    wide = call(
+        "maximum", call("cast", node.expr(0), dtype="float64"), const(np.finfo(np.float64).min)
+    )
     values = _stacked(wide, np.array(-np.inf), window, spatial)
     column_major = bool(node.attr("storage_order", 0))
-    positions = _stacked(const(_positions(shape, column_major)), np.array(-1, np.int64), window,
-                         spatial)  # fmt: skip
+    positions = _stacked(
+        const(_positions(shape, column_major)), np.array(-1, np.int64), window, spatial
+    )
     best = call("argmax", values, axis=(0,), keepdims=True)
     picked = call("gather", positions, call("cast", best, dtype="int64"), axis=0)
     return call("reshape", picked, newshape=out_shape)

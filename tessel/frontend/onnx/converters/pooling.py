@@ -60,8 +60,15 @@ def convert_average_pool(node: OnnxNode) -> Value:
         out_type = _out_type(node, counts)
         if not include_pad:
             window, ceil_mode = end_padded, False
-    pooled = pool("avg", node.expr(0), node.shape(0), out_type.shape, window,
-                  ceil_mode=ceil_mode, count_include_pad=include_pad)  # fmt: skip
+    pooled = pool(
+        "avg",
+        node.expr(0),
+        node.shape(0),
+        out_type.shape,
+        window,
+        ceil_mode=ceil_mode,
+        count_include_pad=include_pad,
+    )
     return Value(pooled, out_type)
 
 
@@ -103,8 +110,15 @@ def convert_lp_pool(node: OnnxNode) -> Value:
         window, counts = ceil_mode_window(node.shape(0), window)
         out_type = _out_type(node, counts)
     powered = _power(call("abs", node.expr(0)), p, dtype)
-    mean = pool("avg", powered, node.shape(0), out_type.shape, window, ceil_mode=False,
-                count_include_pad=True)  # fmt: skip
+    mean = pool(
+        "avg",
+        powered,
+        node.shape(0),
+        out_type.shape,
+        window,
+        ceil_mode=False,
+        count_include_pad=True,
+    )
     total = call("multiply", mean, const(math.prod(window.kernel), dtype))
     return Value(_root(total, p, dtype), out_type)
 
@@ -141,8 +155,9 @@ def _unpooled_shape(node: OnnxNode) -> tuple[int, ...]:
     kernel = _kernel(node, rank)
     strides = tuple(node.attr("strides", [1] * rank))
     pads = tuple(node.attr("pads", [0] * 2 * rank))
-    sizes = [(shape[2 + d] - 1) * strides[d] + kernel[d] - pads[d] - pads[rank + d]
-             for d in range(rank)]  # fmt: skip
+    sizes = [
+        (shape[2 + d] - 1) * strides[d] + kernel[d] - pads[d] - pads[rank + d] for d in range(rank)
+    ]
     return (*shape[:2], *sizes)
 
 
@@ -160,8 +175,10 @@ def convert_max_unpool(node: OnnxNode) -> Value:
         return Value(out, TensorType(shape, dtype))
     wanted = tuple(int(d) for d in node.static(2, "output_shape"))
     if len(wanted) != len(shape) or any(w < s for w, s in zip(wanted, shape, strict=True)):
-        raise node.error(f"output_shape {list(wanted)} is smaller than the unpooled shape "
-                         f"{list(shape)} or of another rank")  # fmt: skip
+        raise node.error(
+            f"output_shape {list(wanted)} is smaller than the unpooled shape "
+            f"{list(shape)} or of another rank"
+        )
     widths = [(0, w - s) for w, s in zip(wanted, shape, strict=True)]
     padded = call("nn.pad", out, const(np.zeros((), dtype)), pad_width=widths)
     return Value(padded, TensorType(wanted, dtype))

@@ -64,8 +64,9 @@ class _Layer:
 Activation = Callable[[Expr], Expr]
 
 
-def _activation(node: OnnxNode, name: str, alpha: float | None, beta: float | None,
-                dtype: str) -> Activation:  # fmt: skip
+def _activation(
+    node: OnnxNode, name: str, alpha: float | None, beta: float | None, dtype: str
+) -> Activation:
     """The activation function called `name` (ONNX's list, any case) with its alpha/beta."""
     key = name.lower()
     if key not in _ACTIVATIONS:
@@ -82,8 +83,9 @@ def _activation(node: OnnxNode, name: str, alpha: float | None, beta: float | No
     return lambda x: _apply_activation(key, x, a, b, dtype)
 
 
-def _apply_activation(key: str, x: Expr, a: np.ndarray | None, b: np.ndarray | None,
-                      dtype: str) -> Expr:  # fmt: skip
+def _apply_activation(
+    key: str, x: Expr, a: np.ndarray | None, b: np.ndarray | None, dtype: str
+) -> Expr:
     one, zero = const(scalar(1, dtype)), const(scalar(0, dtype))
     if key in ("tanh", "sigmoid"):
         return call(key, x)
@@ -110,16 +112,19 @@ def _apply_activation(key: str, x: Expr, a: np.ndarray | None, b: np.ndarray | N
     return call("where", call("less", x, zero), negative, x)
 
 
-def _activations(node: OnnxNode, defaults: tuple[str, ...], layer: _Layer
-                 ) -> list[list[Activation]]:  # fmt: skip
+def _activations(
+    node: OnnxNode, defaults: tuple[str, ...], layer: _Layer
+) -> list[list[Activation]]:
     """Each direction's activation functions. activation_alpha and activation_beta are
     consumed in order by the functions that take them (onnxruntime's reading of the spec);
     a missing value takes the ONNX operator's default."""
     count = len(defaults) * layer.directions
     names = list(node.attr("activations") or defaults * layer.directions)
     if len(names) != count:
-        raise node.error(f"activations lists {len(names)} functions; {count} expected "
-                         f"({len(defaults)} per direction)")  # fmt: skip
+        raise node.error(
+            f"activations lists {len(names)} functions; {count} expected "
+            f"({len(defaults)} per direction)"
+        )
     alphas = list(node.attr("activation_alpha") or [])
     betas = list(node.attr("activation_beta") or [])
     functions = []
@@ -151,19 +156,33 @@ def _layer(node: OnnxNode, gates: int) -> tuple[_Layer, Expr]:
     if node.attr("hidden_size") is not None and int(node.attr("hidden_size")) != hidden:
         raise node.error(f"hidden_size={node.attr('hidden_size')} but R has shape {r_shape}")
     if w_shape != (directions, gates * hidden, x.type.shape[2]) or r_shape != (
-            directions, gates * hidden, hidden):  # fmt: skip
-        raise node.error(f"W {w_shape} and R {r_shape} do not fit {directions} direction(s), "
-                         f"{gates} gates and input size {x.type.shape[2]}")  # fmt: skip
+        directions,
+        gates * hidden,
+        hidden,
+    ):
+        raise node.error(
+            f"W {w_shape} and R {r_shape} do not fit {directions} direction(s), "
+            f"{gates} gates and input size {x.type.shape[2]}"
+        )
     if 0 in (seq, batch, hidden):
-        raise node.error(f"empty sequence, batch or hidden size ({seq}, {batch}, {hidden}) "
-                         "is not supported")  # fmt: skip
+        raise node.error(
+            f"empty sequence, batch or hidden size ({seq}, {batch}, {hidden}) is not supported"
+        )
     if not np.issubdtype(np.dtype(x.type.dtype), np.floating):
         raise node.error(f"X has dtype {x.type.dtype}; recurrent layers are floating point")
     clip = node.attr("clip")
     lengths = _lengths(node, seq, batch)
     lengths_dtype = node.input(4).type.dtype if node.has_input(4) else "int32"
-    return _Layer(seq, batch, hidden, directions, x.type.dtype,
-                  None if clip is None else float(clip), lengths, lengths_dtype), x_seq  # fmt: skip
+    return _Layer(
+        seq,
+        batch,
+        hidden,
+        directions,
+        x.type.dtype,
+        None if clip is None else float(clip),
+        lengths,
+        lengths_dtype,
+    ), x_seq
 
 
 def _lengths(node: OnnxNode, seq: int, batch: int) -> Operand | None:
@@ -180,8 +199,7 @@ def _lengths(node: OnnxNode, seq: int, batch: int) -> Operand | None:
     return reshape(operand(value), (batch, 1))
 
 
-def _per_direction(node: OnnxNode, index: int, direction: int, shape: tuple[int, ...]
-                   ) -> Operand:  # fmt: skip
+def _per_direction(node: OnnxNode, index: int, direction: int, shape: tuple[int, ...]) -> Operand:
     """Input `index` ([directions, ...]) for one direction, reshaped to `shape`."""
     return reshape(slice_axis(operand(node.input(index)), 0, direction, direction + 1), shape)
 
@@ -211,8 +229,9 @@ def _biases(node: OnnxNode, direction: int, size: int, dtype: str) -> tuple[Oper
     return slice_axis(both, 0, 0, size), slice_axis(both, 0, size, 2 * size)
 
 
-def _input_projection(x_seq: Expr, weight: Operand, bias: Operand, layer: _Layer,
-                      width: int, size: int) -> Expr:  # fmt: skip
+def _input_projection(
+    x_seq: Expr, weight: Operand, bias: Operand, layer: _Layer, width: int, size: int
+) -> Expr:
     """X W^T + bias for every step at once, as [seq, batch, width] (X of `size` features)."""
     flat = reshaped(x_seq, (layer.seq * layer.batch, size))
     projected = call("nn.dense", flat, as_expr(weight), units=width)
@@ -228,8 +247,14 @@ def _step_input(projected: Expr, t: int, layer: _Layer, width: int) -> Expr:
 
 def _gate(x: Expr, index: int, hidden: int) -> Expr:
     """Gate `index` of a [batch, gates * hidden] product."""
-    return call("strided_slice", x, begin=(index * hidden,), end=((index + 1) * hidden,),
-                strides=(1,), axes=(1,))  # fmt: skip
+    return call(
+        "strided_slice",
+        x,
+        begin=(index * hidden,),
+        end=((index + 1) * hidden,),
+        strides=(1,),
+        axes=(1,),
+    )
 
 
 def _clipped(x: Expr, layer: _Layer) -> Expr:
@@ -289,8 +314,9 @@ class _Run:
     c: Expr | None = None
 
 
-def _lstm_direction(node: OnnxNode, layer: _Layer, x_seq: Expr, d: int, reverse: bool,
-                    acts: list[Activation]) -> _Run:  # fmt: skip
+def _lstm_direction(
+    node: OnnxNode, layer: _Layer, x_seq: Expr, d: int, reverse: bool, acts: list[Activation]
+) -> _Run:
     """One direction of an LSTM (gates i, o, f, c; peepholes P[i, o, f])."""
     n, hidden = layer.hidden, 4 * layer.hidden
     size = node.shape(0)[2]
@@ -300,11 +326,14 @@ def _lstm_direction(node: OnnxNode, layer: _Layer, x_seq: Expr, d: int, reverse:
     peep = _per_direction(node, 7, d, (3 * n,)) if node.has_input(7) else None
     if peep is not None and node.shape(7) != (layer.directions, 3 * n):
         raise node.error(f"P has shape {node.shape(7)}, expected {(layer.directions, 3 * n)}")
-    p_i, p_o, p_f = ((slice_axis(peep, 0, k * n, (k + 1) * n) for k in range(3))
-                     if peep is not None else (None, None, None))  # fmt: skip
+    p_i, p_o, p_f = (
+        (slice_axis(peep, 0, k * n, (k + 1) * n) for k in range(3))
+        if peep is not None
+        else (None, None, None)
+    )
     f, g, h_act = acts
     h, c = _initial(node, 5, d, layer), _initial(node, 6, d, layer)
-    outputs: list[Expr] = [None] * layer.seq  # type: ignore[list-item]
+    outputs: list[Expr] = [None] * layer.seq  # type: ignore[list-item]  # filled below
     for t in _order(layer, reverse):
         gates = _plus(_step_input(projected, t, layer, hidden), _recurrent(h, r, hidden))
         i, o, fg, cell = (_gate(gates, k, n) for k in range(4))
@@ -325,8 +354,9 @@ def _lstm_direction(node: OnnxNode, layer: _Layer, x_seq: Expr, d: int, reverse:
     return _Run(outputs, as_expr(h), as_expr(c))
 
 
-def _gru_direction(node: OnnxNode, layer: _Layer, x_seq: Expr, d: int, reverse: bool,
-                   acts: list[Activation]) -> _Run:  # fmt: skip
+def _gru_direction(
+    node: OnnxNode, layer: _Layer, x_seq: Expr, d: int, reverse: bool, acts: list[Activation]
+) -> _Run:
     """One direction of a GRU (gates z, r, h; linear_before_reset applies r after R_h)."""
     n, hidden = layer.hidden, 3 * layer.hidden
     size = node.shape(0)[2]
@@ -336,12 +366,15 @@ def _gru_direction(node: OnnxNode, layer: _Layer, x_seq: Expr, d: int, reverse: 
     before_reset = bool(node.attr("linear_before_reset", 0))
     rb_h = slice_axis(rb, 0, 2 * n, hidden)
     # R_h's bias joins the input projection unless the reset gate multiplies it.
-    kept = concatenate([slice_axis(rb, 0, 0, 2 * n), np.zeros((n,), layer.dtype)], axis=0) \
-        if before_reset else rb  # fmt: skip
+    kept = (
+        concatenate([slice_axis(rb, 0, 0, 2 * n), np.zeros((n,), layer.dtype)], axis=0)
+        if before_reset
+        else rb
+    )
     projected = _input_projection(x_seq, w, apply("add", wb, kept), layer, hidden, size)
     f, g = acts
     h = _initial(node, 5, d, layer)
-    outputs: list[Expr] = [None] * layer.seq  # type: ignore[list-item]
+    outputs: list[Expr] = [None] * layer.seq  # type: ignore[list-item]  # filled below
     for t in _order(layer, reverse):
         x_t = _step_input(projected, t, layer, hidden)
         zr = _plus(_gate(x_t, 0, 2 * n), _recurrent(h, r_zr, 2 * n))
@@ -367,8 +400,9 @@ def _reset_state(reset: Expr, h: Operand) -> Operand:
     return _mul(reset, h)
 
 
-def _rnn_direction(node: OnnxNode, layer: _Layer, x_seq: Expr, d: int, reverse: bool,
-                   acts: list[Activation]) -> _Run:  # fmt: skip
+def _rnn_direction(
+    node: OnnxNode, layer: _Layer, x_seq: Expr, d: int, reverse: bool, acts: list[Activation]
+) -> _Run:
     """One direction of a simple RNN: h = f(x W^T + h R^T + Wb + Rb)."""
     n = layer.hidden
     size = node.shape(0)[2]
@@ -377,7 +411,7 @@ def _rnn_direction(node: OnnxNode, layer: _Layer, x_seq: Expr, d: int, reverse: 
     projected = _input_projection(x_seq, w, apply("add", wb, rb), layer, n, size)
     (f,) = acts
     h = _initial(node, 5, d, layer)
-    outputs: list[Expr] = [None] * layer.seq  # type: ignore[list-item]
+    outputs: list[Expr] = [None] * layer.seq  # type: ignore[list-item]  # filled below
     for t in _order(layer, reverse):
         h_new = f(_clipped(_plus(_step_input(projected, t, layer, n), _recurrent(h, r, n)), layer))
         valid = _valid(layer, t)
@@ -393,8 +427,9 @@ def _outputs(node: OnnxNode, layer: _Layer, runs: list[_Run]) -> list[Expr | Non
     b, n = layer.batch, layer.hidden
     y = None
     if node.output_used(0):
-        per_direction = [concatenate([reshaped(o, (1, 1, b, n))
-                                      for o in run.outputs], axis=0) for run in runs]  # fmt: skip
+        per_direction = [
+            concatenate([reshaped(o, (1, 1, b, n)) for o in run.outputs], axis=0) for run in runs
+        ]
         y = concatenate(per_direction, axis=1)
         y = transpose(y, (2, 0, 1, 3)) if layout else y
 
@@ -403,8 +438,7 @@ def _outputs(node: OnnxNode, layer: _Layer, runs: list[_Run]) -> list[Expr | Non
         return transpose(joined, (1, 0, 2)) if layout else joined
 
     y_h = final([run.h for run in runs]) if node.output_used(1) else None
-    y_c = final([run.c for run in runs]) if runs[0].c is not None and node.output_used(2) \
-        else None  # fmt: skip
+    y_c = final([run.c for run in runs]) if runs[0].c is not None and node.output_used(2) else None
     return [y, y_h, y_c]
 
 

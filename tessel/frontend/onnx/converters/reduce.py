@@ -180,8 +180,14 @@ def _flip(value: Result, axis: int, extent: int) -> Result:
     "before index 0", as Slice's converter writes it)."""
     if isinstance(value, np.ndarray):
         return np.flip(value, axis)
-    return call("strided_slice", value, begin=(extent - 1,), end=(-(extent + 1),), strides=(-1,),
-                axes=(axis,))  # fmt: skip
+    return call(
+        "strided_slice",
+        value,
+        begin=(extent - 1,),
+        end=(-(extent + 1),),
+        strides=(-1,),
+        axes=(axis,),
+    )
 
 
 def convert_cumulative(node: OnnxNode) -> Result:
@@ -195,8 +201,9 @@ def convert_cumulative(node: OnnxNode) -> Result:
     data = data_of(node)
     if reverse:
         data = _flip(data, axis, shape[axis])
-    total = apply("cumsum" if node.op_type == "CumSum" else "cumprod", data, axis=axis,
-                  exclusive=exclusive)  # fmt: skip
+    total = apply(
+        "cumsum" if node.op_type == "CumSum" else "cumprod", data, axis=axis, exclusive=exclusive
+    )
     return _flip(total, axis, shape[axis]) if reverse else total
 
 

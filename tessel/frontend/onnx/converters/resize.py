@@ -49,8 +49,9 @@ class Taps:
     outside: np.ndarray | None
 
 
-def source_coordinates(options: Options, extent: int, out: int, scale: float,
-                       roi: tuple[float, float]) -> np.ndarray:  # fmt: skip
+def source_coordinates(
+    options: Options, extent: int, out: int, scale: float, roi: tuple[float, float]
+) -> np.ndarray:
     """The input coordinate each output position maps to (ONNX's coordinate_transformation_mode;
     `out` is the integer extent, scale * extent the real one)."""
     y, width = np.arange(out, dtype=np.float64), scale * extent
@@ -106,8 +107,9 @@ def _filter(options: Options, scale: float) -> tuple[np.ndarray, object]:
     return offsets, lambda d: _cubic(d * stretch, options.cubic_a)
 
 
-def axis_taps(options: Options, extent: int, out: int, scale: float,
-              roi: tuple[float, float]) -> Taps:  # fmt: skip
+def axis_taps(
+    options: Options, extent: int, out: int, scale: float, roi: tuple[float, float]
+) -> Taps:
     """The taps of one resized axis."""
     x = source_coordinates(options, extent, out, scale, roi)
     outside = ((x < 0) | (x > extent - 1)) if options.coordinates == "tf_crop_and_resize" else None
@@ -128,8 +130,9 @@ def axis_taps(options: Options, extent: int, out: int, scale: float,
     return Taps(np.clip(index, 0, extent - 1), weight, outside)
 
 
-def apply_taps(data: Expr, shape: tuple[int, ...], dtype: str, axis: int, taps: Taps,
-               extrapolation: float) -> Expr:  # fmt: skip
+def apply_taps(
+    data: Expr, shape: tuple[int, ...], dtype: str, axis: int, taps: Taps, extrapolation: float
+) -> Expr:
     """`data` resized along `axis`: gather the taps, weigh them and sum them."""
     out, count = taps.index.shape
     gathered = call("take", data, const(taps.index.reshape(-1)), axis=axis)
@@ -147,21 +150,31 @@ def apply_taps(data: Expr, shape: tuple[int, ...], dtype: str, axis: int, taps: 
     return call("where", mask, const(np.array(extrapolation, dtype)), value)
 
 
-def resize(node: OnnxNode, options: Options, scales: list[float], sizes: list[int],
-           roi: list[tuple[float, float]], extrapolation: float = 0.0) -> Value:  # fmt: skip
+def resize(
+    node: OnnxNode,
+    options: Options,
+    scales: list[float],
+    sizes: list[int],
+    roi: list[tuple[float, float]],
+    extrapolation: float = 0.0,
+) -> Value:
     """Input 0 resized per axis to `sizes` with `scales` (1 and the same size: untouched)."""
     shape, dtype = node.shape(0), node.input(0).type.dtype
     if options.mode != "nearest" and not dtype.startswith(("float", "bfloat")):
-        raise node.error(f"{options.mode} interpolation of {dtype} tensors is not supported",
-                         hint="cast to float32 first")  # fmt: skip
+        raise node.error(
+            f"{options.mode} interpolation of {dtype} tensors is not supported",
+            hint="cast to float32 first",
+        )
     data, current = node.expr(0), list(shape)
     for axis, (extent, out) in enumerate(zip(shape, sizes, strict=True)):
         identity = math.isclose(scales[axis], 1.0) and out == extent and roi[axis] == (0.0, 1.0)
         if identity:
             continue
         if out < 1 or extent < 1:
-            raise node.error(f"axis {axis} resizes {extent} to {out} elements; Tessel resizes "
-                             "non-empty axes to non-empty ones")  # fmt: skip
+            raise node.error(
+                f"axis {axis} resizes {extent} to {out} elements; Tessel resizes "
+                "non-empty axes to non-empty ones"
+            )
         taps = axis_taps(options, extent, out, scales[axis], roi[axis])
         data = apply_taps(data, tuple(current), dtype, axis, taps, extrapolation)
         current[axis] = out

@@ -27,13 +27,15 @@ def _half_pixel(node: OnnxNode) -> bool:
         return False
     mode = node.attr("coordinate_transformation_mode", "half_pixel")
     if mode not in _TRANSFORMS:
-        raise node.error(f"coordinate_transformation_mode {mode!r} is not one of "
-                         f"{list(_TRANSFORMS)}")  # fmt: skip
+        raise node.error(
+            f"coordinate_transformation_mode {mode!r} is not one of {list(_TRANSFORMS)}"
+        )
     return mode == "half_pixel"
 
 
-def _adaptive_grids(node: OnnxNode, rois: np.ndarray, pooled: tuple[int, int],
-                    half_pixel: bool) -> np.ndarray:  # fmt: skip
+def _adaptive_grids(
+    node: OnnxNode, rois: np.ndarray, pooled: tuple[int, int], half_pixel: bool
+) -> np.ndarray:
     """[R, 2]: each region's samples per bin (h, w) with sampling_ratio 0, computed in the rois'
     dtype as onnxruntime does: ceil(region extent / output extent)."""
     dtype = rois.dtype.type
@@ -73,8 +75,14 @@ def _grouped(node: OnnxNode, attrs: dict, pooled: tuple[int, int]) -> Expr:
             part: Expr = const(np.zeros((len(members), shape[1], *pooled), dtype))
         else:
             indices = call("take", node.expr(2), const(members), axis=0)
-            part = call("image.roi_align", node.expr(0), const(rois[members]), indices,
-                        samples=tuple(int(g) for g in grid), **attrs)  # fmt: skip
+            part = call(
+                "image.roi_align",
+                node.expr(0),
+                const(rois[members]),
+                indices,
+                samples=tuple(int(g) for g in grid),
+                **attrs,
+            )
         parts.append(part)
         order.extend(members)
     if len(parts) == 1:
@@ -89,22 +97,30 @@ def convert_roi_align(node: OnnxNode) -> Expr:
     if len(shape) != 4:
         raise node.error(f"X must be 4-D (N, C, H, W), got shape {list(shape)}")
     if len(rois) != 2 or rois[1] != 4 or node.shape(2) != rois[:1]:
-        raise node.error(f"rois {list(rois)} and batch_indices {list(node.shape(2))} must be "
-                         "(R, 4) and (R,)")  # fmt: skip
+        raise node.error(
+            f"rois {list(rois)} and batch_indices {list(node.shape(2))} must be (R, 4) and (R,)"
+        )
     mode = node.attr("mode", "avg")
     if mode not in _MODES:
         raise node.error(f"mode {mode!r} is not one of {list(_MODES)}")
     pooled = (int(node.attr("output_height", 1)), int(node.attr("output_width", 1)))
     ratio = int(node.attr("sampling_ratio", 0))
     if min(pooled) < 1 or ratio < 0:
-        raise node.error(f"output_height/output_width {list(pooled)} must be positive and "
-                         f"sampling_ratio {ratio} not negative")  # fmt: skip
-    attrs = dict(pooled_size=pooled, spatial_scale=float(node.attr("spatial_scale", 1.0)),
-                 mode=mode, half_pixel=_half_pixel(node))  # fmt: skip
+        raise node.error(
+            f"output_height/output_width {list(pooled)} must be positive and "
+            f"sampling_ratio {ratio} not negative"
+        )
+    attrs = dict(
+        pooled_size=pooled,
+        spatial_scale=float(node.attr("spatial_scale", 1.0)),
+        mode=mode,
+        half_pixel=_half_pixel(node),
+    )
     if ratio == 0:
         return _grouped(node, attrs, pooled)
-    return call("image.roi_align", node.expr(0), node.expr(1), node.expr(2),
-                samples=(ratio, ratio), **attrs)  # fmt: skip
+    return call(
+        "image.roi_align", node.expr(0), node.expr(1), node.expr(2), samples=(ratio, ratio), **attrs
+    )
 
 
 TABLE: dict[str, tuple[Entry, ...]] = {

@@ -62,8 +62,10 @@ def convert_compress(node: OnnxNode) -> np.ndarray:
         data, axis = data.reshape(-1), 0
     axis = node.axis(int(axis), data.ndim)
     if condition.ndim != 1 or len(condition) > data.shape[axis]:
-        raise node.error(f"condition of shape {list(condition.shape)} does not fit axis {axis} of "
-                         f"shape {list(data.shape)}")  # fmt: skip
+        raise node.error(
+            f"condition of shape {list(condition.shape)} does not fit axis {axis} of "
+            f"shape {list(data.shape)}"
+        )
     return np.compress(condition, data, axis=axis)
 
 

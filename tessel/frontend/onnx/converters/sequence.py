@@ -35,13 +35,26 @@ class SequenceValue(Value):
         """The sequence of `items` (each of element type `dtype`)."""
         items = tuple(items)
         expr = tuple_of([v.expr for v in items])
+        # a sequence's type is the tuple of its items
         return SequenceValue(expr, TupleType(tuple(v.type for v in items)), items, dtype)  # type: ignore[arg-type]
 
 
-SEQUENCE_OPS = frozenset({"SequenceEmpty", "SequenceConstruct", "SequenceAt", "SequenceInsert",
-                          "SequenceErase", "SequenceLength", "SplitToSequence",
-                          "ConcatFromSequence", "SequenceMap", "Optional", "OptionalHasElement",
-                          "OptionalGetElement"})  # fmt: skip
+SEQUENCE_OPS = frozenset(
+    {
+        "SequenceEmpty",
+        "SequenceConstruct",
+        "SequenceAt",
+        "SequenceInsert",
+        "SequenceErase",
+        "SequenceLength",
+        "SplitToSequence",
+        "ConcatFromSequence",
+        "SequenceMap",
+        "Optional",
+        "OptionalHasElement",
+        "OptionalGetElement",
+    }
+)
 
 
 def sequence_elem_type(ty: onnx.TypeProto) -> int | None:
@@ -136,8 +149,10 @@ def convert_sequence_length(node: OnnxNode) -> np.ndarray:
 def convert_optional(node: OnnxNode) -> Value:
     """Optional: an optional holding its input is that input; an empty one is refused."""
     if not node.has_input(0):
-        raise node.error("an empty optional is not supported; Tessel resolves optionals at "
-                         "import and needs a value")  # fmt: skip
+        raise node.error(
+            "an empty optional is not supported; Tessel resolves optionals at "
+            "import and needs a value"
+        )
     return node.input(0)
 
 
@@ -179,8 +194,9 @@ def convert_split_to_sequence(node: OnnxNode) -> SequenceValue:
     parts: list[Value] = []
     pieces = None
     if not data.is_constant and len(sizes) > 1:
-        pieces = call("split", data.expr, indices_or_sections=tuple(int(b) for b in bounds[1:-1]),
-                      axis=axis)  # fmt: skip
+        pieces = call(
+            "split", data.expr, indices_or_sections=tuple(int(b) for b in bounds[1:-1]), axis=axis
+        )
     for k, size in enumerate(sizes):
         part_shape = (*shape[:axis], size, *shape[axis + 1 :])
         if data.is_constant:

@@ -110,8 +110,9 @@ def _signal_parts(signal: Expr, real_input: bool, axis: int, rank: int) -> list[
     perm = [a for a in range(rank - 1) if a != axis] + [axis]
     parts = []
     for part in (0,) if real_input else (0, 1):
-        item = call("strided_slice", signal, begin=(part,), end=(part + 1,), strides=(1,),
-                    axes=(rank - 1,))  # fmt: skip
+        item = call(
+            "strided_slice", signal, begin=(part,), end=(part + 1,), strides=(1,), axes=(rank - 1,)
+        )
         item = call("squeeze", item, axis=(rank - 1,))
         parts.append(call("transpose", item, axes=tuple(perm)))
     return parts
@@ -132,8 +133,16 @@ def _complex_result(parts: list[Expr], axis: int, rank: int) -> Expr:
     return call("transpose", stacked, axes=(*back, rank - 1))
 
 
-def _dft(signal: Expr, dtype: str, real_input: bool, axis: int, rank: int, length: int,
-         out_length: int, inverse: bool) -> Expr:  # fmt: skip
+def _dft(
+    signal: Expr,
+    dtype: str,
+    real_input: bool,
+    axis: int,
+    rank: int,
+    length: int,
+    out_length: int,
+    inverse: bool,
+) -> Expr:
     """The DFT of `signal` ([..., n, ..., 1 or 2]) along `axis` as products with constant
     matrices: (re + i im) (cos + i sin) = (re cos - im sin) + i (re sin + im cos)."""
     cos, sin = _dft_matrices(length, out_length, inverse)
@@ -178,16 +187,19 @@ def _convert_irfft(node: OnnxNode, shape: tuple[int, ...], axis: int) -> Expr:
     """DFT with inverse=1 and onesided=1: the one-sided complex spectrum to the real signal."""
     rank, bins = len(shape), shape[axis]
     if shape[-1] != 2:
-        raise node.error("inverse with onesided=1 takes a complex (one-sided) spectrum, not a "
-                         "real signal")  # fmt: skip
+        raise node.error(
+            "inverse with onesided=1 takes a complex (one-sided) spectrum, not a real signal"
+        )
     length = _dft_length(node, 2 * (bins - 1))
     # With n // 2 + 1 bins the spectrum is exactly the one-sided half of an n-sample signal's,
     # where onnxruntime and ONNX's reference (numpy.fft.irfft) agree; for other lengths they
     # crop or pad the spectrum differently, so those are refused rather than guessed.
     if length < 1 or length // 2 + 1 != bins:
-        raise node.error(f"dft_length {length} does not fit {bins} one-sided bins (it must be "
-                         f"{2 * (bins - 1)} or {2 * bins - 1}: padding and cropping the spectrum "
-                         "are not supported)")  # fmt: skip
+        raise node.error(
+            f"dft_length {length} does not fit {bins} one-sided bins (it must be "
+            f"{2 * (bins - 1)} or {2 * bins - 1}: padding and cropping the spectrum "
+            "are not supported)"
+        )
     dtype = node.out_type().dtype
     wide = call("cast", node.expr(0), dtype="float64")  # float64 sums, as for the DFT
     return call("cast", _irfft(wide, "float64", axis, rank, bins, length), dtype=dtype)
@@ -206,8 +218,10 @@ def convert_dft(node: OnnxNode) -> Expr:
     length = shape[axis]
     dft_length = _dft_length(node, length)
     if dft_length != length:
-        raise node.error(f"dft_length {dft_length} differs from the signal's {length} samples "
-                         "(padding and cropping the signal are not supported)")  # fmt: skip
+        raise node.error(
+            f"dft_length {dft_length} differs from the signal's {length} samples "
+            "(padding and cropping the signal are not supported)"
+        )
     out_length = length // 2 + 1 if onesided else length
     dtype = node.out_type().dtype
     # Sums of n products of cos/sin with the signal cancel to near zero for symmetric signals:

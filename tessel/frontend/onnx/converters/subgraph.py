@@ -65,12 +65,15 @@ class Body:
         from tessel.frontend.onnx.table import lookup
 
         if lookup(proto.op_type, proto.domain, self.opsets.get("", 0)) is None:
-            raise self.parent.error(f"its subgraph uses {proto.op_type}, which Tessel does not "
-                                    f"import at opset {self.opsets.get('', 0)}")  # fmt: skip
-        _GraphImporter._convert(self, index, proto)  # type: ignore[arg-type]
+            raise self.parent.error(
+                f"its subgraph uses {proto.op_type}, which Tessel does not "
+                f"import at opset {self.opsets.get('', 0)}"
+            )
+        _GraphImporter._convert(self, index, proto)  # type: ignore[arg-type]  # duck-typed
 
     def _value(self, name: str, reader: str) -> Value:
         if name not in self.values:
-            raise self.parent.error(f"{reader} in its subgraph reads `{name}`, which nothing "
-                                    "defines")  # fmt: skip
+            raise self.parent.error(
+                f"{reader} in its subgraph reads `{name}`, which nothing defines"
+            )
         return self.values[name]

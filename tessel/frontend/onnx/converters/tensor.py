@@ -148,8 +148,10 @@ def convert_tile(node: OnnxNode) -> Result:
     reps = tuple(int(r) for r in node.static(1, "repeats"))
     shape = tuple(node.shape(0))
     if len(reps) != len(shape) or any(r < 0 for r in reps):
-        raise node.error(f"repeats {list(reps)} must be {len(shape)} non-negative counts, one "
-                         f"per axis of the input's shape {list(shape)}")  # fmt: skip
+        raise node.error(
+            f"repeats {list(reps)} must be {len(shape)} non-negative counts, one "
+            f"per axis of the input's shape {list(shape)}"
+        )
     if node.input(0).is_constant:
         return np.tile(node.input(0).data, reps)
     if all(r == 1 for r in reps):

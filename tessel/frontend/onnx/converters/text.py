@@ -121,8 +121,9 @@ def _matches(x: Expr, rows: np.ndarray, shape: tuple[int, int], distance: int) -
     match = None
     for k in range(length):
         first = k * distance
-        view = call("strided_slice", x, begin=(first,), end=(first + starts,), strides=(1,),
-                    axes=(1,))  # fmt: skip
+        view = call(
+            "strided_slice", x, begin=(first,), end=(first + starts,), strides=(1,), axes=(1,)
+        )
         view = call("reshape", view, newshape=(batch, starts, 1))
         # [batch, starts, 1] == [grams]: [batch, starts, grams]
         equal = call("equal", view, const(np.ascontiguousarray(rows[:, k])))
@@ -155,8 +156,10 @@ def _weights(node: OnnxNode, mode: str, entries: int, width: int) -> np.ndarray 
         return None
     weights = np.asarray(weights, dtype=np.float32).reshape(-1)
     if len(weights) != entries:
-        raise node.error(f"weights has {len(weights)} entries but ngram_indexes has {entries}: "
-                         "one weight per n-gram")  # fmt: skip
+        raise node.error(
+            f"weights has {len(weights)} entries but ngram_indexes has {entries}: "
+            "one weight per n-gram"
+        )
     if len(weights) < width:
         raise node.error(
             f"weights has {len(weights)} entries but the output has {width} columns "

@@ -47,8 +47,10 @@ def window_of(node: OnnxNode, kernel: tuple[int, ...]) -> Window:
     dilations = tuple(node.attr("dilations", [1] * rank))
     pads = tuple(node.attr("pads", [0] * (2 * rank)))
     if len(strides) != rank or len(dilations) != rank or len(pads) != 2 * rank:
-        raise node.error(f"strides {list(strides)}, dilations {list(dilations)} and pads "
-                         f"{list(pads)} do not fit a {rank}-D kernel")  # fmt: skip
+        raise node.error(
+            f"strides {list(strides)}, dilations {list(dilations)} and pads "
+            f"{list(pads)} do not fit a {rank}-D kernel"
+        )
     auto_pad = node.attr("auto_pad", "NOTSET")
     if auto_pad == "VALID":
         pads = (0,) * (2 * rank)
@@ -122,5 +124,12 @@ def pool(
 
 def _pool2d(name: str, data: Expr, window: Window, **attrs: object) -> Expr:
     """nn.{name}_pool2d over a 2-D `window`."""
-    return call(f"nn.{name}_pool2d", data, pool_size=window.kernel, strides=window.strides,
-                dilation=window.dilations, padding=window.pads, **attrs)  # fmt: skip
+    return call(
+        f"nn.{name}_pool2d",
+        data,
+        pool_size=window.kernel,
+        strides=window.strides,
+        dilation=window.dilations,
+        padding=window.pads,
+        **attrs,
+    )

@@ -1,4 +1,6 @@
-"""The reduction expression of tensor expressions: `Reduce` and its `CommReducer` (TVM's names)."""
+"""The reduction expression of tensor expressions, `Reduce`, and its `CommReducer`: TensorIR
+nodes (`tvm.tir.Reduce`, `tvm.tir.CommReducer`), since TVMScript writes reducers too
+(`T.comm_reducer`)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,211 @@
+"""transform_layout with a symbolic divisor (TVM's `test_transform_layout_with_var` form):
+`i // n, i % n` is a layout only when `n > 0`, which the function must state (`T.assume`); an
+extent that `n` provably divides (`16 * n`) needs no padding, and the result runs like the
+original for several n. Where `n > 0` or the divisibility is not known, the map is refused."""
+
+import numpy as np
+import pytest
+
+from tessel.ir.structural import assert_structural_equal
+from tessel.schedule import Schedule, ScheduleError
+from tessel.schedule.primitives.layout_assumptions import function_assumptions
+from tessel.script import tir as T
+from tessel.testing import check_schedule
+from tessel.testing.differential import BACKENDS, run_with
+from tessel.testing.schedules import named_like
+
+
+@T.prim_func
+def scaled(a: T.handle, c: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (16, n), "float32")
+    C = T.match_buffer(c, (16, n), "float32")
+    B = T.alloc_buffer((16 * n,), "float32")
+    T.evaluate(T.assume(0 < n))
+    for i in range(16 * n):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            B[vi] = A[vi // n, vi % n] * T.float32(2)
+    for i in range(16 * n):
+        with T.block("C"):
+            vi = T.axis.remap("S", [i])
+            C[vi // n, vi % n] = B[vi] + T.float32(1)
+
+
+@T.prim_func
+def scaled_by_param(a: T.handle, c: T.handle, n: T.int32):
+    A = T.match_buffer(a, (16 * n,), "float32")
+    C = T.match_buffer(c, (16 * n,), "float32")
+    B = T.alloc_buffer((16 * n,), "float32")
+    T.evaluate(T.assume(n > 0))
+    for i in range(16 * n):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(16 * n):
+        with T.block("C"):
+            vi = T.axis.remap("S", [i])
+            C[vi] = B[vi] + T.float32(1)
+
+
+@T.prim_func
+def scaled_without_assume(a: T.handle, c: T.handle, n: T.int32):
+    A = T.match_buffer(a, (16 * n,), "float32")
+    C = T.match_buffer(c, (16 * n,), "float32")
+    B = T.alloc_buffer((16 * n,), "float32")
+    for i in range(16 * n):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(16 * n):
+        with T.block("C"):
+            vi = T.axis.remap("S", [i])
+            C[vi] = B[vi] + T.float32(1)
+
+
+@T.prim_func
+def unaligned(a: T.handle, c: T.handle, n: T.int32):
+    A = T.match_buffer(a, (16,), "int32")
+    C = T.match_buffer(c, (16,), "int32")
+    B = T.alloc_buffer((16,), "int32")
+    T.evaluate(T.assume(0 < n))
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            B[vi] = A[vi]
+    for i in range(16):
+        with T.block("C"):
+            vi = T.axis.remap("S", [i])
+            C[vi] = B[vi]
+
+
+def _n(func):
+    """The divisor variable: the scalar parameter, or the shape variable of the first buffer."""
+    last = func.params[-1]
+    return last if last not in func.buffer_map else func.buffer_map[func.params[0]].shape[1]
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_split_by_a_shape_var_dividing_the_extent_needs_no_padding(n):
+    @T.prim_func
+    def expected(a: T.handle, c: T.handle):
+        n = T.int32()
+        A = T.match_buffer(a, (16, n), "float32")
+        C = T.match_buffer(c, (16, n), "float32")
+        B = T.alloc_buffer((16, n), "float32")
+        T.evaluate(T.assume(0 < n))
+        for i in range(16 * n):
+            with T.block("B"):
+                vi = T.axis.remap("S", [i])
+                B[vi // n, vi % n] = A[vi // n, vi % n] * T.float32(2)
+        for i in range(16 * n):
+            with T.block("C"):
+                vi = T.axis.remap("S", [i])
+                C[vi // n, vi % n] = B[vi // n, vi % n] + T.float32(1)
+
+    var = _n(scaled)
+    check_schedule(
+        scaled,
+        lambda sch: sch.transform_layout(
+            sch.get_block("B"), ("write", 0), lambda i: [i // var, i % var]
+        ),
+        expected,
+        shape_vars={"n": n},
+    )
+
+
+def test_split_by_a_scalar_param_gives_tvm_form_and_replays():
+    @T.prim_func
+    def expected(a: T.handle, c: T.handle, n: T.int32):
+        A = T.match_buffer(a, (16 * n,), "float32")
+        C = T.match_buffer(c, (16 * n,), "float32")
+        B = T.alloc_buffer((16, n), "float32")
+        T.evaluate(T.assume(n > 0))
+        for i in range(16 * n):
+            with T.block("B"):
+                vi = T.axis.remap("S", [i])
+                B[vi // n, vi % n] = A[vi] * T.float32(2)
+        for i in range(16 * n):
+            with T.block("C"):
+                vi = T.axis.remap("S", [i])
+                C[vi] = B[vi // n, vi % n] + T.float32(1)
+
+    var = _n(scaled_by_param)
+    sch = Schedule(scaled_by_param)
+    sch.transform_layout("B", "B", lambda i: [i // var, i % var])
+    assert_structural_equal(sch.func, named_like(expected, sch.func))
+    replayed = Schedule(scaled_by_param)
+    sch.trace.apply_to_schedule(replayed)
+    assert_structural_equal(replayed.func, sch.func)
+
+
+@pytest.mark.parametrize("n", [2, 5])
+def test_split_parameter_buffer_runs_on_the_reshaped_argument(n):
+    var = _n(scaled_by_param)
+    sch = Schedule(scaled_by_param)
+    sch.transform_layout("B", "A", lambda i: [i // var, i % var])
+    sch.transform_layout("C", "C", lambda i: [i // var, i % var])
+    assert tuple(str(e) for e in sch.func.buffer_map[sch.func.params[0]].shape) == ("16", "n")
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(16 * n).astype("float32")
+    c = np.zeros(16 * n, "float32")
+    # C takes only plain extents, so `16 * n` runs in the interpreter; the result runs in both.
+    want = run_with("interpreter", scaled_by_param, [a, c, n])[1]
+    for backend in BACKENDS:  # row-major (16, n) holds element i at (i // n, i % n)
+        got = run_with(backend, sch.func, [a.reshape(16, n), c.reshape(16, n), n])[1]
+        np.testing.assert_allclose(got.reshape(-1), want, rtol=1e-6, err_msg=backend)
+
+
+def test_function_assumptions_are_the_unconditional_assumes_and_argument_extents():
+    facts = [str(f) for f in function_assumptions(scaled)]
+    assert facts == ["0 < n", "n >= 0"]
+    assert [str(f) for f in function_assumptions(assumed_inside_a_loop)] == ["16 * n >= 0"]
+
+
+def _refusal(func, index_map):
+    sch = Schedule(func)
+    with pytest.raises(ScheduleError) as err:
+        sch.transform_layout("B", "B", index_map)
+    assert_structural_equal(sch.func, func)
+    assert len(sch.trace) == 1  # only the get_block naming "B"
+    return err.value
+
+
+def test_divisor_not_known_positive_is_refused_naming_the_fact():
+    var = _n(scaled_without_assume)
+    err = _refusal(scaled_without_assume, lambda i: [i // var, i % var])
+    assert err.rule == "transform_layout.index-map-not-invertible"
+    assert "`n > 0`" in str(err)
+    assert err.hint == "state it in the function: T.assume(n > 0)"
+
+
+@T.prim_func
+def assumed_inside_a_loop(a: T.handle, c: T.handle, n: T.int32):
+    A = T.match_buffer(a, (16 * n,), "float32")
+    C = T.match_buffer(c, (16 * n,), "float32")
+    B = T.alloc_buffer((16 * n,), "float32")
+    for i in range(16 * n):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            T.evaluate(T.assume(0 < n))
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(16 * n):
+        with T.block("C"):
+            vi = T.axis.remap("S", [i])
+            C[vi] = B[vi] + T.float32(1)
+
+
+def test_assume_that_may_not_run_does_not_prove_the_divisor_positive():
+    # The loop runs no iteration when n <= 0, so its T.assume says nothing about such an n.
+    var = _n(assumed_inside_a_loop)
+    err = _refusal(assumed_inside_a_loop, lambda i: [i // var, i % var])
+    assert err.rule == "transform_layout.index-map-not-invertible"
+    assert "T.assume(n > 0)" in err.hint
+
+
+def test_divisor_not_known_to_divide_the_extent_is_refused():
+    var = _n(unaligned)
+    err = _refusal(unaligned, lambda i: [i // var, i % var])
+    assert err.rule == "transform_layout.index-map-not-invertible"
+    assert "not known to divide" in str(err)
+    assert "padded layout with a symbolic divisor" in str(err)
