@@ -2,36 +2,18 @@
 the bare `T.attr(node, key, value)` statement whose body is the rest of its block (as TVM
 prints an AttrStmt that ends its block)."""
 
-import textwrap
-
 import numpy as np
 import pytest
+from tvm_forms import parse_form as _parse
+from tvm_forms import roundtrip
 
 from tessel.driver import build
 from tessel.ir import assert_structural_equal
 from tessel.ir.target import TargetValue
-from tessel.script import parse
 from tessel.script.printer import script
 from tessel.testing import check_same_results, expect_parse_error
 from tessel.tir import interpreter
 from tessel.tir.stmt import AttrStmt, For
-
-HEADER = "from tessel.script import tir as T\nfrom tessel.script import ir as I\n"
-
-
-def _parse(source: str):
-    return parse(HEADER + textwrap.dedent(source))
-
-
-def roundtrip(source: str):
-    """Parse, print, parse again: structurally equal IR and the same text; the parsed IR."""
-    original = _parse(source)
-    text = script(original)
-    reparsed = parse(text)
-    assert_structural_equal(reparsed, original)
-    assert script(reparsed) == text
-    return original
-
 
 # ------------------------------------------------------------------ T.target with a host
 TARGET_WITH_HOST = """

@@ -4,35 +4,17 @@ view that does not start a chunk (a LoweringError naming the buffer)."""
 
 # ruff: noqa: E501  (an error marker shares the line of the statement it marks)
 
-import textwrap
-
 import numpy as np
 import pytest
+from tvm_forms import parse_form as _parse
+from tvm_forms import roundtrip
 
 from tessel.driver import build
 from tessel.ir import assert_structural_equal
-from tessel.script import parse
 from tessel.script.printer import script
 from tessel.testing import check_same_results, expect_parse_error
 from tessel.tir import interpreter
 from tessel.transform.errors import LoweringError
-
-HEADER = "from tessel.script import tir as T\n"
-
-
-def _parse(source: str):
-    return parse(HEADER + textwrap.dedent(source))
-
-
-def roundtrip(source: str):
-    """Parse, print, parse again: structurally equal IR and the same text; the parsed IR."""
-    original = _parse(source)
-    text = script(original)
-    reparsed = parse(text)
-    assert_structural_equal(reparsed, original)
-    assert script(reparsed) == text
-    return original
-
 
 SEPARATED_VIEW = """
 @T.prim_func

@@ -4,38 +4,21 @@ refuses the intrinsics by name, as GPU intrinsics with no CPU meaning."""
 
 # ruff: noqa: E501  (the scripts are written on one line per call, as TVM prints them)
 
-import textwrap
-
 import numpy as np
 import pytest
+from tvm_forms import parse_form as _parse
+from tvm_forms import roundtrip
 
 from tessel.driver import build
 from tessel.ir import assert_structural_equal
 from tessel.ir.expr import Call, StringImm
 from tessel.runtime import BuildError
-from tessel.script import parse
 from tessel.script.printer import script
 from tessel.testing import expect_parse_error
 from tessel.tir import gpu_builtin, interpreter
 from tessel.tir.interpreter.errors import InterpreterError
 from tessel.tir.reduce_expr import CommReducer
 from tessel.tir.stmt import AttrStmt, Evaluate
-
-HEADER = "from tessel.script import tir as T\nfrom tessel.script import ir as I\n"
-
-
-def _parse(source: str):
-    return parse(HEADER + textwrap.dedent(source))
-
-
-def roundtrip(source: str):
-    """Parse, print, parse again: structurally equal IR and the same text; the parsed IR."""
-    original = _parse(source)
-    text = script(original)
-    reparsed = parse(text)
-    assert_structural_equal(reparsed, original)
-    assert script(reparsed) == text
-    return original
 
 
 def _calls(func):

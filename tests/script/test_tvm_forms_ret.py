@@ -3,37 +3,19 @@
 interpreter returns the value, and so does the compiled C function (a T.ret inside an
 expression is refused, rule codegen.ret)."""
 
-import textwrap
-
 import numpy as np
 import pytest
+from tvm_forms import parse_form as _parse
+from tvm_forms import roundtrip
 
 from tessel.driver import build
 from tessel.ir import assert_structural_equal
 from tessel.ir.node import with_changes
 from tessel.runtime import BuildError
-from tessel.script import parse
 from tessel.script.printer import script
 from tessel.testing import expect_parse_error
 from tessel.tir import builtin, interpreter
 from tessel.tir.stmt import Evaluate
-
-HEADER = "from tessel.script import tir as T\n"
-
-
-def _parse(source: str):
-    return parse(HEADER + textwrap.dedent(source))
-
-
-def roundtrip(source: str):
-    """Parse, print, parse again: structurally equal IR and the same text; the parsed IR."""
-    original = _parse(source)
-    text = script(original)
-    reparsed = parse(text)
-    assert_structural_equal(reparsed, original)
-    assert script(reparsed) == text
-    return original
-
 
 ADD_ONE = """
 @T.prim_func
