@@ -19,6 +19,22 @@ from tessel.tir import builtin
 from tessel.tir.buffer import BufferLoad
 
 _PURE_CALLS = {op.name for op in (*builtin.MATH_UNARY.values(), *builtin.MATH_BINARY.values())}
+
+
+def _lanewise_call(node: E.Call) -> bool:
+    """A call computed lane by lane: a pure math function, or a reinterpret between elements of
+    one width (a vector of them reinterprets as a whole, bits staying in their lanes)."""
+    if not isinstance(node.op, E.Op):
+        return False
+    if node.op.name in _PURE_CALLS:
+        return True
+    if node.op is not builtin.reinterpret_op or len(node.args) != 1:
+        return False
+    src, dst = node.args[0].dtype, node.dtype
+    plain = not (src.is_handle or dst.is_handle or src.is_bool or dst.is_bool)
+    return plain and src.bits == dst.bits and not src.is_vector and not dst.is_vector
+
+
 _SAFE_DIVISIONS = (E.Div, E.Mod, E.FloorDiv, E.FloorMod)
 
 
@@ -101,7 +117,7 @@ class ExprVectorizer:
         return type(node)(**{name: self.broadcast(p) for name, p in parts.items()})
 
     def _call(self, node: E.Call) -> PrimExpr:
-        if not isinstance(node.op, E.Op) or node.op.name not in _PURE_CALLS:
+        if not _lanewise_call(node):
             raise Unsupported
         args = [self.visit(a) for a in node.args]
         if not any(a.dtype.is_vector for a in args):
@@ -175,8 +191,7 @@ def _lanewise_operands(node: PrimExpr) -> tuple[PrimExpr, ...]:
     if isinstance(node, E.Cast):
         return (node.value,)
     if isinstance(node, E.Call):
-        pure = isinstance(node.op, E.Op) and node.op.name in _PURE_CALLS
-        return node.args if pure else ()
+        return node.args if _lanewise_call(node) else ()
     for kind, fields in _LANEWISE_FIELDS.items():
         if isinstance(node, kind):
             return tuple(getattr(node, name) for name in fields)

@@ -127,3 +127,12 @@ def test_reinterpret_without_common_bits_is_refused(src, dst):
     assert str(np.dtype(src) if src != "int8" else "int8") in str(err.value)
     with pytest.raises(Exception, match="same total width"):
         interpreter.run(func, np.zeros(N, src), np.zeros(N, dst))
+
+
+@pytest.mark.parametrize(("src", "dst"), [("int32", "float32"), ("float64", "int64")])
+def test_a_vectorized_loop_reinterprets_whole_vectors(src, dst):
+    # Elements of one width keep their bits in their lanes: VectorizeLoop treats the
+    # reinterpret as lane-wise, so the loop becomes one vector reinterpret, not a scalar loop.
+    source = build(_parse(_elementwise(src, dst, "T.vectorized"))).source
+    assert f"tessel_{dst}x{N}" in source  # the whole loop is one vector
+    assert "for (int32_t i = 0" not in source  # no scalar loop left

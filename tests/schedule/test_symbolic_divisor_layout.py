@@ -209,3 +209,26 @@ def test_divisor_not_known_to_divide_the_extent_is_refused():
     assert err.rule == "transform_layout.index-map-not-invertible"
     assert "not known to divide" in str(err)
     assert "padded layout with a symbolic divisor" in str(err)
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_block_layout_split_by_a_divisor_known_positive_runs_like_the_original(n):
+    var = _n(scaled)
+    sch = check_schedule(
+        scaled,
+        lambda sch: sch.transform_block_layout(sch.get_block("B"), lambda i: [i // var, i % var]),
+        shape_vars={"n": n},
+    )
+    block = sch.block(sch.get_block("B")).block
+    assert [str(iv.dom.extent) for iv in block.iter_vars] == ["16", "n"]
+
+
+def test_block_layout_split_by_a_divisor_not_known_positive_is_refused_naming_the_fact():
+    var = _n(scaled_without_assume)
+    sch = Schedule(scaled_without_assume)
+    with pytest.raises(ScheduleError) as err:
+        sch.transform_block_layout(sch.get_block("B"), lambda i: [i // var, i % var])
+    assert err.value.rule == "transform_block_layout.not-bijective"
+    assert "iteration space [16 * n]" in str(err.value) and "`n > 0`" in str(err.value)
+    assert err.value.hint == "state it in the function: T.assume(n > 0)"
+    assert_structural_equal(sch.func, scaled_without_assume)

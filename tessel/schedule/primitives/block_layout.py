@@ -19,6 +19,7 @@ from tessel.schedule.errors import ScheduleError
 from tessel.schedule.handles import BlockRV
 from tessel.schedule.primitives.cache_stage import BufferReplacer
 from tessel.schedule.primitives.layout import simplify_indices
+from tessel.schedule.primitives.layout_assumptions import function_assumptions
 from tessel.schedule.primitives.layout_padding import replace_in_func
 from tessel.schedule.state import find_block_realize
 from tessel.support.errors import UserError
@@ -41,17 +42,19 @@ def transform_block_layout(sch: Schedule, rv: BlockRV, index_map: IndexMap) -> P
     block = realize.block
     loops = _bound_loops(sch, realize)
     extents = [iv.dom.extent for iv in block.iter_vars]
+    assumptions = function_assumptions(sch.func)  # `T.assume(n > 0)` lets `i // n` be mapped
     try:
-        inverse = index_map.inverse(extents)
-        shape = index_map.map_shape(extents)
+        inverse = index_map.inverse(extents, assumptions)
+        shape = index_map.map_shape(extents, assumptions)
     except UserError as err:
         raise ScheduleError(
             _PRIMITIVE,
             "not-bijective",
             f"the map {index_map} is not a bijection of the iteration space "
-            f"{extents} of block `{block.name_hint}`: {err}",
+            f"[{', '.join(map(str, extents))}] of block `{block.name_hint}`: {err}",
             func=sch.func,
             culprits=(block,),
+            hint=getattr(err, "hint", None),
         ) from err
     kinds = [_kind(sch, block, index_map, e) for e in index_map.final_indices]
     new_loops = [Var(f"ax{k}", e.dtype) for k, e in enumerate(shape)]
