@@ -2,19 +2,17 @@
 
 Each peer runs in a persistent worker process: two runtimes' thread pools in one process would
 take cores from each other (an OpenMP team spinning after Tessel's call slows the ORT call that
-follows). The parent drives all contenders in turns (`interleaved_turns`), so a burst of load on
-a shared machine slows every one alike. OpenVINO runs with the settings a latency user picks:
-f32 inference precision, the latency hint, one stream and the thread count asked for.
+follows). The parent drives all contenders in turns (timing.interleaved_turns), so a burst of
+load on a shared machine slows every one alike. OpenVINO runs with the settings a latency user
+picks: f32 inference precision, the latency hint, one stream and the thread count asked for.
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
 import multiprocessing
-import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import numpy as np
 
@@ -137,34 +135,6 @@ class PeerWorker:
             self._process.join(timeout=10)
         if self._process.is_alive():
             self._process.kill()
-
-
-class LocalContender:
-    """A callable timed in this process, in the same turns as the peer workers."""
-
-    def __init__(self, call: Callable[[], object]) -> None:
-        self._call = call
-
-    def turn(self, runs: int) -> list[float]:
-        """One warm-up call, then the wall times of `runs` calls."""
-        self._call()
-        times = []
-        for _ in range(runs):
-            start = time.perf_counter()
-            self._call()
-            times.append(time.perf_counter() - start)
-        return times
-
-
-def interleaved_turns(contenders: Sequence, runs: int, turns: int = 5) -> list[float]:
-    """The median of `runs` timed calls of each contender, taken in `turns` turns each, the
-    contenders one after another in every turn (see timing.interleaved_medians for why)."""
-    per_turn = math.ceil(runs / turns)
-    times: list[list[float]] = [[] for _ in contenders]
-    while len(times[0]) < runs:
-        for contender, measured in zip(contenders, times, strict=True):
-            measured += contender.turn(min(per_turn, runs - len(measured)))
-    return [statistics.median(measured) for measured in times]
 
 
 def relative_error(ours: np.ndarray, reference: np.ndarray) -> float:

@@ -12,7 +12,7 @@ ORT_ENABLE_ALL; OpenVINO, from the `bench` extra, with f32 precision, the latenc
 stream) in a worker process of its own (peers.py), checks Tessel's output against each (max
 relative error max|a-b| / max|b|; top-1 equality with onnxruntime for the cnn and vit
 classifiers), and times Tessel and the peers at each thread count, taking turns
-(peers.interleaved_turns). Compile times leave out the ONNX import. The table ends with the
+(timing.interleaved_turns). Compile times leave out the ONNX import. The table ends with the
 geometric mean of Tessel / the best peer per thread count. A model that fails to export, import,
 compile or run gets a row saying where and why, and the script exits 1 at the end. Without
 OpenVINO installed, onnxruntime is the only peer.
@@ -103,7 +103,8 @@ def measure(args: argparse.Namespace, onnx_path: str, compiled, feed: dict) -> d
     """Outputs checked against each peer (max relative error; top-1 against onnxruntime), then
     the medians of Tessel and each peer per thread count, the peers in processes of their own."""
     from models import _openmp_threads
-    from peers import LocalContender, PeerError, PeerWorker, interleaved_turns, relative_error
+    from peers import PeerError, PeerWorker, relative_error
+    from timing import LocalContender, interleaved_turns
 
     ours = _stage("run", lambda: compiled(**feed))
     ours = np.asarray(ours[0] if isinstance(ours, tuple | list) else ours)

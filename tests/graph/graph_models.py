@@ -3,7 +3,13 @@ tests: an MLP, a CNN (conv-bn-relu-pool-dense) and an attention block."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
 import numpy as np
+import pytest
 
 from tessel.graph import InferType, TensorType, parse
 from tessel.ir.module import IRModule
@@ -119,3 +125,32 @@ def exported_weights(weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         padded[:n] = value
         held[f"{name}_packed"] = padded.reshape(-1, columns, k).transpose(0, 2, 1).copy()
     return held
+
+
+def c_compiler() -> str:
+    """The C compiler that builds programs against an export: $CC, cc, gcc or clang; the test
+    is skipped without one."""
+    for name in (os.environ.get("CC"), "cc", "gcc", "clang"):
+        if name and shutil.which(name):
+            return shutil.which(name)
+    pytest.skip("no C compiler")
+
+
+def link_against_export(source: Path, out: Path, exe: Path, *flags: str) -> Path:
+    """`source` compiled with warnings as errors (and `flags`) and linked against the model.so
+    exported into `out`; the executable's path."""
+    subprocess.run(
+        [c_compiler(), "-std=c11", "-Wall", "-Werror", *flags, str(source), f"-I{out}",
+         str(out / "model.so"), f"-Wl,-rpath,{out}", "-lm", "-o", str(exe)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )  # fmt: skip
+    return exe
+
+
+def run_without_python(command: list[str]) -> subprocess.CompletedProcess[str]:
+    """Run a C program against an export with no PYTHON* variables in its environment, so it
+    owes nothing to this interpreter; its captured output."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    return subprocess.run(command, check=True, capture_output=True, text=True, env=env)

@@ -5,8 +5,6 @@ C program runs without Python."""
 
 import os
 import re
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -17,9 +15,11 @@ from graph_models import (
     MODELS,
     assert_close,
     exported_weights,
+    link_against_export,
     load,
     random_inputs,
     random_weights,
+    run_without_python,
 )
 
 import tessel.graph as graph
@@ -210,17 +210,7 @@ int main(int argc, char** argv) {
 """
 
 
-def _c_compiler():
-    for name in (os.environ.get("CC"), "cc", "gcc", "clang"):
-        if name and shutil.which(name):
-            return shutil.which(name)
-    return None
-
-
 def test_exported_mlp_runs_from_a_c_program(mlp, tmp_path):
-    compiler = _c_compiler()
-    if compiler is None:
-        pytest.skip("no C compiler")
     mod, _, model = mlp
     out = model.export(tmp_path / "mlp")
     (x,) = random_inputs(mod, INPUTS["mlp"], seed=5)
@@ -230,33 +220,8 @@ def test_exported_mlp_runs_from_a_c_program(mlp, tmp_path):
     inputs = len(aot.of_kind("input"))
     program = C_PROGRAM.replace("@ARGS@", ", ".join([*rows[:inputs], "weights", *rows[inputs:]]))
     (tmp_path / "run.c").write_text(program)
-    exe = tmp_path / "run"
-    subprocess.run(
-        [
-            compiler,
-            "-std=c11",
-            "-O2",
-            "-Wall",
-            "-Werror",
-            str(tmp_path / "run.c"),
-            f"-I{out}",
-            str(out / "model.so"),
-            f"-Wl,-rpath,{out}",
-            "-o",
-            str(exe),
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    result = subprocess.run(
-        [str(exe), str(out / "params.bin"), str(tmp_path / "x.bin")],
-        check=True,
-        capture_output=True,
-        text=True,
-        env=env,
-    )
+    exe = link_against_export(tmp_path / "run.c", out, tmp_path / "run", "-O2")
+    result = run_without_python([str(exe), str(out / "params.bin"), str(tmp_path / "x.bin")])
     printed = np.array([float(v) for v in result.stdout.split()], "float32").reshape(2, 10)
     np.testing.assert_allclose(printed, model(x), rtol=1e-5, atol=1e-5)
 

@@ -3,12 +3,19 @@ the bound weights constants of the AOT main, which the C backend links into the 
 binary blob; the model then takes only inputs and outputs, and exports without params files."""
 
 import os
-import subprocess
 
 import numpy as np
 import pytest
-from graph_models import INPUTS, exported_weights, load, random_inputs, random_weights
-from test_aot import C_PROGRAM, _c_compiler
+from graph_models import (
+    INPUTS,
+    exported_weights,
+    link_against_export,
+    load,
+    random_inputs,
+    random_weights,
+    run_without_python,
+)
+from test_aot import C_PROGRAM
 
 import tessel.graph as graph
 from tessel.ir.functor import post_order
@@ -64,39 +71,11 @@ def test_export_writes_no_params_files(mlp, tmp_path):
     header = (out / "model.h").read_text()
     assert "#define TESSEL_MODEL_NUM_WEIGHTS 0" in header
     assert "int32_t v_main(float* x, float* output);" in header  # the raw entry `main`
-    compiler = _c_compiler()
-    if compiler is None:
-        pytest.skip("no C compiler")
     (x,) = random_inputs(mod, INPUTS["mlp"], seed=5)
     x.astype("<f4").tofile(tmp_path / "x.bin")
     (tmp_path / "none.bin").write_bytes(b"")  # the program opens a params file; nothing is read
     (tmp_path / "run.c").write_text(C_PROGRAM.replace("@ARGS@", "args[0], args[1]"))
-    exe = tmp_path / "run"
-    subprocess.run(
-        [
-            compiler,
-            "-std=c11",
-            "-O2",
-            "-Wall",
-            "-Werror",
-            str(tmp_path / "run.c"),
-            f"-I{out}",
-            str(out / "model.so"),
-            f"-Wl,-rpath,{out}",
-            "-o",
-            str(exe),
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    result = subprocess.run(
-        [str(exe), str(tmp_path / "none.bin"), str(tmp_path / "x.bin")],
-        check=True,
-        capture_output=True,
-        text=True,
-        env=env,
-    )
+    exe = link_against_export(tmp_path / "run.c", out, tmp_path / "run", "-O2")
+    result = run_without_python([str(exe), str(tmp_path / "none.bin"), str(tmp_path / "x.bin")])
     printed = np.array([float(v) for v in result.stdout.split()], "float32").reshape(2, 10)
     np.testing.assert_allclose(printed, model(x), rtol=1e-5, atol=1e-5)

@@ -4,12 +4,12 @@ become C text; bad weights files are refused with a reason."""
 
 import ctypes
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
+from graph_models import link_against_export, run_without_python
 from onnx import TensorProto, helper, numpy_helper
 from safetensors import safe_open
 
@@ -57,46 +57,15 @@ def example_input(k, shape):
     return (((j * 7 + k * 3) % 17) / 8.0 - 1.0).astype("float32").reshape(shape)
 
 
-def _compiler():
-    return shutil.which("cc") or shutil.which("gcc") or pytest.skip("no C compiler")
-
-
 def build_example(out, tmp_path):
-    exe = tmp_path / "run_model"
-    subprocess.run(
-        [
-            _compiler(),
-            "-std=c11",
-            "-O2",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            str(EXAMPLE),
-            f"-I{out}",
-            str(out / "model.so"),
-            f"-Wl,-rpath,{out}",
-            "-lm",
-            "-o",
-            str(exe),
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return exe
+    """examples/c/run_model.c built against the export in `out`."""
+    return link_against_export(EXAMPLE, out, tmp_path / "run_model", "-O2", "-Wextra")
 
 
 def run_example(exe, out, tmp_path, *inputs):
     results = tmp_path / "results"
     results.mkdir(exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    subprocess.run(
-        [str(exe), str(out), "--out", str(results), *map(str, inputs)],
-        check=True,
-        capture_output=True,
-        text=True,
-        env=env,
-    )
+    run_without_python([str(exe), str(out), "--out", str(results), *map(str, inputs)])
     return results
 
 
@@ -247,24 +216,7 @@ def test_hostile_names_round_trip_and_inject_nothing(tmp_path):
     check_outputs(model, run_example(exe, out, tmp_path), example_input(0, (1, 3, 6, 6)))
     # Every name comes back byte for byte from the header's table and the library's API.
     (tmp_path / "names.c").write_text(NAMES_PROGRAM)
-    subprocess.run(
-        [
-            _compiler(),
-            "-std=c11",
-            "-Wall",
-            "-Werror",
-            "-Wtrigraphs",
-            str(tmp_path / "names.c"),
-            f"-I{out}",
-            str(out / "model.so"),
-            f"-Wl,-rpath,{out}",
-            "-o",
-            str(tmp_path / "names"),
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
+    link_against_export(tmp_path / "names.c", out, tmp_path / "names", "-Wtrigraphs")
     printed = subprocess.run(
         [str(tmp_path / "names")], check=True, capture_output=True, text=True
     ).stdout.split()

@@ -2,20 +2,15 @@
 64) compiles and runs: the AOT main takes its weights as one table of pointers
 (tessel.graph.aot), through Python and through the exported C API."""
 
-import os
-import shutil
-import subprocess
-from pathlib import Path
-
 import numpy as np
 import pytest
+from test_export_c_api import build_example, run_example
 
 import tessel.graph as graph
 from tessel.graph import Call, Function, Op, TensorType, Var
 from tessel.ir.module import IRModule
 
 LAYERS = 750  # a dense weight and a bias each: 1,500 weights
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "c" / "run_model.c"
 
 
 def _dense_bias_chain(layers: int) -> tuple[IRModule, dict[str, np.ndarray]]:
@@ -56,44 +51,14 @@ def test_1500_weights_compile_and_match_the_evaluator(chain):
 
 
 def test_1500_weights_run_through_the_exported_c_api(chain, tmp_path):
-    compiler = shutil.which("cc") or shutil.which("gcc") or pytest.skip("no C compiler")
     _, _, model = chain
     out = model.export(tmp_path / "chain")
     header = (out / "model.h").read_text()
     assert f"#define TESSEL_MODEL_NUM_WEIGHTS {2 * LAYERS}" in header
     assert "int32_t v_main(float* x, void** weights, float* output);" in header
-    exe = tmp_path / "run_model"
-    subprocess.run(
-        [
-            compiler,
-            "-std=c11",
-            "-O2",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            str(EXAMPLE),
-            f"-I{out}",
-            str(out / "model.so"),
-            f"-Wl,-rpath,{out}",
-            "-lm",
-            "-o",
-            str(exe),
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
+    exe = build_example(out, tmp_path)
     x = np.array([[0.5, -1.0, 2.0, 0.25]], "float32")
     x.astype("<f4").tofile(tmp_path / "x.bin")
-    results = tmp_path / "results"
-    results.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    subprocess.run(
-        [str(exe), str(out), "--out", str(results), str(tmp_path / "x.bin")],
-        check=True,
-        capture_output=True,
-        text=True,
-        env=env,
-    )
+    results = run_example(exe, out, tmp_path, tmp_path / "x.bin")
     got = np.fromfile(results / "output_0.bin", "<f4").reshape(1, 4)
     np.testing.assert_allclose(got, model(x), rtol=1e-5, atol=1e-5)
