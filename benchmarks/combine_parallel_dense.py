@@ -32,7 +32,7 @@ import sys
 import time
 
 import numpy as np
-from timing import interleaved_medians
+from timing import model_medians_by_threads
 
 from tessel.graph import compile as compile_graph
 from tessel.graph import parse
@@ -137,10 +137,7 @@ def run_case(label: str, case, runs: int, set_threads) -> list[str]:
         for want, have in zip(reference, got if isinstance(got, tuple) else (got,), strict=True):
             np.testing.assert_allclose(have, want, rtol=1e-4, atol=1e-4, err_msg=name)
     rows = []
-    for threads in (1, 2):
-        set_threads(threads)
-        calls = [lambda m=m: m(**feed) for m in models.values()]
-        medians = dict(zip(models, interleaved_medians(calls, runs), strict=True))
+    for threads, medians in model_medians_by_threads(models, feed, runs, set_threads).items():
         best = min(medians[s] for s in (SEPARATE, BATCH, CONCAT))
         cells = " | ".join(f"{medians[s] * 1e3:.3f}" for s in models)
         rows.append(

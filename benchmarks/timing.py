@@ -59,3 +59,20 @@ def interleaved_medians(
 ) -> list[float]:
     """`interleaved_turns` of callables timed in this process."""
     return interleaved_turns([LocalContender(call) for call in calls], runs, turns)
+
+
+def model_medians_by_threads(
+    models: dict[str, Callable[..., object]],
+    feed: dict,
+    runs: int,
+    set_threads: Callable[[int], object],
+    counts: Sequence[int] = (1, 2),
+) -> dict[int, dict[str, float]]:
+    """Median seconds of each compiled model called on `feed`, taking turns
+    (`interleaved_medians`), at each thread count in `counts` (set by `set_threads`)."""
+    result = {}
+    for threads in counts:
+        set_threads(threads)
+        calls = [lambda m=m: m(**feed) for m in models.values()]
+        result[threads] = dict(zip(models, interleaved_medians(calls, runs), strict=True))
+    return result

@@ -75,9 +75,11 @@ static inline void tessel_set_error(const char* message) {
 typedef void* (*tessel_workspace_alloc_t)(size_t nbytes, size_t alignment);
 typedef void (*tessel_workspace_free_t)(void* pointer);
 
-/* The default allocator keeps a few freed blocks of up to 64 KiB per thread and hands them out
+/* The default allocator keeps a few freed blocks of up to 256 KiB per thread and hands them out
    again: a buffer allocated per row of a parallel loop (softmax's exponentials over a 384-long
-   row) would otherwise cost an aligned_alloc and a free per row, a third of that kernel's time.
+   row) would otherwise cost an aligned_alloc and a free per row, a third of that kernel's time,
+   and a fused chain of anchors allocates each of its intermediates (attention: nine) per row
+   block, at most 256 KiB each (tessel.schedule.rules.anchor_chain).
    A block carries its usable size and its alignment in a header just below the pointer (the
    block starts `alignment` bytes earlier), so a free knows what it releases. A cached block is
    reused only for the same size, and never under AddressSanitizer, which must see every free
@@ -85,9 +87,9 @@ typedef void (*tessel_workspace_free_t)(void* pointer);
 #if defined(__SANITIZE_ADDRESS__)
 #define TESSEL_WORKSPACE_CACHE_SLOTS 0
 #else
-#define TESSEL_WORKSPACE_CACHE_SLOTS 4
+#define TESSEL_WORKSPACE_CACHE_SLOTS 12
 #endif
-#define TESSEL_WORKSPACE_CACHE_BYTES ((size_t)1 << 16)
+#define TESSEL_WORKSPACE_CACHE_BYTES ((size_t)1 << 18)
 
 typedef struct { size_t nbytes; size_t alignment; } tessel_block_header;
 

@@ -5,9 +5,10 @@ A buffer a block allocates moves down to the lowest common ancestor (a loop or a
 its accesses. Moving into a loop means a fresh buffer per iteration, which is only equivalent
 when no value flows between iterations; so the buffer passes a loop only when different
 iterations touch disjoint parts of it (then every element read in an iteration was written in
-that same iteration, or never). Under a loop the buffer is allocated by a new opaque block (no
-iterators) wrapping the loop's body, as TVM does. CompactBufferAllocation then shrinks it to what
-one iteration touches.
+that same iteration, or never), or when the loop is parallel (its iterations cannot pass values
+through memory without a race; where they overlap, a shared buffer would be the race). Under a
+loop the buffer is allocated by a new opaque block (no iterators) wrapping the loop's body, as
+TVM does. CompactBufferAllocation then shrinks it to what one iteration touches.
 """
 
 from __future__ import annotations
@@ -100,16 +101,22 @@ def _lowest_safe_scope(
     buffer a fresh allocation per iteration; None to stay where it is."""
     target = None
     for node in lca_path:
-        if isinstance(node, For) and not _iterations_disjoint(uses, buffer, node, analyzer):
+        if isinstance(node, For) and not _fresh_per_iteration(uses, buffer, node, analyzer):
             break
         target = node
     return target
 
 
-def _iterations_disjoint(uses: BufferUses, buffer: Buffer, loop: For, analyzer: Analyzer) -> bool:
-    """True if different iterations of `loop` touch disjoint parts of `buffer`."""
+def _fresh_per_iteration(uses: BufferUses, buffer: Buffer, loop: For, analyzer: Analyzer) -> bool:
+    """True if each iteration of `loop` may have its own `buffer`: different iterations touch
+    disjoint parts of it, or `loop` is parallel. Iterations of a parallel loop cannot pass
+    values through memory without a race, so with every use inside the loop an iteration reads
+    only what it wrote; where they overlap (the halo rows that neighbouring row blocks of a
+    fused conv chain both compute), a shared buffer would be written by two threads at once."""
     if loop.kind is ForKind.THREAD_BINDING and buffer.scope != "local":
         return False  # shared memory must be allocated outside the threads that share it
+    if loop.kind is ForKind.PARALLEL:
+        return True
     if builders.is_const_int(loop.extent, 1):
         return True
     region = relaxed_region(uses, buffer, loop, analyzer)

@@ -25,7 +25,9 @@ from graph_models import (
 import tessel.graph as graph
 from tessel.graph import evaluate
 from tessel.graph.aot import aot_module
+from tessel.graph.passes.fuse_ops import MAX_ANCHORS
 from tessel.ir.functor import post_order
+from tessel.ir.transform import PassContext
 from tessel.script.printer import script
 from tessel.support.errors import UserError
 from tessel.tir.module_calls import is_module_call, pointer_base, pointer_byte_offset
@@ -38,7 +40,10 @@ from tessel.transform.memory_usage import memory_usage
 def mlp():
     mod = load("mlp")
     weights = random_weights(mod, INPUTS["mlp"])
-    return mod, weights, graph.compile(mod, params=weights)
+    # One kernel per layer (multi-anchor fusion off): the arena between kernels is what these
+    # tests read; fused, the batch-2 MLP is one kernel.
+    one_anchor = PassContext(config={MAX_ANCHORS: 1})
+    return mod, weights, graph.compile(mod, params=weights, ctx=one_anchor)
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))

@@ -61,3 +61,34 @@ def test_reorder_holds_the_loops_above_the_nest_fixed():
         sch.reorder(v2, v1)
 
     check_schedule(squared_outer, steps, expected)
+
+
+@T.prim_func
+def halo(A: T.Buffer((16, 8), "float32"), C: T.Buffer((15,), "float32")):
+    B = T.alloc_buffer((16,))
+    for i, k in T.grid(16, 8):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+    for i in range(15):
+        with T.block("C"):
+            vi = T.axis.remap("S", [i])
+            C[vi] = B[vi] + B[vi + 1]
+
+
+def test_a_reduction_computed_at_a_loop_with_a_halo_may_move_its_reduction_outward():
+    """compute_at leaves B's rows overlapping across the outer loop (each block of 5 rows of C
+    reads 6 of B): not one-to-one over all loops, but one-to-one with the outer loop fixed, so
+    the reduction loop may cross the row loop (the conv-chain rule's reorder)."""
+
+    def steps(sch):
+        outer, _ = sch.split(sch.get_loops(sch.get_block("C"))[0], [None, 5])
+        sch.compute_at(sch.get_block("B"), outer)
+        rows, k = sch.get_loops(sch.get_block("B"))[1:]
+        sch.reorder(k, rows)
+
+    sch = check_schedule(halo, steps)
+    names = [sch.loop(loop).loop_var.name for loop in sch.get_loops(sch.get_block("B"))]
+    assert names[1:] == ["ax1", "ax0"]  # the reduction (ax1) outside B's rows (ax0)

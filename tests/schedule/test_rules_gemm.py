@@ -13,19 +13,19 @@ from tessel import te, topi
 from tessel.ir.target import Target
 from tessel.schedule.rules import default_schedule
 from tessel.schedule.rules.gemm import PACK_ROWS, SHORT_REDUCTION, TILE_J
-from tessel.schedule.rules.gemm import _row_tile as gemm_row_tile
+from tessel.schedule.rules.gemm import row_tile as gemm_row_tile
 
 ODD = (1, 7, 13, 127, 129)
 
 
-def _row_tile(rows: int) -> int:
+def row_tile(rows: int) -> int:
     """i_i: the rule's choice (test_row_tile_weighs_padding_against_small_tiles pins it)."""
     return gemm_row_tile(rows, ROWS)
 
 
 def _assert_tiled(tir: str, rows: int) -> None:
     assert "T.vectorized(16)" in tir  # j_i
-    assert f"T.unroll({_row_tile(rows)})" in tir
+    assert f"T.unroll({row_tile(rows)})" in tir
     assert "_init" in tir  # decompose_reduction
     assert 'scope="local"' in tir  # the accumulators
 
@@ -75,7 +75,7 @@ def test_dense_bias_relu(m, k, n):
     # the columns, the padded input and output of pad_einsum.
     allocated = re.findall(r"(\w+) = T.alloc_buffer", tir)
     assert all(name.endswith(("_local", "_pad")) for name in allocated)
-    assert (m % _row_tile(m) == 0 and n % columns == 0) == ("_unpad" not in tir)
+    assert (m % row_tile(m) == 0 and n % columns == 0) == ("_unpad" not in tir)
     assert re.search(r"T\.max\(T_(matmul_NT|dense)_(local|pad)", tir)  # relu inlined
 
 

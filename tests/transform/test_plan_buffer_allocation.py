@@ -88,3 +88,35 @@ def test_buffer_whose_values_flow_between_iterations_stays_outside_the_loop():
     after = _plan(before)
     assert after is before
     check_same_results(before, after)
+
+
+def _halo_rows(kind):
+    """B's rows 2o-1 .. 2o+2 (kept within 0..7) per iteration o of a `kind` loop: neighbouring
+    iterations write two rows of each other's."""
+
+    @T.prim_func
+    def func(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+        B = T.alloc_buffer((8,))
+        for o in T.serial(4) if kind == "serial" else T.parallel(4):
+            for r in range(4):
+                with T.block("B"):
+                    v = T.axis.spatial(8, o * 2 - 1 + r)
+                    T.where(1 <= o * 2 + r and o * 2 + r < 9)
+                    B[v] = A[v] * T.float32(2)
+            for r in range(2):
+                with T.block("C"):
+                    v = T.axis.spatial(8, o * 2 + r)
+                    C[v] = B[T.max(v - 1, 0)] + B[v] + B[T.min(v + 1, 7)]
+
+    return func
+
+
+def test_a_parallel_loop_gets_a_buffer_per_iteration_even_where_iterations_overlap():
+    """Overlapping rows (a fused conv chain's halo) written by two iterations of a parallel loop
+    into one shared buffer would race: the buffer moves into the loop, as for disjoint ones; a
+    serial loop whose iterations overlap keeps it outside."""
+    parallel = _halo_rows("parallel")
+    after = _plan(parallel)
+    assert not after.body.block.alloc_buffers  # no longer allocated at the root
+    check_same_results(parallel, after)
+    assert _plan(_halo_rows("serial")).body.block.alloc_buffers

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from tessel.graph.expr import Call, Expr, Function, Tuple, TupleGetItem, Var
-from tessel.graph.passes.fuse_partition import ForwardGraph, Partition, partition
+from tessel.graph.passes import fuse_cost
+from tessel.graph.passes.fuse_partition import ChainDecision, ForwardGraph, Partition, partition
 from tessel.graph.passes.rewriter import ExprRewriter, is_primitive, rewrite_functions
 from tessel.ir.expr import Op
 from tessel.ir.module import IRModule
@@ -132,14 +133,25 @@ class _Fuser(ExprRewriter):
         return False
 
 
-def fuse(func: Function, fuse_opt_level: int, max_depth: int, max_anchors: int = 1) -> Function:
+def fuse(
+    func: Function,
+    fuse_opt_level: int,
+    max_depth: int,
+    max_anchors: int = 1,
+    chain_pays: ChainDecision | None = None,
+) -> Function:
     """`func` with its operator calls grouped into Primitive functions."""
     if is_primitive(func):
         return func
-    graph, groups = partition(func, fuse_opt_level, max_depth, max_anchors)
+    graph, groups = partition(func, fuse_opt_level, max_depth, max_anchors, chain_pays)
     result = _Fuser(graph, groups).rewrite(func)
     assert isinstance(result, Function)
     return result
+
+
+# PassContext config: the most anchors per fused function, overriding the pass's own
+# `max_anchors` (1 turns multi-anchor fusion off in a pipeline that has it on).
+MAX_ANCHORS = "fuse_ops.max_anchors"
 
 
 @dataclass(frozen=True)
@@ -149,18 +161,24 @@ class FuseOps(Pass):
     nn.batch_matmul) with the elementwise ops after it; elementwise ops into the reduction they
     feed; injective fields into a tuple fused into its consumer (concatenate). Opaque operators
     get a function of their own. `fuse_opt_level=0` puts every operator alone; `max_depth`
-    bounds the operators in one function."""
+    bounds the operators in one function. `max_anchors` above 1 fuses chains of anchors
+    (softmax counting as one between products) into one function (the TY-NNP seed's
+    multi-anchor fusion), each chain only where the cost model (`fuse_cost.chain_pays`) says
+    one kernel pays when `by_cost`, else every chain."""
 
     fuse_opt_level: int = 2
     max_depth: int = 256
     max_anchors: int = 1
+    by_cost: bool = False
     name: ClassVar[str] = "fuse_ops"
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
+        max_anchors = int(ctx.config.get(MAX_ANCHORS, self.max_anchors))
+        decision = fuse_cost.chain_pays if self.by_cost else None
         return rewrite_functions(
             mod,
-            lambda _, func: fuse(func, self.fuse_opt_level, self.max_depth, self.max_anchors),
+            lambda _, func: fuse(func, self.fuse_opt_level, self.max_depth, max_anchors, decision),
         )
 
 
-__all__ = ["FuseOps", "fuse"]
+__all__ = ["MAX_ANCHORS", "FuseOps", "fuse"]

@@ -26,6 +26,11 @@ ELEMWISE, BROADCAST, INJECTIVE = OpPattern.ELEMWISE, OpPattern.BROADCAST, OpPatt
 COMM_REDUCE, ANCHOR = OpPattern.COMM_REDUCE, OpPattern.OUT_ELEMWISE_FUSABLE
 TUPLE, OPAQUE = OpPattern.TUPLE, OpPattern.OPAQUE
 
+# Operators that are opaque alone but join a chain of anchors as one (multi-anchor fusion):
+# attention's softmax between QK^T and PV, along the last axis, where a row of scores is the
+# unit a co-scheduled kernel computes before the next product reads it.
+CHAIN_REDUCTIONS = frozenset({"nn.softmax"})
+
 # Scalars of these dtypes are inlined into a fused function (the code generators take them as
 # immediates); other constants stay arguments.
 _INLINE_SCALAR_DTYPES = frozenset({"int32", "int64", "float32", "float64", "bool"})
@@ -47,9 +52,11 @@ class ForwardGraph:
     outputs: list[list[tuple[int, OpPattern]]] = field(default_factory=list)
     extern: list[bool] = field(default_factory=list)
 
+    chain_reductions: bool = False  # CHAIN_REDUCTIONS count as anchors (multi-anchor fusion)
+
     @staticmethod
-    def build(root: Expr) -> ForwardGraph:
-        graph = ForwardGraph()
+    def build(root: Expr, chain_reductions: bool = False) -> ForwardGraph:
+        graph = ForwardGraph(chain_reductions=chain_reductions)
         for expr in post_order_exprs(root, fusion_children):
             graph.index[id(expr)] = len(graph.nodes)
             graph.nodes.append(expr)
@@ -95,6 +102,10 @@ class ForwardGraph:
                     self._use(arg, position)
             return
         pattern = get_op(call.op.name).pattern
+        if self.chain_reductions and _chains_as_anchor(call):
+            pattern = ANCHOR
+        elif self.chain_reductions and is_unit_reshape(call):
+            pattern = ELEMWISE  # a view: the elements keep their order (attention's [1, h, ..])
         self.pattern[position] = pattern
         result = call.checked_type
         for arg in call.args:
@@ -115,6 +126,25 @@ class ForwardGraph:
             self._use(item.tuple_value, position, INJECTIVE)
         else:
             self._use(item.tuple_value, None)
+
+
+def _chains_as_anchor(call: Call) -> bool:
+    """Whether `call` is a CHAIN_REDUCTIONS operator along its last axis."""
+    if call.op.name not in CHAIN_REDUCTIONS:  # type: ignore[union-attr]  # an Op (caller checks)
+        return False
+    ty = call.checked_type
+    axis = int(call.attrs.get("axis", -1))
+    return isinstance(ty, TensorType) and len(ty.shape) > 0 and axis in (-1, len(ty.shape) - 1)
+
+
+def is_unit_reshape(call: Call) -> bool:
+    """Whether `call` is a reshape that only inserts or removes axes of extent 1."""
+    if getattr(call.op, "name", None) != "reshape" or not call.args:
+        return False
+    source, result = call.args[0].checked_type, call.checked_type
+    if not isinstance(source, TensorType) or not isinstance(result, TensorType):
+        return False
+    return [d for d in source.shape if d != 1] == [d for d in result.shape if d != 1]
 
 
 @dataclass
@@ -165,9 +195,16 @@ class Partition:
     """Union-find groups over the graph's nodes; `find(node)` is the group's root, its last
     (post-dominating) node."""
 
-    def __init__(self, graph: ForwardGraph, max_depth: int, max_anchors: int = 1) -> None:
+    def __init__(
+        self,
+        graph: ForwardGraph,
+        max_depth: int,
+        max_anchors: int = 1,
+        unchained: frozenset[int] = frozenset(),
+    ) -> None:
         n = len(graph.nodes)
         self.graph, self.max_depth, self.max_anchors = graph, max_depth, max_anchors
+        self.unchained = unchained  # anchors the cost model keeps out of chains
         self.tree = PostDominatorTree.build(graph)
         self.group = list(range(n))
         self.pattern = list(graph.pattern)  # a node's own group pattern, as Relay keeps it
@@ -223,6 +260,8 @@ class Partition:
         """Whether `node`'s anchor group may join the anchor `parent` (max_anchors, and the
         chain decision)."""
         if self.max_anchors <= 1 or self.graph.pattern[parent] != ANCHOR:
+            return False
+        if parent in self.unchained:
             return False
         return self.anchors[self.find(node)] + self.anchors[self.find(parent)] <= self.max_anchors
 
@@ -280,13 +319,47 @@ class Partition:
             self.pattern[parent] = max(self.pattern[child], self.pattern[parent])
 
 
+ChainDecision = Callable[[list[Call]], bool]
+
+
 def partition(
-    root: Expr, fuse_opt_level: int, max_depth: int, max_anchors: int = 1
+    root: Expr,
+    fuse_opt_level: int,
+    max_depth: int,
+    max_anchors: int = 1,
+    chain_pays: ChainDecision | None = None,
 ) -> tuple[ForwardGraph, Partition]:
-    """The fusion groups of the dataflow graph under `root` (a function)."""
-    graph = ForwardGraph.build(root)
+    """The fusion groups of the dataflow graph under `root` (a function). With `max_anchors`
+    above 1, each group of several anchors is kept only where `chain_pays` (the cost model)
+    says one kernel for its calls is worth it; the anchors of a refused group are partitioned
+    again, each on its own."""
+    graph = ForwardGraph.build(root, chain_reductions=max_anchors > 1)
     phases = 3 if fuse_opt_level >= 1 else 0
-    return graph, Partition(graph, max_depth, max_anchors).run(phases)
+    unchained: frozenset[int] = frozenset()
+    while True:
+        groups = Partition(graph, max_depth, max_anchors, unchained).run(phases)
+        if max_anchors <= 1 or chain_pays is None:
+            return graph, groups
+        refused = _refused_anchors(graph, groups, chain_pays)
+        if not refused - unchained:
+            return graph, groups
+        unchained |= refused
+
+
+def _refused_anchors(graph: ForwardGraph, groups: Partition, chain_pays: ChainDecision) -> set[int]:
+    """The anchors, after the first of each, of the multi-anchor groups `chain_pays` refuses."""
+    members: dict[int, list[int]] = {}
+    for node in range(len(graph.nodes)):
+        members.setdefault(groups.find(node), []).append(node)
+    refused: set[int] = set()
+    for root, nodes in members.items():
+        if groups.anchors[root] <= 1:
+            continue
+        calls = [graph.nodes[n] for n in nodes if isinstance(graph.nodes[n], Call)]
+        if not chain_pays(calls):  # type: ignore[arg-type]  # filtered to calls
+            anchors = [n for n in nodes if graph.pattern[n] == ANCHOR]
+            refused |= set(anchors[1:])
+    return refused
 
 
 __all__ = ["ForwardGraph", "Partition", "PostDominatorTree", "graph_children", "partition"]

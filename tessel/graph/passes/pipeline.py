@@ -28,7 +28,9 @@ def default_pipeline(target: Target | None = None) -> list[Pass]:
         AlterOpLayout(target),  # convolutions in NCHW[x]c: whole vectors of channels, no transposes
         FoldConstant(),  # shape computations and transforms of weights happen once, here
         DeadCodeElimination(),  # what folding left unused
-        FuseOps(),  # one kernel per fused group
+        # one kernel per fused group; attention (QK^T, softmax, PV) as one where the cost model
+        # says the row-blocked kernel moves fewer bytes
+        FuseOps(max_anchors=3, by_cost=True),
         InferType(),  # types of the new primitive functions
     ]
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from tessel.arith import Analyzer, detect_iter_map
 from tessel.ir import builders
 from tessel.ir.expr import IntImm, PrimExpr, Range, Var
+from tessel.ir.functor import post_order
 from tessel.ir.node import with_changes
 from tessel.ir.structural import structural_equal
 from tessel.ir.substitute import substitute
@@ -175,7 +176,7 @@ def _check_blocks(sch: Schedule, nest: list[For], headers: list[For]) -> None:
         return
     for realize in realizes:
         if realize.block.init is not None:
-            _check_reduction_order(sch, realize, swapped)
+            _check_reduction_order(sch, realize, swapped, nest[0])
         _check_self_dependence(sch, realize)
     _check_cross_dependence(sch, realizes, nest)
 
@@ -258,20 +259,39 @@ def _binds(realize: BlockRealize, loop: For) -> set[IterVarType]:
     return {iv.iter_type for iv, value in pairs if mentions_var(value, loop.loop_var)}
 
 
+def _predicate_over_reductions(realize: BlockRealize) -> PrimExpr | bool:
+    """The block's predicate where it bounds a loop of a reduction iterator, else True: a
+    predicate over spatial loops alone (the halo rows compute_at keeps in range) only drops
+    output elements whole, which leaves one-to-one bindings one-to-one and every remaining
+    element's reduction starting where it did."""
+    pairs = zip(realize.block.iter_vars, realize.iter_values, strict=True)
+    reduce_values = [v for iv, v in pairs if iv.iter_type != IterVarType.DATA_PAR]
+    predicate = realize.predicate
+    loop_vars = {id(n): n for v in reduce_values for n in post_order(v) if isinstance(n, Var)}
+    if any(mentions_var(predicate, var) for var in loop_vars.values()):
+        return predicate
+    return True
+
+
 def _check_reduction_order(
-    sch: Schedule, realize: BlockRealize, swapped: list[tuple[For, For]]
+    sch: Schedule, realize: BlockRealize, swapped: list[tuple[For, For]], top: For
 ) -> None:
     """The init runs at an output's first update only if, for each output element, the first
     update in the new order still has every reduction iterator at its start.
 
-    With a one-to-one binding, each spatial-only loop is fixed by the output element, and a
+    One-to-one is judged with the loops above the reordered nest fixed (a block computed at a
+    loop with a halo repeats rows across that loop's iterations, each time from its init); with
+    a one-to-one binding, each spatial-only loop is fixed by the output element, and a
     reduction-only loop starts at 0 whatever its place; a loop bound to both kinds is not, so it
     may not cross a loop that binds a reduction iterator. Without one-to-one bindings, instances
     repeat, and no loop bound to a reduction iterator (or to nothing) may cross another loop.
     """
     one_to_one = bool(
         detect_iter_map(
-            realize.iter_values, _loop_domain(sch, realize), realize.predicate, "bijective"
+            realize.iter_values,
+            _loop_domain(sch, realize, top),  # loops above the nest stay fixed symbols
+            _predicate_over_reductions(realize),
+            "bijective",
         )
     )
     reduce = IterVarType.COMM_REDUCE

@@ -18,7 +18,7 @@ which read through it inlined. Each step is tried and skipped where the schedule
 from __future__ import annotations
 
 from tessel.ir.expr import Var
-from tessel.schedule import BlockRV, Schedule, ScheduleError
+from tessel.schedule import BlockRV, LoopRV, Schedule, ScheduleError
 from tessel.schedule.rules.steps import (
     inline_consumer,
     is_accumulation,
@@ -66,7 +66,7 @@ def _last_index_is(load: BufferLoad, var: Var) -> bool:
     return bool(load.indices) and load.indices[-1] is var
 
 
-def schedule_conv_nchwc(  # noqa: C901 - the rule's steps in order; issue 32 splits it into plan and apply
+def schedule_conv_nchwc(
     sch: Schedule, name: str, max_columns: int = X_TILES[0], max_channels: int = 32
 ) -> set[str]:
     """Tile the blocked conv block `name`, with at most `max_columns` output columns of
@@ -89,6 +89,31 @@ def schedule_conv_nchwc(  # noqa: C901 - the rule's steps in order; issue 32 spl
                 try_step(lambda producer=producer: sch.compute_inline(producer))
     padding = _schedule_padding(sch, block)
     n, oc, oh, ow, ocb, *reductions = sch.get_loops(block)
+    done = tile_conv_nchwc(
+        sch, block, [n], (oc, oh, ow, ocb), reductions, max_columns, max_channels
+    )
+    if not done:
+        return set()
+    return done | ({padding.name} if isinstance(padding, BlockRV) else set())
+
+
+def tile_conv_nchwc(  # noqa: C901 - the rule's steps in order; issue 32 splits it into plan and apply
+    sch: Schedule,
+    block: BlockRV,
+    outer: list[LoopRV],
+    spatial: tuple[LoopRV, LoopRV, LoopRV, LoopRV],
+    reductions: list[LoopRV],
+    max_columns: int = X_TILES[0],
+    max_channels: int = 32,
+    parallel: bool = True,
+) -> set[str]:
+    """The register tile of the blocked conv `block` over its loops `spatial` (output channel
+    blocks, rows, columns, lanes) and `reductions`, under `outer`: the module's rule from the
+    split on; `outer` with the channel and row tiles fused into one parallel loop when
+    `parallel` (else an enclosing loop runs in parallel). The names of the blocks scheduled,
+    empty if the tiling was refused."""
+    name = block.name
+    oc, oh, ow, ocb = spatial
     block_lanes = getattr(sch.loop(ocb).extent, "value", 1)
     chunks = getattr(sch.loop(oc).extent, "value", 1)
     # conv2d: two channel blocks a tile where the accumulators fit, each broadcast input read
@@ -133,7 +158,8 @@ def schedule_conv_nchwc(  # noqa: C901 - the rule's steps in order; issue 32 spl
         else:
             write_back = None
     # Fused after compute_at: the write-back's coverage proof needs the tile loops unfused.
-    parallel_fused(sch, [n, oc_o, oh])
+    if parallel:
+        parallel_fused(sch, [*outer, oc_o, oh])
     init = vectorized_init(sch, block, reductions[0])
     try_step(lambda: sch.vectorize(ocb))
     try_step(lambda: sch.unroll(oh_i))
@@ -155,7 +181,7 @@ def schedule_conv_nchwc(  # noqa: C901 - the rule's steps in order; issue 32 spl
         # vector once for the kw outputs that read it (10 loads per row of 8, not 24).
         for loop in reductions:
             try_step(lambda loop=loop: sch.unroll(loop))
-    blocks = (init, write_back, padding)
+    blocks = (init, write_back)
     return {name} | {rv.name for rv in blocks if isinstance(rv, BlockRV)}
 
 

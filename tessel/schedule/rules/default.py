@@ -16,6 +16,12 @@ from tessel.ir.expr import Call, PrimExpr, Var
 from tessel.ir.functor import post_order
 from tessel.ir.target import Target
 from tessel.schedule import BlockRV, LoopRV, Schedule, ScheduleError
+from tessel.schedule.rules.anchor_chain import (
+    chain_operands,
+    conv_chain,
+    gemm_chain,
+    schedule_anchor_chain,
+)
 from tessel.schedule.rules.conv import conv_padding, schedule_conv
 from tessel.schedule.rules.conv_nchwc import schedule_conv_nchwc
 from tessel.schedule.rules.gemm import TILE_J, schedule_gemm
@@ -40,8 +46,11 @@ def default_schedule(func: PrimFunc, target: Target | str | None = None) -> Sche
     tile = accumulator_rows(cpu)
     columns = gemm_columns(cpu)
     sch = Schedule(func)
-    _inline_injective(sch, keep=conv_padding(sch))
+    chain = gemm_chain(sch) or conv_chain(sch)
+    _inline_injective(sch, keep=conv_padding(sch) | chain_operands(sch, chain))
     done = {"root"}
+    if chain:
+        done |= schedule_anchor_chain(sch, chain, tile, columns, vector_bytes)
     for name in block_names(sch.func):
         if name not in done and _exists(sch, name):  # a rule may have inlined a later block
             done |= (

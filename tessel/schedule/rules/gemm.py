@@ -84,7 +84,7 @@ def match_gemm(block: Block) -> Gemm | None:
     return Gemm(spatial[-2], spatial[-1], reduce[0])
 
 
-def _row_tile(rows: int, max_rows: int = TILE_I) -> int:
+def row_tile(rows: int, max_rows: int = TILE_I) -> int:
     """The rows of a tile, up to `max_rows`: all of them when fewer, else the tile of ROW_TILES
     whose padded rows (pad_einsum pads to a multiple of the tile) over its relative speed are
     least: a divisor where one runs nearly as fast as the largest (42 rows: 7), else the
@@ -126,7 +126,7 @@ def _strided_operand(block: Block, gemm: Gemm) -> tuple[int, int, int] | None:
     return None
 
 
-def _pack_strided_operand(sch: Schedule, block: BlockRV, gemm: Gemm, columns: int) -> None:
+def pack_strided_operand(sch: Schedule, block: BlockRV, gemm: Gemm, columns: int) -> None:
     """Copy the strided operand into a buffer laid out [.., j // columns, k, .., j % columns]."""
     strided = _strided_operand(sch.block(block).block, gemm)
     if strided is None:
@@ -188,14 +188,41 @@ def schedule_gemm(
     gemm = match_gemm(realize.block)
     if gemm is None or not is_plain_nest(sch, block):
         return set()
-    if 0 < _extent_of(realize.block, gemm.k) < SHORT_REDUCTION:
-        columns = TILE_J  # a short reduction does not pay for the wider tile's init and store
-    if 0 < _extent_of(realize.block, gemm.j) <= TILE_J:
-        columns = TILE_J  # a second vector would be all padding (a classifier's 10 outputs)
-    _pack_strided_operand(sch, block, gemm, columns)
-    rows = _row_tile(_extent_of(realize.block, gemm.i), max_rows)
+    columns = gemm_columns_for(realize.block, gemm, columns)
+    pack_strided_operand(sch, block, gemm, columns)
+    rows = row_tile(_extent_of(realize.block, gemm.i), max_rows)
     unpad = _pad_to_tiles(sch, block, rows, columns)
     *outer, i, j, k = sch.get_loops(block)
+    return tile_gemm(sch, block, outer, (i, j, k), rows, columns, unpad)
+
+
+def gemm_columns_for(block: Block, gemm: Gemm, columns: int) -> int:
+    """The columns of the register tile of `block`: `columns`, or one vector of TILE_J where a
+    short reduction or a narrow output would not pay for a second one."""
+    if 0 < _extent_of(block, gemm.k) < SHORT_REDUCTION:
+        return TILE_J  # a short reduction does not pay for the wider tile's init and store
+    if 0 < _extent_of(block, gemm.j) <= TILE_J:
+        return TILE_J  # a second vector would be all padding (a classifier's 10 outputs)
+    return columns
+
+
+def tile_gemm(
+    sch: Schedule,
+    block: BlockRV,
+    outer: list[LoopRV],
+    ijk: tuple[LoopRV, LoopRV, LoopRV],
+    rows: int,
+    columns: int,
+    unpad: BlockRV | None = None,
+    parallel: bool = True,
+) -> set[str]:
+    """The register tile of the GEMM `block` over its loops `ijk` (rows, columns, reduction),
+    under `outer`: rows x columns accumulators in a local tile written back once, with the
+    epilogue inlined into the write-back; `outer` and the column and row tiles fused into one
+    parallel loop when `parallel` (else the caller runs an enclosing loop in parallel). The
+    names of the blocks scheduled, empty if the tiling was refused."""
+    name = block.name
+    i, j, k = ijk
     try:
         i_o, i_i = sch.split(i, [None, rows])
         j_o, j_i = sch.split(j, [None, columns])
@@ -222,7 +249,7 @@ def schedule_gemm(
             # GFLOP/s. A one-row tile (batch 1) is left to gcc, which vectorizes it itself; as
             # vectors it took the MLP 3-6% longer.
             try_step(lambda: sch.vectorize(sch.get_loops(write_back)[-1]))
-    tile = parallel_fused(sch, [*outer, j_o, i_o])
+    tile = parallel_fused(sch, [*outer, j_o, i_o]) if parallel else i_o
     if rows == 1:
         # One row (batch 1): a GEMV, which streams B once and does little else; its loads are
         # asked for ahead of time (MLP 784-512-512-10 at one thread: 0.91 to 0.85x onnxruntime).

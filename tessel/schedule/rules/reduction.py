@@ -110,7 +110,7 @@ def schedule_row_reduction(sch: Schedule, name: str, vector_bytes: int = VECTOR_
         if rv in middles:
             _vectorize_row(sch, rv, reduction.rows)
         else:
-            done |= _vectorize_reduction(sch, rv, vector_bytes)
+            done |= vectorize_reduction(sch, rv, vector_bytes)
     if anchor is not None:
         _vectorize_row(sch, anchor, reduction.rows)
     else:
@@ -127,10 +127,10 @@ def _compute_at(sch: Schedule, block: BlockRV, loop: LoopRV) -> bool:
 def _vectorize_last_reduction(
     sch: Schedule, block: BlockRV, row: LoopRV, vector_bytes: int
 ) -> set[str]:
-    """_vectorize_reduction for the reduction that ends the group: its write-back lands after
+    """vectorize_reduction for the reduction that ends the group: its write-back lands after
     the row loops when they hold only the partial results, so it moves back under them, to
     run while the row is in cache."""
-    factored = _vectorize_reduction(sch, block, vector_bytes, reduce_chains=False)
+    factored = vectorize_reduction(sch, block, vector_bytes, reduce_chains=False)
     row_var = sch.loop(row).loop_var
     if factored and all(sch.loop(loop).loop_var is not row_var for loop in sch.get_loops(block)):
         try_step(lambda: sch.reverse_compute_at(block, row))
@@ -186,7 +186,7 @@ def _is_anchor(sch: Schedule, block: BlockRV, rows: int) -> bool:
     return len(iter_vars) in (rows, rows + 1) and is_plain_nest(sch, block)
 
 
-def _vectorize_reduction(
+def vectorize_reduction(
     sch: Schedule, block: BlockRV, vector_bytes: int, reduce_chains: bool = True
 ) -> set[str]:
     """Split the reduction loop into vectors of partial results (rfactor), initialised and
