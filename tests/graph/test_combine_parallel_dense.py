@@ -8,11 +8,14 @@ from graph_pass_checks import assert_same_values, check_pass, random_inputs
 
 from tessel import graph
 from tessel.graph import parse
+from tessel.graph.expr import Call
 from tessel.graph.passes import InferType
 from tessel.graph.passes.combine_parallel_dense import (
     STRATEGY_CHOOSER,
     CombineParallelDense,
 )
+from tessel.graph.traversal import post_order_exprs
+from tessel.ir.expr import Op
 from tessel.ir.transform import PassContext
 from tessel.support.errors import UserError
 
@@ -469,3 +472,23 @@ def test_a_product_inside_a_closure_stays_there():
     assert "fn (%y: Tensor[(4, 4), float32])" in str(after)
     assert str(after).count("nn.dense") == 2  # the closure's, and the three combined
     assert_same_values(mod, after)
+
+
+def test_a_function_calling_a_global_is_typed_with_its_module_after_combining():
+    """Each round types the rewritten function again, with the module only where it names a
+    global function: here `main` calls `@scale`, whose type the round needs."""
+    before = InferType()(
+        parse("""
+    def @scale(%y: Tensor[(4, 6), float32]) -> Tensor[(4, 6), float32] {
+      multiply(%y, 2f)
+    }
+    def @main(%x: Tensor[(4, 8), float32], %w0: Tensor[(6, 8), float32],
+              %w1: Tensor[(6, 8), float32], %w2: Tensor[(6, 8), float32]) {
+      (@scale(nn.dense(%x, %w0)), nn.dense(%x, %w1), nn.dense(%x, %w2))
+    }""")
+    )
+    after = CombineParallelDense(to_batch=False)(before)
+    calls = [e for e in post_order_exprs(after["main"]) if isinstance(e, Call)]
+    ops = [c.op.name for c in calls if isinstance(c.op, Op)]
+    assert ops.count("nn.dense") == 1
+    assert_same_values(before, after)
