@@ -6,8 +6,9 @@ import pytest
 from multi_anchor_models import ATTENTION, BIG_MLP, CONV_CHAIN, INVERTED_RESIDUAL, MLP
 
 from tessel.graph import Call, InferType, parse
-from tessel.graph.passes.fuse_cost import block_rows, chain_pays
+from tessel.graph.passes.fuse_cost import chain_pays
 from tessel.graph.traversal import post_order_exprs
+from tessel.schedule.rules.anchor_chain import block_rows
 
 
 def _calls(text):
@@ -48,4 +49,4 @@ def test_a_chain_must_start_and_end_with_a_product():
     ],
 )
 def test_block_rows(rows, row_bytes, expected):
-    assert block_rows(rows, row_bytes) == expected
+    assert block_rows(rows, row_bytes, 8) == expected  # 8-row GEMM tiles (AVX-512)

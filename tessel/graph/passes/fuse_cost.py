@@ -39,16 +39,14 @@ from tessel.graph.passes.fuse_partition import is_unit_reshape
 from tessel.graph.ty import TensorType
 from tessel.ir.expr import Op
 from tessel.runtime.threads import default_threads
+from tessel.schedule.rules.anchor_chain import block_rows
+from tessel.schedule.rules.default import accumulator_rows, host_target
 
 PRODUCTS = frozenset({"nn.dense", "nn.matmul", "nn.batch_matmul"})
 # Operators a fused chain may hold between its products besides elementwise ones.
 CHAIN_OPERATORS = PRODUCTS | frozenset({"nn.softmax"})
 # An operand this small stays in the L2 cache while the row blocks read it again.
 CACHE_BYTES = 512 * 1024
-# The widest intermediate row block a chain keeps (the schedule rule's BLOCK_BYTES).
-BLOCK_BYTES = 24 * 1024
-ROW_TILE = 8
-MAX_BLOCK_ROWS = 64
 MARGIN = 2.0
 # A fused chain runs its row blocks (and batches) in parallel, and nothing else: it needs this
 # many per thread, else the kernels apart, parallel over their column tiles, are faster (a
@@ -82,17 +80,6 @@ def _chains(call: Call) -> bool:
     return name in CHAIN_OPERATORS or (bool(name) and get_op(name).pattern <= OpPattern.BROADCAST)
 
 
-def block_rows(rows: int, row_bytes: int) -> int:
-    """Rows per block the schedule rule takes for `rows` rows whose widest intermediate row
-    is `row_bytes`."""
-    candidates = [r for r in range(ROW_TILE, min(rows, MAX_BLOCK_ROWS) + 1, ROW_TILE)]
-    candidates = [r for r in candidates if rows % r == 0]
-    fitting = [r for r in candidates if r * row_bytes <= BLOCK_BYTES]
-    if fitting:
-        return max(fitting)
-    return min(candidates) if candidates else rows
-
-
 def chain_pays(calls: Sequence[Call]) -> bool:
     """Whether the operator calls of a multi-anchor group (in dataflow order) should be one
     kernel: a chain of products with elementwise operators and softmax between them, whose
@@ -112,7 +99,7 @@ def chain_pays(calls: Sequence[Call]) -> bool:
     batch = math.prod(int(d) for d in last.shape[:-2]) if len(last.shape) > 2 else 1
     intermediates = [t for t in types[:-1] if t is not None]
     row_bytes = max(int(t.shape[-1]) * _itemsize(t.dtype) for t in intermediates)
-    blocks = rows // block_rows(rows, row_bytes)
+    blocks = rows // block_rows(rows, row_bytes, accumulator_rows(host_target()))
     if batch * blocks < PARALLEL_BLOCKS_PER_THREAD * default_threads():
         return False  # the row blocks are the fused kernel's only parallel loop
     saved = 2 * sum(_bytes(t) for t in intermediates)
@@ -127,4 +114,4 @@ def chain_pays(calls: Sequence[Call]) -> bool:
     return saved > MARGIN * extra
 
 
-__all__ = ["CHAIN_OPERATORS", "PRODUCTS", "block_rows", "chain_pays"]
+__all__ = ["CHAIN_OPERATORS", "PRODUCTS", "chain_pays"]

@@ -31,8 +31,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tessel.ir.functor import post_order
 from tessel.schedule import BlockRV, LoopRV, Schedule, ScheduleError
+from tessel.schedule.primitives.block_queries import mentions_var
 from tessel.schedule.rules.conv_nchwc import match_conv_nchwc, tile_conv_nchwc
 from tessel.schedule.rules.gemm import (
     Gemm,
@@ -248,17 +248,24 @@ def _extent(block: Block, var) -> int:
 
 
 def _block_rows(sch: Schedule, members: list[str], rows: int, tile: int) -> int:
-    """Rows per block: the most (a multiple of the row tile dividing `rows`, up to
-    MAX_BLOCK_ROWS) whose widest intermediate row block fits BLOCK_BYTES."""
+    """block_rows for the widest row of what the members write."""
     width = 1
     for name in members:
         buffer = sch.block(sch.get_block(name)).block.writes[0].buffer
         last = getattr(buffer.shape[-1], "value", 1) if buffer.shape else 1
         width = max(width, last * buffer.dtype.bits // 8)
+    return block_rows(rows, width, tile)
+
+
+def block_rows(rows: int, row_bytes: int, tile: int) -> int:
+    """Rows per block of a product chain with `rows` rows whose widest intermediate row is
+    `row_bytes`: the most (a multiple of the row `tile` dividing `rows`, up to MAX_BLOCK_ROWS)
+    whose row block fits BLOCK_BYTES; the fewest such when none fits, all rows when none
+    divides (`tile` when `rows` is symbolic)."""
     if rows <= 0:
         return tile
     candidates = [r for r in range(tile, min(rows, MAX_BLOCK_ROWS) + 1, tile) if rows % r == 0]
-    fitting = [r for r in candidates if r * width <= BLOCK_BYTES]
+    fitting = [r for r in candidates if r * row_bytes <= BLOCK_BYTES]
     if fitting:
         return max(fitting)
     return min(candidates) if candidates else rows
@@ -307,18 +314,15 @@ def _gemm_loops(
     loops = own[-3:]
     for loop, var in zip(loops, (gemm.i, gemm.j, gemm.k), strict=True):
         loop_var = sch.loop(loop).loop_var
-        if not _mentions(values[var], loop_var):
+        if not mentions_var(values[var], loop_var):
             return None
         if getattr(sch.loop(loop).extent, "value", 0) <= 0:
             return None
     return loops[0], loops[1], loops[2]
 
 
-def _mentions(expr, var) -> bool:
-    return any(node is var for node in post_order(expr))
-
-
 __all__ = [
+    "block_rows",
     "chain_operands",
     "conv_block_rows",
     "conv_chain",
