@@ -133,6 +133,20 @@ def test_show_prints_the_graph_after_a_pass(tmp_path, capsys):
     assert "Primitive=1" in capsys.readouterr().out
 
 
+def test_show_memory_prints_the_arenas_constants_and_largest_tensors(tmp_path, capsys):
+    _mlp(tmp_path / "mlp.onnx")
+    assert cli.main(["show", str(tmp_path / "mlp.onnx"), "--shape", "x=2x8", "-q", "--memory"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0] == "arenas (intermediates, reused by liveness):"
+    assert any(line.split()[:1] == ["cpu(0)"] for line in lines[2:4])
+    # w1 (8x16) and b1 (16) and w2 (16x4) as float32, possibly packed: at least their bytes
+    constants = lines[lines.index(next(x for x in lines if x.startswith("constants"))) + 2]
+    assert constants.split()[0] == "cpu(0)" and int(constants.split()[1]) >= (128 + 16 + 64) * 4
+    assert "device copies per run: 0 (0 bytes)" in out
+    assert "largest tensors" in out
+
+
 RATIO = "time vs tessel"  # the bench table's ratio column
 
 

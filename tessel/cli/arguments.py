@@ -102,6 +102,13 @@ def _model_commands(commands: Any) -> None:
     )
     _model_arguments(show_cmd)
     show_cmd.add_argument("--after", default=SHOW_DEFAULT, metavar="PASS", help=AFTER_HELP)
+    show_cmd.add_argument(
+        "--memory",
+        action="store_true",
+        help="compile the model and print its memory plan instead: each arena (a device and "
+        "memory scope) with its allocated and peak live bytes, the constants per device, the "
+        "copies between devices per run, and the largest tensors",
+    )
 
 
 def _threads_argument(command: argparse.ArgumentParser) -> None:

@@ -235,9 +235,16 @@ RATIO_COLUMN = "time vs tessel"
 
 
 def show_model(args: argparse.Namespace) -> int:
-    """`tessel show`: the imported graph in the text format, after the passes up to --after."""
+    """`tessel show`: the imported graph in the text format, after the passes up to --after;
+    with --memory, the compiled model's memory plan."""
     from tessel.graph import astext
     from tessel.graph.passes import pipeline_until
+
+    if args.memory:
+        from tessel.graph.memory_report import memory_report
+
+        print(memory_report(_compile(args).plan))
+        return 0
 
     passes = pipeline_until(args.after)  # an unknown pass is refused before the import
     with command_progress(args.quiet) as progress:

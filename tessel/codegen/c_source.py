@@ -40,6 +40,7 @@ from tessel.codegen.c_calls import (
     param_c_type,
     wrapper_text,
 )
+from tessel.codegen.c_devices import DEVICE_RUNTIME, needs_device_runtime
 from tessel.codegen.c_expr import STATUS
 from tessel.codegen.c_gpu_intrinsics import refuse_gpu_intrinsics
 from tessel.codegen.c_names import RESERVED_NAMES, NameScope
@@ -105,9 +106,12 @@ def generate(mod: IRModule, target: Target | str = "c") -> CSource:
             entries.append(entry)
     parts.extend(f"{writer_header};" for writer_header in _prototypes(definitions, callees))
     parts.extend(definitions)
-    typedefs = vector_typedefs("\n".join(parts[1:]))
+    code = "\n".join(parts[1:])
+    typedefs = vector_typedefs(code)
     if typedefs:
         parts.insert(1, typedefs)
+    if needs_device_runtime(code):
+        parts.insert(1, DEVICE_RUNTIME)
     specs: tuple[ConstantSpec, ...] = ()
     if any(entry.constants for entry in entries):
         specs = tuple(

@@ -45,6 +45,7 @@ from tessel.tir import builtin
 from tessel.tir import stmt as S
 from tessel.tir.block import Block, BlockRealize
 from tessel.tir.buffer import BufferLoad
+from tessel.tir.device_memory import allocation_device
 from tessel.tir.layout import extent_product
 from tessel.tir.module_calls import is_module_call
 from tessel.tir.stack_placement import STACK_SCOPE, placement_of, storage_scope
@@ -501,11 +502,18 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
             self.emit(f"{element} {name}[{length}] __attribute__((aligned({ALIGNMENT})));")
             self.stmt(node.body)
             return
-        self._emit_heap_allocation(name, element, count, node.buffer_var.name)
-        self.cleanups.append((f"tessel_workspace_free({name});",))
+        device = allocation_device(node)
+        if device is not None:  # a device's own memory (tessel/tir/device_memory.py)
+            free = f"tessel_dev_free({device[0]}, {name});"
+            allocator = f"tessel_dev_alloc({device[0]}, {device[1]}, "
+            self._emit_heap_allocation(name, element, count, node.buffer_var.name, allocator)
+        else:
+            free = f"tessel_workspace_free({name});"
+            self._emit_heap_allocation(name, element, count, node.buffer_var.name)
+        self.cleanups.append((free,))
         self.stmt(node.body)
         self.cleanups.pop()
-        self.emit(f"tessel_workspace_free({name});")
+        self.emit(free)
 
     def _on_stack(self, node: S.Allocate, count: PrimExpr) -> bool:
         if storage_scope(node) == STACK_SCOPE and not isinstance(count, IntImm):
@@ -517,15 +525,23 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
         # Recorded by LowerMemoryScopes (the rule lives in tir, which the memory report reads).
         return placement_of(node, self.target) == "stack"
 
-    def _emit_heap_allocation(self, name: str, element: str, count: PrimExpr, hint: str) -> None:
+    def _emit_heap_allocation(
+        self,
+        name: str,
+        element: str,
+        count: PrimExpr,
+        hint: str,
+        allocator: str = "tessel_workspace_alloc(",
+    ) -> None:
         mark = self.checked_divisions
         count_text = self.expr(count)
         if self.checked_divisions != mark:
             count_text = self.local(f"{hint}_count", count.dtype, count_text)
             self.emit_division_check(f"the size of `{hint}`")
         size = f"(size_t)({count_text}) * sizeof({element})"
-        self.emit(f"{element}* {name} = ({element}*)tessel_workspace_alloc({size});")
-        self._emit_null_check(name, f"out of memory allocating `{hint}` in the workspace")
+        self.emit(f"{element}* {name} = ({element}*){allocator}{size});")
+        where = "the workspace" if allocator.startswith("tessel_workspace") else "device memory"
+        self._emit_null_check(name, f"out of memory allocating `{hint}` in {where}")
 
     def stmt_AllocateConst(self, node: S.AllocateConst) -> None:
         element = c_type(node.dtype)

@@ -1,6 +1,9 @@
 """The ahead-of-time main (docs/architecture.md §8): a lowered graph `main` and its `MemoryPlan`
-become one TensorIR PrimFunc `main` that allocates the arena once and calls every kernel in plan
-order with pointers to its parameters and to typed views of the arena.
+become one TensorIR PrimFunc `main` that allocates each arena once (one per device and memory
+scope, from that device's allocator) and runs the plan's steps in order: every kernel call with
+pointers to its parameters and into the arenas, every device copy through the device runtime.
+With a second device, every pointer a kernel gets is checked at run time to be its device's
+memory (issue 27: a missing copy is an error, not silent sharing).
 
 The parameters of the TIR main are the model's inputs, then its weights (the plan's constants:
 never embedded in C text) as one table of pointers, then its outputs (the distinct kernel
@@ -21,20 +24,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tessel.graph.memory_plan import MemoryPlan, TensorSlot
-from tessel.ir.expr import IntImm, PrimExpr, Var
+from tessel.graph.memory_plan import HOST, DeviceCopy, MemoryPlan, Place, Step, TensorSlot
+from tessel.ir.expr import IntImm, PrimExpr, StringImm, Var
 from tessel.ir.module import IRModule
+from tessel.ir.node import with_changes
 from tessel.ir.type import PointerType
+from tessel.ir.virtual_device import device_type_name
 from tessel.support.dtype import DataType, handle
 from tessel.support.frozen_map import FrozenMap
-from tessel.support.names import unique_name
+from tessel.support.names import c_identifier, unique_name
 from tessel.tir.buffer import Buffer, decl_buffer
-from tessel.tir.builtin import address_of
+from tessel.tir.builtin import address_of, call_extern
+from tessel.tir.device_memory import DEVICE_ID, DEVICE_TYPE
 from tessel.tir.function import PrimFunc
 from tessel.tir.module_calls import call_global
 from tessel.tir.stmt import (
     Allocate,
     AllocateConst,
+    AssertStmt,
     DeclBuffer,
     Evaluate,
     LetStmt,
@@ -49,8 +56,10 @@ ARENA_SCOPE = "global.workspace"  # always the runtime's workspace allocator, ne
 @dataclass(frozen=True)
 class AotParam:
     """One tensor the AOT main takes: `kind` is "input", "weight" or "output"; `slot` is the
-    plan slot it holds; `index` the input, constant or output position it comes from (for a
-    weight, also its position in main's weight table)."""
+    plan slot it holds; `index` the input, constant or output position it comes from. Weights
+    are main's weight table in `of_kind("weight")` order, one entry per constant and device
+    that reads it; `place` is the device whose memory holds it (the host's but for a weight
+    uploaded to another device)."""
 
     name: str
     kind: str
@@ -58,6 +67,7 @@ class AotParam:
     dtype: str
     slot: int
     index: int
+    place: Place = HOST
 
 
 @dataclass(frozen=True)
@@ -95,8 +105,27 @@ def aot_module(
     """The kernels of `lowered` with a TensorIR `main` running `plan`. `weight_names` names the
     plan's constants (default `constant_<k>`), `input_names` main's inputs (default its
     parameters' names); `link_params` makes the weights constants of main, not parameters."""
+    runnable = {"cpu", "ext_dev"}
+    foreign = sorted(
+        {str(p.device) for p in plan.places() if device_type_name(p.device_type) not in runnable}
+    )
+    if foreign:
+        raise LoweringError(
+            f"the model is planned on {foreign}, which Tessel's runtime cannot run",
+            rule="aot.device",
+            hint="Tessel executes on the host CPU and the ext_dev stand-in (its own memory, "
+            "the same C code): plan on VirtualDevice('cpu') and VirtualDevice('ext_dev')",
+        )
     params = _params(lowered, plan, weight_names, input_names)
     if link_params:
+        uploaded = [p.name for p in params if p.kind == "weight" and not p.place.is_host]
+        if uploaded:
+            raise LoweringError(
+                f"link_params links weights into the host library, but {uploaded} are read "
+                "on another device",
+                rule="aot.linked-device-weights",
+                hint="compile without link_params: the executor uploads them at load",
+            )
         params = tuple(p for p in params if p.kind != "weight")
     table = ""
     if any(p.kind == "weight" for p in params):
@@ -127,10 +156,17 @@ def _params(
         _param(plan.tensors[s], unique_name(n, taken), "input", k)
         for k, (n, s) in enumerate(zip(names, plan.inputs, strict=True))
     ]
-    constant_slots = {t.index: t for t in plan.tensors if t.kind == "constant"}
-    for k in range(len(plan.constants)):
+    # A constant read on several devices has a slot (a weight) on each, the host's first.
+    constant_slots = sorted(
+        (t for t in plan.tensors if t.kind == "constant"),
+        key=lambda t: (t.index, not t.place.is_host, t.place),
+    )
+    for slot in constant_slots:
+        k = slot.index
         base = weight_names[k] if k < len(weight_names) else f"constant_{k}"
-        params.append(_param(constant_slots[k], unique_name(base, taken), "weight", k))
+        if not slot.place.is_host:
+            base = f"{base}_{device_type_name(slot.place.device_type)}{slot.place.device_id}"
+        params.append(_param(slot, unique_name(base, taken), "weight", k))
     outputs = [t for t in plan.tensors if t.kind == "output"]
     for t in sorted(outputs, key=lambda t: t.index):
         base = "output" if len(outputs) == 1 else f"output_{t.index}"
@@ -139,7 +175,7 @@ def _params(
 
 
 def _param(slot: TensorSlot, name: str, kind: str, index: int) -> AotParam:
-    return AotParam(name, kind, tuple(slot.shape), slot.dtype, slot.id, index)
+    return AotParam(name, kind, tuple(slot.shape), slot.dtype, slot.id, index, slot.place)
 
 
 class _MainBuilder:
@@ -154,15 +190,22 @@ class _MainBuilder:
         table_name: str = "",
     ) -> None:
         self.lowered, self.plan = lowered, plan
-        self.weights = {p.slot: p for p in params if p.kind == "weight"}  # read from the table
+        weights = [p for p in params if p.kind == "weight"]
+        self.weights = {p.slot: p for p in weights}  # read from the table
+        self.table_position = {p.slot: k for k, p in enumerate(weights)}
         self.params = tuple(p for p in params if p.kind != "weight")
         self.buffers = {p.slot: decl_buffer(p.shape, p.dtype, p.name) for p in self.params}
         self.table = None
         if self.weights:
             self.table = decl_buffer((len(self.weights),), handle, table_name)
-        self.arena_var = Var("arena", handle, PointerType(DataType.of("uint8"), ARENA_SCOPE))
-        self.arena = decl_buffer((max(plan.peak_bytes, 1),), "uint8", "arena", data=self.arena_var)
+        self.arenas = {
+            arena.place: arena_buffer(arena.place, arena.nbytes, len(plan.arenas) > 1)
+            for arena in plan.arenas
+            if arena.nbytes > 0
+        }
         self.slots = {slot.id: slot for slot in plan.tensors}
+        # With a second device, every pointer a step gets is checked to be its device's.
+        self.checked = any(not place.is_host for place in plan.places())
         self.linked_names = linked_names  # None: the weights are parameters
         self.constants: dict[int, Buffer] = {}  # linked weights by constant index
 
@@ -174,12 +217,12 @@ class _MainBuilder:
         # tensor would be as deep as the model in every TensorIR pass and in C generation.
         shared, private = self._constant_scopes()
         calls = [
-            self._with_constants(self._call(c.kernel, c.inputs + c.outputs), private.get(k, []))
+            self._with_constants(self._step(c), private.get(k, []))
             for k, c in enumerate(self.plan.calls)
         ]
         body: Stmt = SeqStmt.flatten(calls) if calls else Evaluate(IntImm(DataType.of("int32"), 0))
-        if self.plan.peak_bytes > 0:
-            body = self._with_arena(body)
+        for buffer, allocation in reversed(self.arenas.values()):
+            body = with_changes(allocation, body=DeclBuffer(buffer, body))
         body = self._with_constants(body, shared)
         attrs = FrozenMap({"global_symbol": "main", "tir.noalias": True})
         params, buffer_map = self._signature()
@@ -194,17 +237,70 @@ class _MainBuilder:
         params = tuple(Var(b.name, handle) for b in buffers)
         return params, FrozenMap(dict(zip(params, buffers, strict=True)))
 
-    def _call(self, kernel: str, slots: tuple[int, ...]) -> Stmt:
+    def _step(self, step: Step) -> Stmt:
+        """One step of the plan: a kernel call or a device copy."""
+        if isinstance(step, DeviceCopy):
+            return self._copy(step)
+        return self._call(step.kernel, step.inputs + step.outputs, step.place)
+
+    def _call(self, kernel: str, slots: tuple[int, ...], place: Place) -> Stmt:
         """The call of `kernel` on `slots`, inside a binding of each weight it reads to its
         pointer in the table (a binding per call: one around the body would nest as deep as
-        the model has weights)."""
+        the model has weights); with a second device, after checking that every pointer is
+        memory of the kernel's device."""
         gv = self.lowered.get_global_var(kernel)
         loaded: dict[int, Var] = {}
         args = [self._pointer(s, loaded) for s in slots]
         stmt: Stmt = Evaluate(call_global(gv, *args))
+        if self.checked:
+            checks = [
+                self._check(place, arg, slot, f"`{kernel}` (on {place}) argument {k}")
+                for k, (arg, slot) in enumerate(zip(args, slots, strict=True))
+            ]
+            stmt = SeqStmt.flatten([*checks, stmt])
         for slot_id, var in reversed(loaded.items()):
             assert self.table is not None
-            stmt = LetStmt(var, self.table[self.weights[slot_id].index], stmt)
+            stmt = LetStmt(var, self.table[self.table_position[slot_id]], stmt)
+        return stmt
+
+    def _check(self, place: Place, pointer: PrimExpr, slot_id: int, what: str) -> Stmt:
+        """A run-time check that `pointer` (slot `slot_id`) is memory of `place`'s device."""
+        slot = self.slots[slot_id]
+        holds = call_extern(
+            "bool", "tessel_dev_holds", *_device_args(place), pointer, _size(slot.nbytes)
+        )
+        message = (
+            f"{what} ({_describe(slot)}) is not in the memory of {place.device}: a value "
+            "crosses devices without a device_copy"
+        )
+        return AssertStmt(holds, StringImm(message), Evaluate(IntImm(DataType.of("int32"), 0)))
+
+    def _copy(self, copy: DeviceCopy) -> Stmt:
+        """A device copy: both sides checked, the bytes copied, the copy counted (the device
+        runtime, tessel/codegen/c_devices.py)."""
+        loaded: dict[int, Var] = {}
+        source = self._pointer(copy.source, loaded)
+        target = self._pointer(copy.target, loaded)
+        slot = self.slots[copy.source]
+        copied = call_extern(
+            "bool",
+            "tessel_dev_copy",
+            target,
+            *_device_args(copy.dst),
+            source,
+            *_device_args(copy.src),
+            _size(slot.nbytes),
+        )
+        message = (
+            f"device_copy of {_describe(slot)} from {copy.src.device} to {copy.dst.device}: "
+            "its source or destination is not that device's memory"
+        )
+        stmt: Stmt = AssertStmt(
+            copied, StringImm(message), Evaluate(IntImm(DataType.of("int32"), 0))
+        )
+        for slot_id, var in reversed(loaded.items()):
+            assert self.table is not None
+            stmt = LetStmt(var, self.table[self.table_position[slot_id]], stmt)
         return stmt
 
     def _constant_buffer(self, slot: TensorSlot) -> Buffer:
@@ -259,14 +355,62 @@ class _MainBuilder:
             return loaded.setdefault(slot_id, Var(weight.name, handle, element))
         slot = self.slots[slot_id]
         assert slot.kind == "intermediate", slot
-        return address_of(self.arena[slot.offset])
+        buffer, _ = self.arenas[slot.place]
+        return address_of(buffer[slot.offset])
 
-    def _with_arena(self, body: Stmt) -> Stmt:
-        extents = (IntImm(DataType.of("int32"), self.plan.peak_bytes),)
-        true = IntImm(DataType.of("bool"), 1)
-        return Allocate(
-            self.arena_var, DataType.of("uint8"), extents, true, DeclBuffer(self.arena, body)
+
+# The scopes an arena may be planned in, by whether its device is the host. The host's default
+# arena is the runtime's workspace (never the stack); another device's memory is always its own
+# allocator's, whatever "global" scope names it.
+HOST_SCOPES = ("global", "global.workspace", "global.stack")
+DEVICE_SCOPES = ("global", "global.workspace")
+
+
+def arena_buffer(place: Place, nbytes: int, named: bool) -> tuple[Buffer, Allocate]:
+    """The byte buffer of the arena of `place` and its allocation (whose body is to be set):
+    in the place's memory scope, from its device's allocator."""
+    scope = place.scope or ARENA_SCOPE
+    allowed = HOST_SCOPES if place.is_host else DEVICE_SCOPES
+    if scope not in allowed:
+        raise LoweringError(
+            f"no allocator for memory scope {place.scope!r} on {place.device}",
+            rule="aot.memory-scope",
+            hint=f"the C backend allocates {list(allowed)} there",
         )
+    name = "arena"
+    if named:  # one arena per device and scope: say which
+        suffix = f"{device_type_name(place.device_type)}{place.device_id}"
+        name = c_identifier(f"arena_{suffix}_{place.scope}" if place.scope else f"arena_{suffix}")
+    data = Var(name, handle, PointerType(DataType.of("uint8"), scope))
+    buffer = decl_buffer((max(nbytes, 1),), "uint8", name, data=data)
+    annotations = {}
+    if not place.is_host:
+        annotations = {DEVICE_TYPE: place.device_type, DEVICE_ID: place.device_id}
+    extents = (IntImm(DataType.of("int32"), nbytes),)
+    true = IntImm(DataType.of("bool"), 1)
+    placeholder = Evaluate(IntImm(DataType.of("int32"), 0))
+    allocation = Allocate(
+        data, DataType.of("uint8"), extents, true, placeholder, FrozenMap(annotations)
+    )
+    return buffer, allocation
+
+
+def _device_args(place: Place) -> tuple[IntImm, IntImm]:
+    return IntImm(DataType.of("int32"), place.device_type), IntImm(
+        DataType.of("int32"), place.device_id
+    )
+
+
+def _size(nbytes: int) -> IntImm:
+    return IntImm(DataType.of("uint64"), nbytes)
+
+
+def _describe(slot: TensorSlot) -> str:
+    kinds = {"input": "input", "output": "output", "constant": "weight"}
+    what = kinds.get(slot.kind, "intermediate")
+    index = f" {slot.index}" if slot.kind in kinds else ""
+    shape = "x".join(map(str, slot.shape)) or "scalar"
+    return f"the {what}{index} ({shape} {slot.dtype}, planned on {slot.place})"
 
 
 __all__ = ["ARENA_SCOPE", "AotModule", "AotParam", "aot_module"]

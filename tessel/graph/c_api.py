@@ -96,6 +96,8 @@ def api_model(aot: AotModule, plan: MemoryPlan, outputs: Sequence[ApiTensor]) ->
         main_args.append("model->weights")
     main_args += [f"outputs[{first[p.slot]}]" for p in aot.of_kind("output")]
     unsupported = ""
+    if any(not p.place.is_host for p in aot.of_kind("weight")):
+        unsupported = "the model reads weights on a second device, which the C API does not upload"
     if any(kind == "linked" for kind, _ in sources):
         unsupported = "a result of the model is a weight linked into model.so"
     return ApiModel(

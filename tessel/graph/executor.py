@@ -25,10 +25,14 @@ from tessel.graph.aot import AotModule, aot_module
 from tessel.graph.c_api import ApiModel, ApiTensor, api_model, c_api_source
 from tessel.graph.export import export_model
 from tessel.graph.expr import OUTPUT_NAMES, Constant, Expr, Function, Var
-from tessel.graph.memory_plan import MemoryPlan, TensorSlot, plan_memory
+from tessel.graph.memory_plan import DeviceCopy, MemoryPlan, TensorSlot, plan_memory
+from tessel.graph.model_weights import aligned_bytes, weight_table
+from tessel.graph.passes.host_interface import PlaceForExecution, host_device, uses_devices
+from tessel.graph.passes.inline_functions import InlineFunctions, needs_inlining
 from tessel.graph.passes.layout_rewrite import LayoutRewrite
 from tessel.graph.passes.lower_te import LowerTE
 from tessel.graph.passes.pipeline import default_pipeline
+from tessel.graph.passes.plan_devices import PlanDevices
 from tessel.graph.traversal import post_order_exprs
 from tessel.graph.ty import TensorType, TupleType, Type
 from tessel.ir.module import IRModule
@@ -36,6 +40,7 @@ from tessel.ir.node import with_changes
 from tessel.ir.target import Target
 from tessel.ir.transform import Pass, PassContext
 from tessel.runtime import Module
+from tessel.runtime.devices import CopyCount
 from tessel.runtime.threads import current_threads, set_threads
 from tessel.schedule.rules.default import host_target
 from tessel.support.dtype import DataType
@@ -95,15 +100,32 @@ def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name user
         params = load_params(params)
     mod = bind_params(mod, params or {})
     passes = default_passes(target) if passes is None else passes
+    devices = uses_devices(mod)
+    if needs_inlining(mod):  # closures, global functions, `if`: first-order for the executor
+        passes = (InlineFunctions(), *passes)
+    if devices:
+        # Devices are planned first, on the program as written (function values by higher-order
+        # unification; on_device consumed, copies placed, the model's interface on the host),
+        # and planned again after the passes so every call's device is in the module LowerTE
+        # reads (a pass that moved a value across devices is a conflict there).
+        host = host_device(target)
+        passes = (PlaceForExecution(host), *passes, PlanDevices(default_device=host))
     progress.stage("graph passes", total=len(passes))
     for pass_ in passes:
         mod = pass_(mod, ctx)
         progress.advance()
-    lowered = LowerTE(target=target, progress=progress)(mod, ctx)
+    lowered = LowerTE(target=target, progress=progress, devices=devices)(mod, ctx)
     progress.stage("planning memory")
     lowered = LayoutRewrite(target)(lowered, ctx)
     plan = plan_memory(lowered)
     if executor == "python":
+        if len(plan.places()) > 1:
+            raise UserError(
+                f"the python executor runs on the host only, and this model is planned on "
+                f"{[str(p) for p in plan.places()]}",
+                rule="executor.python-devices",
+                hint="use executor='aot'",
+            )
         kernels = {gv: f for gv, f in lowered.items() if isinstance(f, PrimFunc)}
         library = build(IRModule(FrozenMap(kernels)), target, progress=progress)
         return CompiledModel(lowered, plan, library, threads=threads)
@@ -272,16 +294,10 @@ class CompiledModel:
             if plan.tensors[i].kind == "constant"
         }
         if aot is not None:
-            # Private, writeable, C-contiguous copies: main hands the kernels non-const
-            # pointers. Linked weights (link_params) live in the library: none is copied.
-            copies = (
-                () if aot.linked else (_aligned_copy(c, plan.alignment) for c in plan.constants)
-            )
-            self.weights = tuple(copies)
             # main takes the weights as one table of their addresses (tessel.graph.aot), bound
             # once here while `weights` keeps the arrays alive: a call checks only its inputs
             # and outputs, and passes them and the table, however many weights there are.
-            self._weight_table = np.array([w.ctypes.data for w in self.weights], np.uintp)
+            self.weights, self._weight_table = weight_table(self, library, aot, plan)
             bound = {}
             if aot.weight_table:
                 bound[aot.entry_names().index(aot.weight_table)] = self._weight_table
@@ -298,13 +314,28 @@ class CompiledModel:
             self._simple_outputs = tuple(fresh[s] for s in plan.outputs) if simple else None
             return
         self._simple_outputs = None
-        self._arena = _aligned_bytes(plan.peak_bytes, plan.alignment)
+        self._arena = aligned_bytes(plan.peak_bytes, plan.alignment)
         self._fixed = {
             t.id: self._fixed_array(t)
             for t in plan.tensors
             if t.kind in ("constant", "intermediate")
         }
-        self._kernels = [(library[c.kernel], c.inputs + c.outputs) for c in plan.calls]
+        # A copy within the host's one memory (the only kind this executor sees) is np.copyto.
+        self._kernels = [
+            (_copy_step if isinstance(c, DeviceCopy) else library[c.kernel], c.inputs + c.outputs)
+            for c in plan.calls
+        ]
+
+    @property
+    def device_copies(self) -> int:
+        """The `device_copy` steps one call performs (the planned graph's copies, per tensor)."""
+        return len(self.plan.copies)
+
+    def copies_made(self) -> CopyCount:
+        """The device copies this model's library has made in all calls so far, and bytes
+        (models of the same generated code share one library, and so one count)."""
+        memory = self.library.device_memory
+        return memory.copies() if memory is not None else CopyCount(0, 0)
 
     @property
     def executor(self) -> str:
@@ -440,20 +471,8 @@ def _numpy_dtype(name: str) -> np.dtype:
     return np.dtype(DataType.of(name).numpy)
 
 
-def _aligned_bytes(nbytes: int, alignment: int) -> np.ndarray:
-    """`nbytes` bytes whose first byte is `alignment`-aligned."""
-    raw = np.zeros(nbytes + alignment, np.uint8)
-    start = -raw.ctypes.data % alignment
-    return raw[start : start + nbytes]
-
-
-def _aligned_copy(array: np.ndarray, alignment: int) -> np.ndarray:
-    """A writeable C-contiguous copy of `array` starting on an `alignment`-byte boundary, as
-    the arena's tensors do: a packed weight row read by whole vectors that straddles cache
-    lines cost MiniLM's Q/K/V product 8-10% against the same weights aligned."""
-    copy = _aligned_bytes(array.nbytes, alignment).view(array.dtype).reshape(array.shape)
-    copy[...] = array
-    return copy
+def _copy_step(source: np.ndarray, target: np.ndarray) -> None:
+    np.copyto(target, source)
 
 
 def _regroup(ty: Type, flat: Any) -> Any:

@@ -42,6 +42,14 @@ def export_model(model: CompiledModel, directory: str | Path) -> Path:
             rule="export.executor",
             hint='compile it with executor="aot"',
         )
+    devices = sorted({str(p.device) for p in model.plan.places()})
+    if len(devices) > 1:
+        raise UserError(
+            f"the model runs on {devices}; export writes a host-only library, and uploading "
+            "weights to a second device from C is not written yet",
+            rule="export.devices",
+            hint="export a model compiled without device annotations",
+        )
     signature = model.library["main"].signature
     if signature.constants:
         raise UserError(

@@ -7,31 +7,80 @@ placed while its inputs are still live, so a kernel never writes over what it re
 are compiled with `restrict` pointers). A kernel that only reshapes an intermediate (LowerTE
 marks it `reshape_only`) is not called: its output shares the input's bytes (`alias_of`).
 
-The plan is plain data in the order a single-entry ahead-of-time main would run it
-(docs/architecture.md §8): parameters = inputs then outputs, one arena allocation of
-`peak_bytes`, and per kernel one call whose arguments are slots (a parameter, a constant, or
-arena bytes at an offset). `tessel.graph.executor` runs it from Python; the TIR main will be
-emitted from it.
+Memory is planned per `Place` (issue 27): a device and a memory scope. Each intermediate lives
+in the arena of the place its producer runs on (a kernel's device, with its planned memory
+scope, as LowerTE(devices=True) records it; a `device_copy`'s destination), and liveness reuse
+happens inside each arena. Constants are planned apart from the arenas (seed 001): a constant
+gets a slot on each device whose kernels read it, which the executor fills once, at load. The
+model's inputs and outputs are the caller's host memory. A module lowered without devices has
+one place, the host, and one arena.
+
+The plan is plain data in the order a single-entry ahead-of-time main runs it (docs/
+architecture.md §8): parameters = inputs then outputs, one allocation per arena, and per step
+either one kernel call whose arguments are slots (a parameter, a constant, or arena bytes at an
+offset) or one `DeviceCopy` between two slots. `tessel.graph.executor` runs it from Python, and
+tessel.graph.aot emits the TensorIR main from it. `memory_report` is what `tessel show
+--memory` prints.
 """
 
 from __future__ import annotations
 
-import bisect
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from tessel.graph.call_lowered import is_call_lowered, is_reshape_only
+from tessel.graph.call_lowered import (
+    is_call_lowered,
+    is_device_copy,
+    is_reshape_only,
+    kernel_device,
+)
 from tessel.graph.expr import Call, Constant, Expr, Function, Tuple, TupleGetItem, Var
+from tessel.graph.memory_offsets import ALIGNMENT, Request, assign_offsets, live_bytes
 from tessel.graph.traversal import post_order_exprs
 from tessel.graph.ty import TensorType, TupleType, Type
 from tessel.ir.module import IRModule
+from tessel.ir.virtual_device import UNCONSTRAINED, VirtualDevice, device_type_name
 from tessel.support.dtype import DataType
 from tessel.transform.errors import LoweringError
 
-ALIGNMENT = 64
+_CPU = 1  # DLPack's device type code of the CPU
+
+
+@dataclass(frozen=True, order=True)
+class Place:
+    """Where bytes live: a device (DLPack type code and id) and a memory scope ("" is the
+    device's default arena)."""
+
+    device_type: int = _CPU
+    device_id: int = 0
+    scope: str = ""
+
+    @staticmethod
+    def of(device: VirtualDevice | None) -> Place:
+        """The place of a planned device (None, or any unconstrained field: the host's)."""
+        if device is None:
+            return HOST
+        device_type = device.device_type if device.device_type != UNCONSTRAINED else _CPU
+        return Place(device_type, max(device.virtual_device_id, 0), device.memory_scope)
+
+    @property
+    def device(self) -> Place:
+        """The device alone (this place in its default scope)."""
+        return Place(self.device_type, self.device_id)
+
+    @property
+    def is_host(self) -> bool:
+        """Whether the memory is the host's (a CPU device: all of them share it)."""
+        return self.device_type == _CPU
+
+    def __str__(self) -> str:
+        name = f"{device_type_name(self.device_type)}({self.device_id})"
+        return f"{name} {self.scope}" if self.scope else name
+
+
+HOST = Place()
 
 
 @dataclass(frozen=True)
@@ -40,7 +89,8 @@ class TensorSlot:
     "constant" (constant `index`), "output" (main's flattened output `index`) or
     "intermediate" (arena bytes [offset, offset + nbytes), live from kernel `start` to `end`;
     `alias_of` names the slot whose bytes it shares when it is a reshape of that one, which no
-    kernel writes)."""
+    kernel writes). `place` is the device and memory scope that holds it: the arena's for an
+    intermediate, the device a constant is uploaded to, the host for inputs and outputs."""
 
     id: int
     shape: tuple[int, ...]
@@ -51,6 +101,7 @@ class TensorSlot:
     start: int = -1
     end: int = -1
     alias_of: int = -1
+    place: Place = HOST
 
     @property
     def nbytes(self) -> int:
@@ -63,20 +114,56 @@ def _nbytes(shape: tuple[int, ...], dtype: str) -> int:
 
 @dataclass(frozen=True)
 class KernelCall:
-    """One kernel call of main: the PrimFunc's name, its input and output slots (by id)."""
+    """One kernel call of main: the PrimFunc's name, its input and output slots (by id), and
+    the device it runs on (every slot it touches must be that device's memory)."""
 
     kernel: str
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
+    place: Place = HOST
+
+
+@dataclass(frozen=True)
+class DeviceCopy:
+    """One `device_copy` of main: the bytes of slot `source` (on `src`) into slot `target` (on
+    `dst`), performed and counted by the executor."""
+
+    source: int
+    target: int
+    src: Place
+    dst: Place
+
+    @property
+    def inputs(self) -> tuple[int, ...]:
+        return (self.source,)
+
+    @property
+    def outputs(self) -> tuple[int, ...]:
+        return (self.target,)
+
+
+Step = KernelCall | DeviceCopy
+
+
+@dataclass(frozen=True)
+class Arena:
+    """The intermediates of one place: `nbytes` allocated (offsets by liveness), of which at most
+    `live_bytes` are live at once (each tensor rounded up to the alignment). `nbytes` exceeds
+    `live_bytes` only by what best-fit placement leaves unused between blocks."""
+
+    place: Place
+    nbytes: int
+    live_bytes: int
 
 
 @dataclass(frozen=True)
 class MemoryPlan:
-    """The storage of a lowered main: slots, kernel calls in order, the arena's peak size and
-    the bytes of the constants (which live outside the arena)."""
+    """The storage of a lowered main: slots, steps (kernel calls and device copies) in order,
+    the arenas, and the bytes of the constants (which live outside the arenas). `peak_bytes` is
+    the host's default arena, the only one a module lowered without devices has."""
 
     tensors: tuple[TensorSlot, ...]
-    calls: tuple[KernelCall, ...]
+    calls: tuple[Step, ...]
     inputs: tuple[int, ...]  # slot per parameter of main
     outputs: tuple[int, ...]  # slot per field of main's (flattened) result
     output_type: Type  # main's result type: rebuilds tuples from `outputs`
@@ -86,6 +173,28 @@ class MemoryPlan:
     alignment: int = ALIGNMENT
     # per constant, its Constant's name_hint ("" when unnamed): a weight's name in the model
     constant_names: tuple[str, ...] = ()
+    arenas: tuple[Arena, ...] = ()
+
+    @property
+    def kernel_calls(self) -> tuple[KernelCall, ...]:
+        """The kernel calls, in order (the steps that are not copies)."""
+        return tuple(c for c in self.calls if isinstance(c, KernelCall))
+
+    @property
+    def copies(self) -> tuple[DeviceCopy, ...]:
+        """The device copies one run performs, in order."""
+        return tuple(c for c in self.calls if isinstance(c, DeviceCopy))
+
+    def places(self) -> tuple[Place, ...]:
+        """Every device and scope the plan puts bytes in: arenas, constants, kernels."""
+        places = {t.place for t in self.tensors if t.kind in ("intermediate", "constant")}
+        places.update(c.place for c in self.kernel_calls)
+        return tuple(sorted(places | {HOST}))
+
+    def constant_bytes_on(self, device: Place) -> int:
+        """The bytes of the constants uploaded to `device` (each constant once per device)."""
+        slots = [t for t in self.tensors if t.kind == "constant" and t.place.device == device]
+        return sum(t.nbytes for t in slots)
 
     def weight_names(self) -> tuple[str, ...]:
         """The name of each constant in a compiled model: its Constant's name_hint (a weight's
@@ -96,74 +205,6 @@ class MemoryPlan:
     def offsets(self) -> dict[int, int]:
         """Arena offset of every intermediate slot, by id."""
         return {t.id: t.offset for t in self.tensors if t.kind == "intermediate"}
-
-
-# --- offsets from live ranges ------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Request:
-    """A block of `nbytes` live from step `start` to step `end` (both included)."""
-
-    nbytes: int
-    start: int
-    end: int
-
-
-def assign_offsets(
-    requests: Sequence[Request], alignment: int = ALIGNMENT
-) -> tuple[list[int], int]:
-    """Offsets for `requests` such that blocks live at one step never overlap; greedy best-fit
-    in order of `start` (blocks ending at a step are freed after the step's blocks are placed).
-    Returns (offsets, peak bytes)."""
-    order = sorted(range(len(requests)), key=lambda k: (requests[k].start, k))
-    ends = sorted(range(len(requests)), key=lambda k: requests[k].end)
-    arena = _FreeList()
-    offsets = [0] * len(requests)
-    freed = 0
-    for k in order:
-        while freed < len(ends) and requests[ends[freed]].end < requests[k].start:
-            done = ends[freed]
-            arena.free(offsets[done], _aligned(requests[done].nbytes, alignment))
-            freed += 1
-        offsets[k] = arena.allocate(_aligned(requests[k].nbytes, alignment))
-    return offsets, arena.top
-
-
-def _aligned(nbytes: int, alignment: int) -> int:
-    return max(alignment, -(-nbytes // alignment) * alignment)
-
-
-class _FreeList:
-    """Free blocks of an arena that grows at its top, kept sorted and coalesced."""
-
-    def __init__(self) -> None:
-        self.blocks: list[tuple[int, int]] = []  # (offset, size), sorted by offset
-        self.top = 0
-
-    def allocate(self, size: int) -> int:
-        fits = [(s, k) for k, (_, s) in enumerate(self.blocks) if s >= size]
-        if fits:
-            _, k = min(fits)  # best fit: the smallest block that holds it
-            offset, block = self.blocks[k]
-            self.blocks[k : k + 1] = [(offset + size, block - size)] if block > size else []
-            return offset
-        if self.blocks and sum(self.blocks[-1]) == self.top:  # extend the free block at the top
-            offset, _ = self.blocks.pop()
-        else:
-            offset = self.top
-        self.top = offset + size
-        return offset
-
-    def free(self, offset: int, size: int) -> None:
-        k = bisect.bisect(self.blocks, (offset, size))
-        self.blocks.insert(k, (offset, size))
-        if k + 1 < len(self.blocks) and offset + size == self.blocks[k + 1][0]:
-            size += self.blocks.pop(k + 1)[1]
-            self.blocks[k] = (offset, size)
-        if k > 0 and sum(self.blocks[k - 1]) == offset:
-            prev_offset, prev_size = self.blocks.pop(k - 1)
-            self.blocks[k - 1] = (prev_offset, prev_size + size)
 
 
 # --- slots of a lowered main ---------------------------------------------------------------------
@@ -211,10 +252,14 @@ class _SlotBuilder:
         self.constants: list[np.ndarray] = []
         self.constant_names: list[str] = []
         self.aliases: list[tuple[int, int, int]] = []  # (reshaped slot, its input, call index)
+        # A constant's first slot is placed by its first reader; other devices get their own.
+        self.constant_slots: dict[tuple[int, Place], int] = {}
 
-    def leaves(self, ty: Type, kind: str, index: int = -1) -> tuple[int, ...]:
+    def leaves(
+        self, ty: Type, kind: str, index: int = -1, place: Place | None = HOST
+    ) -> tuple[int, ...]:
         if isinstance(ty, TupleType):
-            return tuple(i for f in ty.fields for i in self.leaves(f, kind, index))
+            return tuple(i for f in ty.fields for i in self.leaves(f, kind, index, place))
         assert isinstance(ty, TensorType), ty
         self.slots.append(
             {
@@ -224,13 +269,31 @@ class _SlotBuilder:
                 "kind": kind,
                 "index": index,
                 "start": len(self.calls),
+                "place": place,
             }
         )
         return (len(self.slots) - 1,)
 
+    def _read_on(self, slot_id: int, place: Place) -> int:
+        """The slot a step on `place` reads for `slot_id`: a constant's copy on that device
+        (planned apart from the arenas, uploaded once), else the slot itself."""
+        slot = self.slots[slot_id]
+        if slot["kind"] != "constant":
+            return slot_id
+        device = place.device
+        if slot["place"] is None:  # its first reader places it
+            slot["place"] = device
+            self.constant_slots[(slot["index"], device)] = slot_id
+        key = (slot["index"], device)
+        if key not in self.constant_slots:
+            self.slots.append({**slot, "id": len(self.slots), "place": device})
+            self.constant_slots[key] = len(self.slots) - 1
+        return self.constant_slots[key]
+
     def visit(self, node: Expr) -> None:
         if isinstance(node, Constant):
-            self.values[id(node)] = self.leaves(node.tensor_type, "constant", len(self.constants))
+            index = len(self.constants)
+            self.values[id(node)] = self.leaves(node.tensor_type, "constant", index, None)
             self.constants.append(np.require(node.data, requirements="C"))
             self.constant_names.append(node.name_hint)
         elif isinstance(node, Tuple):
@@ -239,6 +302,8 @@ class _SlotBuilder:
             self.values[id(node)] = self._field(node)
         elif is_call_lowered(node):
             self._call(node)
+        elif is_device_copy(node):
+            self._copy(node)
         elif isinstance(node, Var):  # parameters have their slots already
             raise LoweringError(
                 f"memory_plan runs a dataflow of call_lowered kernels; `main` reads "
@@ -264,14 +329,28 @@ class _SlotBuilder:
         return self.values[id(node.tuple_value)][start : start + sizes[node.index]]
 
     def _call(self, call: Call) -> None:
-        inputs = tuple(i for a in call.args for i in self.values[id(a)])
+        place = Place.of(kernel_device(call))
+        inputs = tuple(self._read_on(i, place) for a in call.args for i in self.values[id(a)])
         for i in inputs:
             self.slots[i]["end"] = len(self.calls)
-        outputs = self.leaves(_type(call), "intermediate")
+        outputs = self.leaves(_type(call), "intermediate", place=place)
         self.values[id(call)] = outputs
         if is_reshape_only(call) and len(inputs) == 1 and len(outputs) == 1:
             self.aliases.append((outputs[0], inputs[0], len(self.calls)))
-        self.calls.append(KernelCall(call.op.name_hint, inputs, outputs))
+        self.calls.append(KernelCall(call.op.name_hint, inputs, outputs, place))
+
+    def _copy(self, call: Call) -> None:
+        """A device_copy: one copy step per tensor of its (possibly tuple) value."""
+        src = Place.of(call.attrs.get("src_virtual_device"))
+        dst = Place.of(call.attrs.get("dst_virtual_device"))
+        (value,) = call.args
+        sources = tuple(self._read_on(i, src) for i in self.values[id(value)])
+        targets = self.leaves(_type(call), "intermediate", place=dst)
+        for source, target in zip(sources, targets, strict=True):
+            self.slots[source]["end"] = len(self.calls)
+            self.slots[target]["start"] = len(self.calls)
+            self.calls.append(DeviceCopy(source, target, src, dst))
+        self.values[id(call)] = targets
 
     def _alias_reshapes(self) -> tuple[dict[int, int], set[int]]:
         """The output of a reshape-only kernel whose input is an arena tensor shares the
@@ -285,6 +364,8 @@ class _SlotBuilder:
             root = roots.get(source, source)
             if self.slots[root]["kind"] != "intermediate":
                 continue
+            if self.slots[root]["place"] != self.slots[reshaped]["place"]:
+                continue  # not the same memory (a copy is missing: the executor says so)
             if self.slots[reshaped]["kind"] != "intermediate":
                 continue
             roots[reshaped] = root
@@ -298,18 +379,32 @@ class _SlotBuilder:
             slot = self.slots[i]
             if slot["kind"] == "intermediate":
                 slot.update(kind="output", index=k)
+            if slot["place"] is None:  # a constant result no kernel reads: the host's
+                slot["place"] = HOST
         return result
 
     def finish(self, main: Function, outputs: tuple[int, ...], alignment: int) -> MemoryPlan:
         for slot in self.slots:
             if slot["kind"] == "intermediate":
                 slot.setdefault("end", slot["start"])  # written, never read: live for its kernel
+            if slot["place"] is None:  # a constant nothing reads
+                slot["place"] = HOST
         roots, dropped = self._alias_reshapes()
-        arena = [s for s in self.slots if s["kind"] == "intermediate" and s["id"] not in roots]
-        requests = [Request(_nbytes(s["shape"], s["dtype"]), s["start"], s["end"]) for s in arena]
-        offsets, peak = assign_offsets(requests, alignment)
-        for slot, offset in zip(arena, offsets, strict=True):
-            slot["offset"] = offset
+        by_place: dict[Place, list[dict[str, Any]]] = {}
+        for s in self.slots:
+            if s["kind"] == "intermediate" and s["id"] not in roots:
+                by_place.setdefault(s["place"], []).append(s)
+        arenas = []
+        for place in sorted(by_place):
+            slots = by_place[place]
+            requests = [
+                Request(_nbytes(s["shape"], s["dtype"]), s["start"], s["end"]) for s in slots
+            ]
+            offsets, nbytes = assign_offsets(requests, alignment)
+            for slot, offset in zip(slots, offsets, strict=True):
+                slot["offset"] = offset
+            arenas.append(Arena(place, nbytes, live_bytes(requests, alignment)))
+        peak = next((a.nbytes for a in arenas if a.place == HOST), 0)
         for slot_id, root in roots.items():
             self.slots[slot_id].update(offset=self.slots[root]["offset"], alias_of=root)
         tensors = tuple(TensorSlot(**s) for s in self.slots)
@@ -324,6 +419,7 @@ class _SlotBuilder:
             constant_bytes=sum(int(c.nbytes) for c in self.constants),
             alignment=alignment,
             constant_names=tuple(self.constant_names),
+            arenas=tuple(arenas),
         )
 
 
@@ -336,10 +432,16 @@ def _flat_types(ty: Type) -> list[TensorType]:
 
 __all__ = [
     "ALIGNMENT",
+    "HOST",
+    "Arena",
+    "DeviceCopy",
     "KernelCall",
     "MemoryPlan",
+    "Place",
     "Request",
+    "Step",
     "TensorSlot",
     "assign_offsets",
+    "live_bytes",
     "plan_memory",
 ]

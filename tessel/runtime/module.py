@@ -26,6 +26,7 @@ from tessel.runtime.arguments import (
     bind_arguments,
     c_arguments,
 )
+from tessel.runtime.devices import DeviceMemory
 from tessel.runtime.errors import BuildError, RuntimeCallError
 from tessel.runtime.fastcall import FALLBACK, fast_caller
 from tessel.support.abi import ConstantSpec, FunctionSignature
@@ -187,6 +188,14 @@ class Module:
 
     def __contains__(self, name: str) -> bool:
         return name in self._functions
+
+    @property
+    def device_memory(self) -> DeviceMemory | None:
+        """The library's device runtime (uploads to a second device's memory, copy counts);
+        None when its code uses no device (tessel/codegen/c_devices.py)."""
+        if not hasattr(self._library, "tessel_device_copies"):
+            return None
+        return DeviceMemory(self._library)
 
     @contextmanager
     def workspace_allocator(

@@ -4,14 +4,27 @@ assignment and on random lowered graphs)."""
 
 import itertools
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tessel.graph import parse
 from tessel.graph.call_lowered import is_call_lowered, is_reshape_only
-from tessel.graph.memory_plan import ALIGNMENT, Request, TensorSlot, assign_offsets, plan_memory
+from tessel.graph.memory_plan import (
+    ALIGNMENT,
+    HOST,
+    DeviceCopy,
+    Request,
+    TensorSlot,
+    assign_offsets,
+    live_bytes,
+    plan_memory,
+)
+from tessel.graph.passes.host_interface import PlaceForExecution
 from tessel.graph.passes.lower_te import LowerTE
+from tessel.graph.passes.to_graph_normal_form import ToGraphNormalForm
 from tessel.graph.traversal import post_order_exprs
+from tessel.ir import VirtualDevice
 
 KB4 = 4096  # a (1, 1024) float32 tensor
 
@@ -201,3 +214,83 @@ def test_lowering_marks_only_reshaping_kernels_reshape_only():
     }
     reshapes = {f"fused_reshape{suffix}": True for suffix in ("", "_1", "_2", "_3")}
     assert marked == {"fused_nn_relu": False, "fused_exp": False, "fused_add": False, **reshapes}
+
+
+def _most_live(requests) -> int:
+    """Brute force: the most aligned bytes live at any one step."""
+    steps = {t for r in requests for t in range(r.start, r.end + 1)}
+    aligned = [max(ALIGNMENT, -(-r.nbytes // ALIGNMENT) * ALIGNMENT) for r in requests]
+    return max(
+        (
+            sum(a for a, r in zip(aligned, requests, strict=True) if r.start <= t <= r.end)
+            for t in steps
+        ),
+        default=0,
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(requests)
+def test_live_bytes_is_the_most_bytes_live_at_one_step(reqs):
+    assert live_bytes(reqs) == _most_live(reqs)
+    assert assign_offsets(reqs)[1] >= live_bytes(reqs)
+
+
+EXT = VirtualDevice("ext_dev", 0)
+
+
+@st.composite
+def programs_on_two_devices(draw):
+    """A random dataflow program whose calls are each put on the ext_dev or left free."""
+    text = draw(dataflow_programs())
+    lines = text.splitlines()
+    for k, line in enumerate(lines):
+        if line.startswith("  %") and draw(st.booleans()):
+            name, call = line.strip().rstrip(";").split(" = ", 1)
+            lines[k] = f"  {name} = on_device({call}, virtual_device=meta[VirtualDevice][0]);"
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=40, deadline=None)
+@given(programs_on_two_devices())
+def test_each_arena_peaks_at_its_most_live_bytes_and_steps_stay_on_their_device(text):
+    mod = ToGraphNormalForm()(PlaceForExecution()(parse(text, {"VirtualDevice": [EXT]})))
+    p = plan_memory(LowerTE(schedule=False, devices=True)(mod))
+    for arena in p.arenas:
+        slots = [t for t in arena_slots(p) if t.place == arena.place and t.alias_of < 0]
+        reqs = [Request(t.nbytes, t.start, t.end) for t in slots]
+        assert arena.live_bytes == _most_live(reqs)
+        assert arena.nbytes >= arena.live_bytes
+        for a, b in itertools.combinations(slots, 2):
+            assert not overlaps(a, b), (a, b)
+    for step in p.calls:
+        if isinstance(step, DeviceCopy):
+            assert p.tensors[step.source].place.device == step.src.device
+            assert (
+                p.tensors[step.target].place == step.dst or p.tensors[step.target].kind == "output"
+            )
+            continue
+        for slot in step.inputs + step.outputs:
+            tensor = p.tensors[slot]
+            if tensor.kind in ("intermediate", "constant"):
+                assert tensor.place.device == step.place.device
+            else:  # the caller's memory: the host, whose kernels alone touch it
+                assert step.place == HOST
+    assert {t.place for t in p.tensors if t.kind in ("input", "output")} <= {HOST}
+
+
+def arena_slots(p) -> list[TensorSlot]:
+    return [t for t in p.tensors if t.kind == "intermediate"]
+
+
+def test_a_constant_read_by_two_kernels_of_one_device_is_one_slot_counted_once():
+    text = """#[version = "0.0.5"]
+def @main(%x: Tensor[(1, 1024), float32]) {
+  %0 = add(%x, meta[relay.Constant][0]);
+  multiply(%0, meta[relay.Constant][0])
+}
+"""
+    weight = np.ones((1, 1024), "float32")
+    p = plan_memory(LowerTE(schedule=False)(parse(text, {"relay.Constant": [weight]})))
+    assert [t.kind for t in p.tensors].count("constant") == 1
+    assert p.constant_bytes == weight.nbytes == p.constant_bytes_on(HOST)

@@ -12,7 +12,7 @@ import pytest
 from test_virtual_device import HEADER as TVM_HEADER
 from test_virtual_device import PROGRAMS as TVM_PROGRAMS
 
-from tessel.graph import Call, Function, InferType, Op, TensorType, Var, evaluate, parse
+from tessel.graph import Call, Function, InferType, Op, TensorType, Var, compile, evaluate, parse
 from tessel.graph.passes import DevicePlanningError, PlanDevices, default_pipeline, plan_of
 from tessel.graph.traversal import post_order_exprs
 from tessel.ir import IRModule, Target, VirtualDevice, assert_structural_equal
@@ -20,6 +20,9 @@ from tessel.ir.expr import GlobalVar
 
 CPU = VirtualDevice("cpu", 0, Target())
 GPU = VirtualDevice("cuda", 0)
+EXT = VirtualDevice("ext_dev", 0)  # the GPU's stand-in when a program runs
+# TVM's example scopes have no allocator in C: programs using them run in these two.
+RUN_SCOPES = {"scopeA": "global.workspace", "scopeB": "global"}
 SCOPE_A = CPU.with_memory_scope("scopeA")
 SCOPE_B = CPU.with_memory_scope("scopeB")
 HEADER = '#[version = "0.0.5"]\n'
@@ -49,8 +52,11 @@ def _random_inputs(mod, seed=0):
     return inputs
 
 
-def check_plan(before, expected, *, devices=(CPU, GPU), default=GPU, constants=(), run=True):
-    """Plan `before`, compare with `expected`, plan again (idempotence), compare results."""
+def check_plan(
+    before, expected, *, devices=(CPU, GPU), default=GPU, constants=(), run=True, execute=True
+):
+    """Plan `before`, compare with `expected`, plan again (idempotence), compare results; then
+    compile it with the GPU played by the ext_dev stand-in and run it across the two devices."""
     mod = _parse(before, devices, constants)
     planned = PlanDevices(default_device=default)(mod)
     assert_structural_equal(planned, _parse(expected, devices, constants))
@@ -61,7 +67,28 @@ def check_plan(before, expected, *, devices=(CPU, GPU), default=GPU, constants=(
             np.testing.assert_allclose(
                 evaluate(planned, *inputs), evaluate(mod, *inputs), rtol=1e-6
             )
+    if execute:
+        run_across_devices(before, devices, constants)
     return planned
+
+
+def run_across_devices(text, devices, constants=()):
+    """`text` compiled with every GPU of `devices` replaced by the ext_dev stand-in, run on
+    random inputs: the outputs of the one-device evaluator, with the planned copies made."""
+    on_ext = [
+        EXT
+        if d.device_type == GPU.device_type
+        else d.with_memory_scope(RUN_SCOPES.get(d.memory_scope, d.memory_scope))
+        for d in devices
+    ]
+    mod = _parse(text, on_ext, constants)
+    model = compile(mod)
+    assert {a.place.device_type for a in model.plan.arenas} <= {1, EXT.device_type}
+    for seed in range(2):
+        inputs = _random_inputs(mod, seed)
+        before = model.copies_made().copies
+        np.testing.assert_allclose(model(*inputs), evaluate(mod, *inputs), rtol=1e-5)
+        assert model.copies_made().copies - before == model.device_copies
 
 
 # -- plain dataflow, annotated expressions and parameters -------------------------------------
@@ -225,6 +252,28 @@ def test_functions_in_a_tuple_live_with_the_tuple():
           %0 = %t.0;
           %0(%t.1)
         }}""",
+    )
+
+
+def test_primitive_call_with_a_parameter_in_a_memory_scope_pulls_its_arguments_there():
+    # the kernel's %a is in scopeA: its argument, computed in scopeB, is copied into scopeA, and
+    # the kernel's other argument and its result join %a (a kernel runs in one place)
+    a, b = "meta[VirtualDevice][1]", "meta[VirtualDevice][2]"
+    check_plan(
+        f"""def @main(%x: {T}, %y: {T}) {{
+          %0 = fn (%a {{virtual_device={a}}}: {T}, %b: {T}, Primitive=1) {{ add(%a, %b) }};
+          %1 = on_device(negative(%x), virtual_device={b});
+          negative(%0(%1, %y))
+        }}""",
+        f"""def @main(%x {{virtual_device={b}}}: {T}, %y {{virtual_device={a}}}: {T}, virtual_device={a}) {{
+          %0 = fn (%a {{virtual_device={a}}}: {T}, %b {{virtual_device={a}}}: {T}, Primitive=1, virtual_device={a}) {{
+            add(%a, %b)
+          }};
+          %1 = device_copy(negative(%x), src_virtual_device={b}, dst_virtual_device={a});
+          negative(%0(%1, %y))
+        }}""",
+        devices=(CPU, SCOPE_A, SCOPE_B),
+        default=CPU,
     )
 
 
@@ -401,7 +450,7 @@ def test_ten_thousand_deep_chain_plans_iteratively_and_quickly():
 
 
 @pytest.mark.parametrize("name", [p[0] for p in TVM_PROGRAMS])
-def test_tvm_programs_plan_idempotently_and_evaluate_unchanged(name):
+def test_tvm_programs_plan_idempotently_evaluate_unchanged_and_run_across_devices(name):
     # TVM's planned programs keep some on_device calls that the plan implies; planning drops
     # those and nothing else, then leaves its own result alone
     _, program, devices = next(p for p in TVM_PROGRAMS if p[0] == name)
@@ -410,3 +459,4 @@ def test_tvm_programs_plan_idempotently_and_evaluate_unchanged(name):
     assert_structural_equal(PlanDevices(default_device=devices[0])(planned), planned)
     inputs = _random_inputs(mod)
     np.testing.assert_allclose(evaluate(planned, *inputs), evaluate(mod, *inputs), rtol=1e-6)
+    run_across_devices(program, devices)

@@ -7,11 +7,12 @@ nothing. `device_copy(data, src_virtual_device=S, dst_virtual_device=D)` copies 
 D. Both have the type of their argument, whatever it is (a tensor, a tuple, a function), as
 Relay's IdentityRel gives them, and evaluate to it: the reference evaluator runs on one device.
 
-Lowering: a `device_copy` lowers to an identity copy kernel for now, correct while everything
-runs on one device; real copies between devices arrive with device planning's execution work
-(the executor, not a kernel, will move the bytes, as TVM's does). An `on_device` refuses to lower:
-it is an annotation that device planning consumes (or that executors look through, as TVM's
-do), and a copy kernel for it would be pure cost, so meeting one in LowerTE says so plainly.
+Lowering: a `device_copy` is no kernel. FuseOps leaves it a call of main, LowerTE keeps it
+there, MemoryPlan makes it a copy step between two devices' memories, and the ahead-of-time main
+performs it through the runtime, which checks both sides and counts it (issue 27). Its
+lowering below (an identity copy) serves only the operator tests. An `on_device` refuses to
+lower: it is an annotation that device planning consumes, so meeting one in LowerTE says so
+plainly.
 Both are OPAQUE: a copy across devices must never fuse into a kernel of either side, and an
 annotation fused away would lose the device it names.
 """

@@ -253,14 +253,20 @@ class DeviceAnalysis:
         if isinstance(call.op, Op) or is_call_lowered(call):  # a kernel: one device for all
             if not call.args:
                 return domains.free()
-            result = self.domain(call.args[0])
+            result = self._operand_domain(call.args[0])
             for arg in call.args[1:]:
-                self._unify(call, result, self.domain(arg))
+                self._unify(call, result, self._operand_domain(arg))
             return result
         result = domains.for_type(call.checked_type)
-        signature = domains.function(tuple(self.domain(a) for a in call.args), result)
+        signature = domains.function(tuple(self._operand_domain(a) for a in call.args), result)
         self._unify(call, self.domain(call.op), signature)
         return result
+
+    def _operand_domain(self, arg: Expr) -> DeviceDomain:
+        """The domain of an operand of a call. A constant read on two devices is not a
+        conflict: constants are planned apart and uploaded to each device that reads them
+        (seed 001), so each use of one is free on its own."""
+        return self.domains.free() if isinstance(arg, Constant) else self.domain(arg)
 
     def _constrain(
         self, expr: Any, domain: DeviceDomain, device: VirtualDevice, reason: str

@@ -100,6 +100,10 @@ class _GroupBuilder:
         return operand
 
 
+# Operators that stay calls of main (see _Fuser._makes_function).
+DEVICE_OPERATORS = frozenset({"device_copy", "on_device"})
+
+
 class _Fuser(ExprRewriter):
     """Replaces the last node of each group by a call of the group's function."""
 
@@ -124,9 +128,11 @@ class _Fuser(ExprRewriter):
 
     def _makes_function(self, old: Expr, node: int) -> bool:
         """Operator calls make a function, even alone; so does a projection of a tuple of its
-        own group. A tuple, a variable or a constant on its own does not."""
+        own group. A tuple, a variable or a constant on its own does not, nor does a device
+        operator: a `device_copy` is a step of the executor between two devices' kernels, not a
+        kernel of either (LowerTE keeps it), and an `on_device` is PlanDevices's to consume."""
         if isinstance(old, Call):
-            return isinstance(old.op, Op)
+            return isinstance(old.op, Op) and old.op.name not in DEVICE_OPERATORS
         if isinstance(old, TupleGetItem):
             producer = self.graph.index.get(id(old.tuple_value))
             return producer is not None and self.groups.find(producer) == node

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from tessel.graph.call_lowered import call_lowered, is_call_lowered
+from tessel.graph.call_lowered import call_lowered, is_call_lowered, is_device_copy
 from tessel.graph.expr import (
     Call,
     Constant,
@@ -28,7 +28,10 @@ from tessel.graph.expr import (
     with_type,
 )
 from tessel.graph.kernel_cache import cached_kernel
+from tessel.graph.kernel_scope import with_param_scope
+from tessel.graph.passes.device_analysis import DeviceAnalysis
 from tessel.graph.passes.infer_type import InferType
+from tessel.graph.passes.plan_devices import plan_of
 from tessel.graph.primitive import (
     Primitive,
     build_prim_func,
@@ -43,6 +46,7 @@ from tessel.ir.node import with_changes
 from tessel.ir.structural import structural_equal, structural_hash
 from tessel.ir.target import Target
 from tessel.ir.transform import Pass, PassContext
+from tessel.ir.virtual_device import VirtualDevice
 from tessel.schedule.rules import default_schedule
 from tessel.support.frozen_map import FrozenMap
 from tessel.support.names import unique_name
@@ -61,18 +65,26 @@ class LowerTE(Pass):
     """Lower the primitive functions called from `main` to PrimFuncs; `schedule=False` keeps
     the kernels as te.create_prim_func builds them (naive loop nests). `target` is the CPU the
     default schedules are for (None: this machine's tiles, TVM's 32-byte row vectors);
-    `progress` hears of each kernel call lowered, out of main's calls."""
+    `progress` hears of each kernel call lowered, out of main's calls. `devices` reads each
+    call's device from a module PlanDevices planned: every call_lowered then names its device,
+    a kernel is built for that device's target, and a planned memory scope becomes the scope
+    of the kernel's buffers (issue 27). `device_copy` calls stay calls of main either way: the
+    executor copies, no kernel does."""
 
     name: ClassVar[str] = "lower_te"
     schedule: bool = True
     target: Target | None = None
     progress: Progress = field(default=NO_PROGRESS, repr=False, compare=False)
+    devices: bool = False
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         if mod["main"].body.checked_type is None:  # the rebuilt main keeps these types
             mod = InferType()(mod, ctx)
         main_gv = mod.get_global_var("main")
-        lowering = _Lowering(mod, self.schedule, self.target, self.progress)
+        placement = plan_of(mod) if self.devices else None
+        if placement is not None:
+            mod = placement.mod  # the nodes the plan answers for
+        lowering = _Lowering(mod, self.schedule, self.target, self.progress, placement)
         main = lowering.lower_function(mod[main_gv])
         functions: dict[GlobalVar, object] = {main_gv: main}
         functions.update(
@@ -86,12 +98,18 @@ class _Lowering:
     """The state of one LowerTE run: kernels made so far, by name and by structure."""
 
     def __init__(
-        self, mod: IRModule, schedule: bool, target: Target | None, progress: Progress
+        self,
+        mod: IRModule,
+        schedule: bool,
+        target: Target | None,
+        progress: Progress,
+        placement: DeviceAnalysis | None = None,
     ) -> None:
         self.mod, self.schedule, self.target, self.progress = mod, schedule, target, progress
+        self.placement = placement
         self.kernels: dict[GlobalVar, PrimFunc] = {}
         self.taken = set(mod.names())
-        self.by_hash: dict[int, list[tuple[Function, GlobalVar]]] = {}
+        self.by_hash: dict[tuple, list[tuple[Function, GlobalVar]]] = {}
 
     def lower_function(self, func: Function) -> Function:
         new: dict[int, Expr] = {}
@@ -134,6 +152,9 @@ class _Lowering:
 
     def _lower_call(self, call: Call, args: tuple[Expr, ...]) -> Expr:
         callee = self.mod[call.op] if isinstance(call.op, GlobalVar) else call.op
+        if is_device_copy(call):  # the executor's step, not a kernel (call_lowered.py)
+            rebuilt = with_changes(call, args=args)
+            return rebuilt if rebuilt is call else with_type(rebuilt, call.checked_type)
         if isinstance(callee, Op):
             primitive = one_op_primitive(call, args)
         elif is_primitive(callee):
@@ -145,16 +166,21 @@ class _Lowering:
                 rule="lower_te.non-primitive-call",
                 hint="inline it, or run FuseOps so every call is of a `Primitive=1` function",
             )
+        device = self.placement.device_of(call) if self.placement is not None else None
         return call_lowered(
-            self._kernel(primitive),
+            self._kernel(primitive, device),
             primitive.args,
             call.checked_type,
             reshape_only=_reshape_only(primitive.func),
+            device=device,
         )
 
-    def _kernel(self, primitive: Primitive) -> GlobalVar:
-        """The kernel of `primitive`: one made before for an equal function, else a new one."""
-        key = structural_hash(primitive.func)
+    def _kernel(self, primitive: Primitive, device: VirtualDevice | None) -> GlobalVar:
+        """The kernel of `primitive` on `device`: one made before for an equal function, the
+        same target and memory scope, else a new one."""
+        target = self.target if device is None or device.target is None else device.target
+        scope = "" if device is None else device.memory_scope
+        key = (structural_hash(primitive.func), target, scope)
         for func, gv in self.by_hash.get(key, ()):
             if structural_equal(func, primitive.func):
                 return gv
@@ -162,11 +188,10 @@ class _Lowering:
 
         def make() -> PrimFunc:
             prim_func = build_prim_func(primitive.func, gv.name_hint)
-            return default_schedule(prim_func, self.target).func if self.schedule else prim_func
+            return default_schedule(prim_func, target).func if self.schedule else prim_func
 
-        self.kernels[gv] = cached_kernel(
-            primitive.func, gv.name_hint, self.target, self.schedule, make
-        )
+        kernel = cached_kernel(primitive.func, gv.name_hint, target, self.schedule, make)
+        self.kernels[gv] = with_param_scope(kernel, scope) if scope else kernel
         self.by_hash.setdefault(key, []).append((primitive.func, gv))
         return gv
 
