@@ -283,3 +283,12 @@ def test_kernels_are_built_per_target_of_their_device():
     kernels = {c.kernel: c.place for c in model.plan.kernel_calls}
     assert sorted(kernels.values()) == [HOST, Place(1, 1)]  # one exp kernel per target
     assert len(kernels) == 2
+
+
+def test_a_host_only_model_carries_no_device_runtime():
+    model = compile(_without_annotations(MLP), _weights(_parse(MLP))[1])
+    assert "tessel_dev_" not in model.library.source
+    assert model.library.device_memory is None
+    assert model.device_copies == 0 and model.copies_made().copies == 0
+    split = compile(_parse(MLP), _weights(_parse(MLP))[1])
+    assert "tessel_dev_holds" in split.library.source
