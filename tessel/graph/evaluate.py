@@ -99,6 +99,8 @@ class _Interpreter:
             return expr.data
         if isinstance(expr, Function):
             return Closure(expr, frame.env)
+        if isinstance(expr, GlobalVar):  # a module function used as a value
+            return Closure(self._global(expr))
         if isinstance(expr, Let | If):
             return self.eval(expr, frame)
         if isinstance(expr, Tuple):

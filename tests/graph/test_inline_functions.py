@@ -73,6 +73,20 @@ def test_a_global_function_is_inlined_with_its_lets():
     check_inline(text, expected)
 
 
+def test_a_module_function_used_as_a_value_evaluates_and_inlines():
+    check_inline(
+        f"""def @double(%a: {T}) {{ add(%a, %a) }}
+        def @main(%x: {T}) {{
+          let %g = @double;
+          %g(%g(%x))
+        }}""",
+        f"""def @main(%x: {T}) {{
+          %0 = add(%x, %x);
+          add(%0, %0)
+        }}""",
+    )
+
+
 def test_a_function_taken_from_a_tuple_and_a_function_passed_as_argument():
     check_inline(
         f"""def @main(%x: {T}) {{

@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from tessel.graph.call_lowered import is_call_lowered
 from tessel.graph.expr import Call, Constant, Expr, Function, If, Let, Tuple, TupleGetItem, Var
 from tessel.graph.passes.lower_te import is_primitive
 from tessel.graph.traversal import post_order_exprs
@@ -38,23 +39,34 @@ from tessel.support.errors import UserError
 
 
 def needs_inlining(mod: IRModule) -> bool:
-    """Whether `main` holds a function value other than a fused kernel, a call of a global
-    graph function, a let of anything but dataflow, or an `if`."""
+    """Whether `main` holds a function value other than a fused kernel, a call of anything but
+    an operator or a kernel, or an `if`."""
     for node in post_order_exprs(mod["main"].body):
         if isinstance(node, Function) and not is_primitive(node):
             return True
         if isinstance(node, If):
             return True
-        if isinstance(node, Call) and _calls_graph_function(mod, node):
+        if isinstance(node, Call) and _calls_a_function_value(mod, node):
             return True
     return False
 
 
-def _calls_graph_function(mod: IRModule, call: Call) -> bool:
-    """Whether `call` calls a global graph function that is not a kernel."""
-    if not isinstance(call.op, GlobalVar) or call.attrs.get("call_lowered"):
+def _calls_a_function_value(mod: IRModule, call: Call) -> bool:
+    """Whether `call` calls something other than an operator or a kernel: a global graph
+    function, or a function value (a variable, a projection, an `if`)."""
+    op = call.op
+    if isinstance(op, Op) or is_call_lowered(call):
         return False
-    callee = mod[call.op]
+    if isinstance(op, GlobalVar):
+        return _is_graph_function(mod, op)
+    return not (isinstance(op, Function) and is_primitive(op))
+
+
+def _is_graph_function(mod: IRModule, op: Any) -> bool:
+    """Whether `op` names a global graph function that is not a kernel."""
+    if not isinstance(op, GlobalVar):
+        return False
+    callee = mod[op]
     return isinstance(callee, Function) and not is_primitive(callee)
 
 
@@ -120,7 +132,7 @@ class _Inliner:
         return with_changes(expr, tuple_value=value)
 
     def _call(self, call: Call, op: Any, args: tuple[Expr, ...]) -> Expr:
-        if isinstance(op, GlobalVar) and _calls_graph_function(self.mod, call):
+        if not is_call_lowered(call) and _is_graph_function(self.mod, op):
             callee = self.mod[op]
             if isinstance(callee, Function):
                 if op in self.inlining:
