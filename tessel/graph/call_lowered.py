@@ -15,6 +15,9 @@ the executor, not a kernel.
 
 The arguments are tensors only: tuple arguments are spread into their fields, and the kernel
 takes its outputs after its inputs (`fused_split(%x, out0, out1)`), which the caller allocates.
+A kernel that only reshapes (`reshape_only=1`) or only concatenates (`concat_axis=k`) is marked
+so: MemoryPlan may give its output its input's bytes, or have its inputs written into their
+slices of its output, and not call it.
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ CALL_LOWERED = "call_lowered"
 # Marks a kernel that only reshapes its one input (the bytes in the same order, as TVM's
 # `relay.reshape_only`): MemoryPlan lets its output share the input's storage and drops the copy.
 RESHAPE_ONLY = "reshape_only"
+# Marks a kernel that only concatenates its inputs along the axis it holds (an int): MemoryPlan
+# may have each input written in place into its slice of the output and drop the call.
+CONCAT_AXIS = "concat_axis"
 # The device of a kernel call after device planning (a VirtualDevice): LowerTE writes it,
 # MemoryPlan places the call's results in that device's memory.
 VIRTUAL_DEVICE = "virtual_device"
@@ -42,12 +48,15 @@ def call_lowered(
     result_type: Type | None,
     reshape_only: bool = False,
     device: VirtualDevice | None = None,
+    concat_axis: int | None = None,
 ) -> Call:
     """A call of the lowered kernel `kernel` on tensor `args`, typed `result_type`; `device`
     is where it runs (its arguments and results live there too), None for the host."""
     attrs: dict[str, object] = {CALL_LOWERED: 1, **({RESHAPE_ONLY: 1} if reshape_only else {})}
     if device is not None:
         attrs[VIRTUAL_DEVICE] = device
+    if concat_axis is not None:
+        attrs[CONCAT_AXIS] = concat_axis
     call = Call(kernel, tuple(args), attrs)
     # with_type keeps the node class: a Call
     return with_type(call, result_type) if result_type is not None else call  # type: ignore[return-value]
@@ -60,6 +69,12 @@ def is_call_lowered(expr: Any) -> bool:
         and isinstance(expr.op, GlobalVar)
         and bool(expr.attrs.get(CALL_LOWERED, 0))
     )
+
+
+def concat_axis(expr: Call) -> int | None:
+    """The axis a concatenate-only kernel joins its inputs along (CONCAT_AXIS), else None."""
+    axis = expr.attrs.get(CONCAT_AXIS)
+    return None if axis is None else int(axis)
 
 
 def kernel_device(expr: Call) -> VirtualDevice | None:
@@ -79,9 +94,11 @@ def is_reshape_only(expr: Any) -> bool:
 
 __all__ = [
     "CALL_LOWERED",
+    "CONCAT_AXIS",
     "RESHAPE_ONLY",
     "VIRTUAL_DEVICE",
     "call_lowered",
+    "concat_axis",
     "is_call_lowered",
     "is_device_copy",
     "is_reshape_only",

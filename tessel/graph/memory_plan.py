@@ -5,7 +5,9 @@ memory), or an intermediate at a byte offset in one arena. Intermediates share t
 liveness: greedy best-fit over a free list, offsets aligned to 64 bytes. A kernel's outputs are
 placed while its inputs are still live, so a kernel never writes over what it reads (kernels
 are compiled with `restrict` pointers). A kernel that only reshapes an intermediate (LowerTE
-marks it `reshape_only`) is not called: its output shares the input's bytes (`alias_of`).
+marks it `reshape_only`) is not called: its output shares the input's bytes (`alias_of`); nor is
+one that only concatenates (`concat_axis`) where its inputs can be written into their slices of
+its output (memory_aliases.py).
 
 Memory is planned per `Place` (issue 27): a device and a memory scope. Each intermediate lives
 in the arena of the place its producer runs on (a kernel's device, with its planned memory
@@ -31,12 +33,14 @@ from typing import Any
 import numpy as np
 
 from tessel.graph.call_lowered import (
+    concat_axis,
     is_call_lowered,
     is_device_copy,
     is_reshape_only,
     kernel_device,
 )
 from tessel.graph.expr import Call, Constant, Expr, Function, Tuple, TupleGetItem, Var
+from tessel.graph.memory_aliases import shared_storage
 from tessel.graph.memory_offsets import ALIGNMENT, Request, assign_offsets, live_bytes
 from tessel.graph.traversal import post_order_exprs
 from tessel.graph.ty import TensorType, TupleType, Type
@@ -88,9 +92,10 @@ class TensorSlot:
     """Where one tensor of `main` lives. `kind` is "input" (main's parameter `index`),
     "constant" (constant `index`), "output" (main's flattened output `index`) or
     "intermediate" (arena bytes [offset, offset + nbytes), live from kernel `start` to `end`;
-    `alias_of` names the slot whose bytes it shares when it is a reshape of that one, which no
-    kernel writes). `place` is the device and memory scope that holds it: the arena's for an
-    intermediate, the device a constant is uploaded to, the host for inputs and outputs."""
+    `alias_of` names the slot whose bytes hold it, at `offset`: a reshape shares its input's
+    bytes, an input of a concatenation written in place lives in its slice of the output).
+    `place` is the device and memory scope that holds it: the arena's for an intermediate, the
+    device a constant is uploaded to, the host for inputs and outputs."""
 
     id: int
     shape: tuple[int, ...]
@@ -252,6 +257,7 @@ class _SlotBuilder:
         self.constants: list[np.ndarray] = []
         self.constant_names: list[str] = []
         self.aliases: list[tuple[int, int, int]] = []  # (reshaped slot, its input, call index)
+        self.concats: list[tuple[int, tuple[int, ...], int]] = []  # (output, inputs, call index)
         # A constant's first slot is placed by its first reader; other devices get their own.
         self.constant_slots: dict[tuple[int, Place], int] = {}
 
@@ -337,6 +343,11 @@ class _SlotBuilder:
         self.values[id(call)] = outputs
         if is_reshape_only(call) and len(inputs) == 1 and len(outputs) == 1:
             self.aliases.append((outputs[0], inputs[0], len(self.calls)))
+        axis = concat_axis(call)
+        if axis is not None and len(outputs) == 1:
+            shape = self.slots[outputs[0]]["shape"]
+            if all(int(n) == 1 for n in shape[:axis]):  # each input a contiguous slice
+                self.concats.append((outputs[0], inputs, len(self.calls)))
         self.calls.append(KernelCall(call.op.name_hint, inputs, outputs, place))
 
     def _copy(self, call: Call) -> None:
@@ -351,27 +362,6 @@ class _SlotBuilder:
             self.slots[target]["start"] = len(self.calls)
             self.calls.append(DeviceCopy(source, target, src, dst))
         self.values[id(call)] = targets
-
-    def _alias_reshapes(self) -> tuple[dict[int, int], set[int]]:
-        """The output of a reshape-only kernel whose input is an arena tensor shares the
-        input's bytes (same order, same size) and its call goes: (slot -> the slot whose
-        storage it shares, the indices of the calls dropped). The shared storage lives as long
-        as either does. A reshape of an input, a constant or into main's result is kept: those
-        are separate memory."""
-        roots: dict[int, int] = {}
-        dropped: set[int] = set()
-        for reshaped, source, call in self.aliases:  # in call order: a chain finds its root
-            root = roots.get(source, source)
-            if self.slots[root]["kind"] != "intermediate":
-                continue
-            if self.slots[root]["place"] != self.slots[reshaped]["place"]:
-                continue  # not the same memory (a copy is missing: the executor says so)
-            if self.slots[reshaped]["kind"] != "intermediate":
-                continue
-            roots[reshaped] = root
-            dropped.add(call)
-            self.slots[root]["end"] = max(self.slots[root]["end"], self.slots[reshaped]["end"])
-        return roots, dropped
 
     def mark_outputs(self, result: tuple[int, ...]) -> tuple[int, ...]:
         """Main's results: kernel outputs become output slots (the caller's memory)."""
@@ -389,10 +379,12 @@ class _SlotBuilder:
                 slot.setdefault("end", slot["start"])  # written, never read: live for its kernel
             if slot["place"] is None:  # a constant nothing reads
                 slot["place"] = HOST
-        roots, dropped = self._alias_reshapes()
+        tops, dropped = shared_storage(
+            self.slots, self.aliases, self.concats, lambda s: _nbytes(s["shape"], s["dtype"])
+        )
         by_place: dict[Place, list[dict[str, Any]]] = {}
         for s in self.slots:
-            if s["kind"] == "intermediate" and s["id"] not in roots:
+            if s["kind"] == "intermediate" and s["id"] not in tops:
                 by_place.setdefault(s["place"], []).append(s)
         arenas = []
         for place in sorted(by_place):
@@ -405,8 +397,8 @@ class _SlotBuilder:
                 slot["offset"] = offset
             arenas.append(Arena(place, nbytes, live_bytes(requests, alignment)))
         peak = next((a.nbytes for a in arenas if a.place == HOST), 0)
-        for slot_id, root in roots.items():
-            self.slots[slot_id].update(offset=self.slots[root]["offset"], alias_of=root)
+        for slot_id, (top, offset) in tops.items():
+            self.slots[slot_id].update(offset=self.slots[top]["offset"] + offset, alias_of=top)
         tensors = tuple(TensorSlot(**s) for s in self.slots)
         return MemoryPlan(
             tensors=tensors,

@@ -10,10 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tessel.graph as graph
-from tessel.graph import InferType, evaluate, parse
+from tessel.graph import Call, InferType, evaluate, parse
 from tessel.graph.executor import bind_params
 from tessel.graph.passes import AlterOpLayout, FoldConstant
 from tessel.graph.passes.alter_op_layout import channel_block
+from tessel.graph.traversal import post_order_exprs
 from tessel.ir.structural import assert_structural_equal
 from tessel.ir.target import Target
 from tessel.schedule.rules.default import host_target
@@ -279,3 +280,69 @@ def test_24_channels_are_padded_to_32_and_sliced_off_for_nchw_readers(activation
     compiled = graph.compile(mod, params=_padded_weights(), target=AVX512_HOST)
     for got, want in zip(compiled(x), evaluate(mod, x, params=_padded_weights()), strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+CONCAT_PARAMS = (
+    "%x: Tensor[(1, 16, 6, 6), float32], %w1: Tensor[(32, 16, 1, 1), float32], "
+    "%w2: Tensor[(16, 16, 3, 3), float32], %w3: Tensor[(16, 48, 1, 1), float32]"
+)
+CONCAT_BEFORE = """
+  %0 = nn.relu(nn.conv2d(%x, %w1));
+  %1 = nn.relu(nn.conv2d(%x, %w2, padding=[1, 1, 1, 1]));
+  %2 = concatenate((%0, %1), axis=1);
+  nn.conv2d(%2, %w3)
+"""
+CONCAT_EXPECTED = """
+  %0 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW16c");
+  %1 = layout_transform(%w1, src_layout="OIHW", dst_layout="OIHW16i16o");
+  %2 = nn.contrib_conv2d_NCHWc(%0, %1, data_layout="NCHW16c", kernel_layout="OIHW16i16o",
+                               out_layout="NCHW16c");
+  %3 = layout_transform(%w2, src_layout="OIHW", dst_layout="OIHW16i16o");
+  %4 = nn.contrib_conv2d_NCHWc(%0, %3, padding=[1, 1, 1, 1], data_layout="NCHW16c",
+                               kernel_layout="OIHW16i16o", out_layout="NCHW16c");
+  %5 = concatenate((nn.relu(%2), nn.relu(%4)), axis=1);
+  %6 = layout_transform(%w3, src_layout="OIHW", dst_layout="OIHW16i16o");
+  %7 = nn.contrib_conv2d_NCHWc(%5, %6, data_layout="NCHW16c", kernel_layout="OIHW16i16o",
+                               out_layout="NCHW16c");
+  layout_transform(%7, src_layout="NCHW16c", dst_layout="NCHW")
+"""
+
+
+def test_branches_concatenated_along_channels_stay_blocked():
+    after = AlterOpLayout(AVX512)(_module(CONCAT_PARAMS, CONCAT_BEFORE))
+    assert_structural_equal(after, _module(CONCAT_PARAMS, CONCAT_EXPECTED))
+    rng = np.random.default_rng(0)
+    inputs = [
+        rng.standard_normal(p.checked_type.shape).astype("float32") for p in after["main"].params
+    ]
+    before = _module(CONCAT_PARAMS, CONCAT_BEFORE)
+    np.testing.assert_allclose(
+        evaluate(after, *inputs), evaluate(before, *inputs), rtol=1e-4, atol=1e-5
+    )
+
+
+def test_a_concatenation_with_a_padded_or_indivisible_input_stays_in_nchw():
+    params = (
+        "%x: Tensor[(1, 16, 6, 6), float32], %w1: Tensor[(24, 16, 1, 1), float32], "
+        "%y: Tensor[(1, 4, 6, 6), float32]"
+    )
+    # 24 filters are padded to 32: the added channels would sit between the inputs'
+    padded = AlterOpLayout(AVX512)(_module(params, "concatenate((nn.conv2d(%x, %w1), %y), axis=1)"))
+    assert "concatenate((layout_transform" not in str(padded)
+    assert str(padded).count("strided_slice") == 1
+
+
+def test_a_concatenation_that_shares_its_inputs_stays_in_nchw():
+    """DenseNet's pattern: a feature map joined by two concatenations keeps one transform back,
+    shared, and both joins in NCHW."""
+    body = """
+      %0 = nn.relu(nn.conv2d(%x, %w1));
+      %1 = nn.relu(nn.conv2d(%x, %w2, padding=[1, 1, 1, 1]));
+      %2 = concatenate((%0, %1), axis=1);
+      %3 = concatenate((%0, %1, %1), axis=1);
+      (nn.conv2d(%2, %w3), %3)
+    """
+    after = InferType()(AlterOpLayout(AVX512)(_module(CONCAT_PARAMS, body)))
+    calls = [n for n in post_order_exprs(after["main"]) if isinstance(n, Call)]
+    joins = [c for c in calls if getattr(c.op, "name", "") == "concatenate"]
+    assert [j.checked_type.shape for j in joins] == [(1, 48, 6, 6), (1, 64, 6, 6)]  # NCHW

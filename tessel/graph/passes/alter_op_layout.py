@@ -28,7 +28,11 @@ about the layout, so the next convolution finds it blocked:
 - `add`, `subtract`, `multiply`, `divide`, `maximum`, `minimum` of two tensors of one NCHW shape
   (a residual add), one of them blocked: the other is transformed too (no division of padded
   tensors);
-- max and average pooling, global or not: the same pool with layout NCHW[y]c.
+- max and average pooling, global or not: the same pool with layout NCHW[y]c;
+- `concatenate` along the channels of tensors one of which is blocked and none padded, where
+  it is the inputs' one reader: the blocked inputs joined in the smallest of their blocks
+  (which must divide every input), so an Inception block's branches meet without a transform,
+  and the memory plan has each branch write its slice of the result in place.
 
 Every other operator reads the NCHW tensor through the transform back, which is computed once
 however many read it; a transform nobody reads is dropped with the expression."""
@@ -40,9 +44,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from tessel.graph.expr import Call, Constant, Expr, Function
+from tessel.graph.expr import Call, Constant, Expr, Function, Tuple
 from tessel.graph.op import OpPattern, get_op
 from tessel.graph.passes.rewriter import ExprRewriter, is_primitive, rewrite_functions
+from tessel.graph.traversal import children, post_order_exprs
 from tessel.graph.ty import TensorType
 from tessel.ir.expr import Op
 from tessel.ir.module import IRModule
@@ -113,10 +118,11 @@ class _Blocker(ExprRewriter):
     """The rewrite; `blocked` maps each transform back it made to the blocked tensor it reads,
     so a consumer that takes the blocked layout reads that tensor instead."""
 
-    def __init__(self, lanes: int) -> None:
+    def __init__(self, lanes: int, uses: dict[int, int] | None = None) -> None:
         super().__init__()
         self.lanes = lanes
         self.blocked: dict[int, _Blocked] = {}
+        self.uses = uses or {}  # readers of each expression of the function before the rewrite
 
     def enters(self, func: Function) -> bool:
         return not is_primitive(func)
@@ -135,6 +141,8 @@ class _Blocker(ExprRewriter):
             return self._pool(new)
         if get_op(name).pattern == OpPattern.ELEMWISE and len(new.args) == 1:
             return self._unary(new)
+        if name == "concatenate":
+            return self._concatenate(old, new)
         return new
 
     # -- producing and reading blocked tensors ------------------------------------------------
@@ -269,6 +277,50 @@ class _Blocker(ExprRewriter):
             return new  # log(0), 1 / 0 in the added channels: work on the NCHW tensor
         return self._back(replace(known, tensor=Call(new.op, (known.tensor,), new.attrs)))
 
+    def _concatenate(self, old: Call, new: Call) -> Expr:
+        """Channels joined in the blocked layout, so the next convolution reads the result
+        blocked and the memory plan can have each input written into its slice (no copy);
+        the block is the smallest of the blocked inputs', and it must divide every input. Only
+        where the concatenation is the one reader of its inputs (an Inception block's
+        branches): DenseNet joins every earlier feature map again at each layer, and there the
+        transform back of each, made once and shared by all the joins, is cheaper than a
+        blocked join followed by a transform back of the whole at each layer (61.9 ms against
+        71.6 at one thread, full size)."""
+        (fields,) = new.args
+        out = _tensor(old)
+        axis = get_op("concatenate").normalize_attrs(new.attrs).axis
+        if not isinstance(fields, Tuple) or out is None or out.ndim != 4 or axis not in (1, -3):
+            return new
+        (old_fields,) = old.args
+        if not isinstance(old_fields, Tuple) or self.uses.get(id(old_fields), 0) != 1:
+            return new
+        if any(self.uses.get(id(f), 0) != 1 for f in old_fields.fields):
+            return new
+        known = [self.blocked.get(id(f)) for f in fields.fields]
+        shapes = [_tensor(f) for f in old.args[0].fields] if isinstance(old.args[0], Tuple) else []
+        if not any(known) or len(shapes) != len(known) or None in shapes:
+            return new
+        if any(k is not None and k.padded != k.channels for k in known):
+            return new  # added channels would sit between the inputs' channels
+        block = min(k.block for k in known if k is not None)
+        if any(ty is None or ty.dtype != "float32" or ty.shape[1] % block for ty in shapes):
+            return new
+        blocked = tuple(
+            self._as_blocked(f, block, ty.shape[1], ty.shape)  # type: ignore[union-attr]
+            for f, ty in zip(fields.fields, shapes, strict=True)
+        )
+        joined = Call(new.op, (Tuple(blocked),), new.attrs)
+        return self._back(_Blocked(joined, block, out.shape[1], out.shape[1]))
+
+
+def _uses(func: Function) -> dict[int, int]:
+    """How many expressions of `func` read each expression (by id), once per reader."""
+    uses: dict[int, int] = {}
+    for node in post_order_exprs(func):
+        for child in {id(c): c for c in children(node)}.values():
+            uses[id(child)] = uses.get(id(child), 0) + 1
+    return uses
+
 
 @dataclass(frozen=True)
 class AlterOpLayout(Pass):
@@ -281,7 +333,7 @@ class AlterOpLayout(Pass):
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         lanes = max(1, self._target().vector_bytes // 4)
-        return rewrite_functions(mod, lambda _, func: _Blocker(lanes).rewrite(func))
+        return rewrite_functions(mod, lambda _, func: _Blocker(lanes, _uses(func)).rewrite(func))
 
     def _target(self) -> Target:
         # This machine when no target is given: what compile() builds for.

@@ -40,6 +40,7 @@ from tessel.graph.primitive import (
     one_op_primitive,
 )
 from tessel.graph.traversal import dataflow_children, post_order_exprs
+from tessel.graph.ty import TensorType
 from tessel.ir.expr import GlobalVar, Op
 from tessel.ir.module import IRModule
 from tessel.ir.node import with_changes
@@ -173,6 +174,7 @@ class _Lowering:
             call.checked_type,
             reshape_only=_reshape_only(primitive.func),
             device=device,
+            concat_axis=_concat_axis(primitive.func, call.checked_type),
         )
 
     def _kernel(self, primitive: Primitive, device: VirtualDevice | None) -> GlobalVar:
@@ -198,6 +200,24 @@ class _Lowering:
 
 # Operators that give their input's elements in the same order under another shape.
 RESHAPE_OPS = frozenset({"reshape", "squeeze", "expand_dims", "nn.batch_flatten"})
+
+
+def _concat_axis(func: Function, result: object) -> int | None:
+    """The axis of a primitive that only concatenates its parameters, each once and in order
+    (`concatenate((%p0, %p1, ...), axis=k)`), into a tensor of type `result`, as a
+    non-negative int; else None."""
+    body = func.body
+    if not (isinstance(body, Call) and isinstance(body.op, Op) and body.op.name == "concatenate"):
+        return None
+    (fields,) = body.args
+    if not isinstance(fields, Tuple) or list(fields.fields) != list(func.params):
+        return None
+    if len(set(map(id, func.params))) != len(func.params):
+        return None
+    if not isinstance(result, TensorType):
+        return None
+    axis = int(body.attrs.get("axis", 0))
+    return axis + len(result.shape) if axis < 0 else axis
 
 
 def _reshape_only(func: Function) -> bool:
