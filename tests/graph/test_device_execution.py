@@ -292,3 +292,20 @@ def test_a_host_only_model_carries_no_device_runtime():
     assert model.device_copies == 0 and model.copies_made().copies == 0
     split = compile(_parse(MLP), _weights(_parse(MLP))[1])
     assert "tessel_dev_holds" in split.library.source
+
+
+def test_a_weight_copied_to_the_device_is_uploaded_once_not_copied_each_call():
+    program = """def @main(%x: Tensor[(4, 8), float32]) {
+      %0 = device_copy(meta[relay.Constant][0], src_virtual_device=meta[VirtualDevice][1],
+                       dst_virtual_device=meta[VirtualDevice][0]);
+      negative(on_device(add(%x, %0), virtual_device=meta[VirtualDevice][0]))
+    }"""
+    weight = np.arange(32, dtype="float32").reshape(4, 8)
+    table = {"VirtualDevice": [EXT, VirtualDevice("cpu", 0, Target())], "relay.Constant": [weight]}
+    model = compile(parse(HEADER + program, table))
+    x = np.random.default_rng(4).standard_normal((4, 8)).astype("float32")
+    np.testing.assert_allclose(model(x), -(x + weight), rtol=1e-6)
+    # FoldConstant folded the copy: the input goes in and the result out, the weight is the
+    # device's own from load on
+    assert [(c.src, c.dst) for c in model.plan.copies] == [(HOST, EXT_PLACE), (EXT_PLACE, HOST)]
+    assert model.plan.constant_bytes_on(EXT_PLACE) == weight.nbytes
