@@ -30,7 +30,6 @@ from tessel.codegen.c_pragma import (
     pragma_comment,
     prefetch_distance,
 )
-from tessel.codegen.c_prelude import ALIGNMENT
 from tessel.codegen.c_types import c_type, float_literal, int_literal
 from tessel.codegen.errors import CodegenError
 from tessel.ir import builders
@@ -45,10 +44,8 @@ from tessel.tir import builtin
 from tessel.tir import stmt as S
 from tessel.tir.block import Block, BlockRealize
 from tessel.tir.buffer import BufferLoad
-from tessel.tir.device_memory import allocation_device
 from tessel.tir.layout import extent_product
 from tessel.tir.module_calls import is_module_call
-from tessel.tir.stack_placement import STACK_SCOPE, placement_of, storage_scope
 
 _MAX_UNROLL = 1024
 # Streams one loop prefetches at most: a GEMV reads one, a tile a few.
@@ -483,65 +480,6 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
                 rule="codegen.unallocated-buffer",
             )
         self.stmt(node.body)
-
-    def stmt_Allocate(self, node: S.Allocate) -> None:
-        if not builders.is_const_int(node.condition, 1):
-            raise CodegenError(
-                f"allocation `{node.buffer_var.name}` has a condition; not supported yet",
-                rule="codegen.conditional-allocate",
-            )
-        count = extent_product(node.extents)
-        on_stack = self._on_stack(node, count)
-        if len(node.extents) > 1:  # N-d physical memory (axis separators): chunks, c_alloc.py
-            self.chunked_allocation(node, on_stack)
-            return
-        element = c_type(node.dtype)
-        name = self.names.bind(node.buffer_var)
-        if on_stack:
-            length = max(count.value, 1)  # type: ignore[union-attr]  # _on_stack checked IntImm
-            self.emit(f"{element} {name}[{length}] __attribute__((aligned({ALIGNMENT})));")
-            self.stmt(node.body)
-            return
-        device = allocation_device(node)
-        if device is not None:  # a device's own memory (tessel/tir/device_memory.py)
-            free = f"tessel_dev_free({device[0]}, {name});"
-            allocator = f"tessel_dev_alloc({device[0]}, {device[1]}, "
-            self._emit_heap_allocation(name, element, count, node.buffer_var.name, allocator)
-        else:
-            free = f"tessel_workspace_free({name});"
-            self._emit_heap_allocation(name, element, count, node.buffer_var.name)
-        self.cleanups.append((free,))
-        self.stmt(node.body)
-        self.cleanups.pop()
-        self.emit(free)
-
-    def _on_stack(self, node: S.Allocate, count: PrimExpr) -> bool:
-        if storage_scope(node) == STACK_SCOPE and not isinstance(count, IntImm):
-            raise CodegenError(
-                f"`{node.buffer_var.name}` is in scope global.stack but its size `{count}` "
-                "is not a constant",
-                rule="codegen.dynamic-stack",
-            )
-        # Recorded by LowerMemoryScopes (the rule lives in tir, which the memory report reads).
-        return placement_of(node, self.target) == "stack"
-
-    def _emit_heap_allocation(
-        self,
-        name: str,
-        element: str,
-        count: PrimExpr,
-        hint: str,
-        allocator: str = "tessel_workspace_alloc(",
-    ) -> None:
-        mark = self.checked_divisions
-        count_text = self.expr(count)
-        if self.checked_divisions != mark:
-            count_text = self.local(f"{hint}_count", count.dtype, count_text)
-            self.emit_division_check(f"the size of `{hint}`")
-        size = f"(size_t)({count_text}) * sizeof({element})"
-        self.emit(f"{element}* {name} = ({element}*){allocator}{size});")
-        where = "the workspace" if allocator.startswith("tessel_workspace") else "device memory"
-        self._emit_null_check(name, f"out of memory allocating `{hint}` in {where}")
 
     def stmt_AllocateConst(self, node: S.AllocateConst) -> None:
         element = c_type(node.dtype)

@@ -258,6 +258,10 @@ class _MainBuilder:
                 for k, (arg, slot) in enumerate(zip(args, slots, strict=True))
             ]
             stmt = SeqStmt.flatten([*checks, stmt])
+        return self._with_weights(stmt, loaded)
+
+    def _with_weights(self, stmt: Stmt, loaded: dict[int, Var]) -> Stmt:
+        """`stmt` inside a binding of each weight it reads (`loaded`) to its table entry."""
         for slot_id, var in reversed(loaded.items()):
             assert self.table is not None
             stmt = LetStmt(var, self.table[self.table_position[slot_id]], stmt)
@@ -273,7 +277,7 @@ class _MainBuilder:
             f"{what} ({_describe(slot)}) is not in the memory of {place.device}: a value "
             "crosses devices without a device_copy"
         )
-        return AssertStmt(holds, StringImm(message), Evaluate(IntImm(DataType.of("int32"), 0)))
+        return _assert(holds, message)
 
     def _copy(self, copy: DeviceCopy) -> Stmt:
         """A device copy: both sides checked, the bytes copied, the copy counted (the device
@@ -295,13 +299,7 @@ class _MainBuilder:
             f"device_copy of {_describe(slot)} from {copy.src.device} to {copy.dst.device}: "
             "its source or destination is not that device's memory"
         )
-        stmt: Stmt = AssertStmt(
-            copied, StringImm(message), Evaluate(IntImm(DataType.of("int32"), 0))
-        )
-        for slot_id, var in reversed(loaded.items()):
-            assert self.table is not None
-            stmt = LetStmt(var, self.table[self.table_position[slot_id]], stmt)
-        return stmt
+        return self._with_weights(_assert(copied, message), loaded)
 
     def _constant_buffer(self, slot: TensorSlot) -> Buffer:
         """The buffer of a linked weight, named as bound (an AllocateConst defines its data)."""
@@ -396,9 +394,13 @@ def arena_buffer(place: Place, nbytes: int, named: bool) -> tuple[Buffer, Alloca
 
 
 def _device_args(place: Place) -> tuple[IntImm, IntImm]:
-    return IntImm(DataType.of("int32"), place.device_type), IntImm(
-        DataType.of("int32"), place.device_id
-    )
+    int32 = DataType.of("int32")
+    return IntImm(int32, place.device_type), IntImm(int32, place.device_id)
+
+
+def _assert(condition: PrimExpr, message: str) -> Stmt:
+    """A run-time check failing the call with `message` (the device runtime's checks)."""
+    return AssertStmt(condition, StringImm(message), Evaluate(IntImm(DataType.of("int32"), 0)))
 
 
 def _size(nbytes: int) -> IntImm:
@@ -409,8 +411,7 @@ def _describe(slot: TensorSlot) -> str:
     kinds = {"input": "input", "output": "output", "constant": "weight"}
     what = kinds.get(slot.kind, "intermediate")
     index = f" {slot.index}" if slot.kind in kinds else ""
-    shape = "x".join(map(str, slot.shape)) or "scalar"
-    return f"the {what}{index} ({shape} {slot.dtype}, planned on {slot.place})"
+    return f"the {what}{index} ({slot.type_text}, planned on {slot.place})"
 
 
 __all__ = ["ARENA_SCOPE", "AotModule", "AotParam", "aot_module"]

@@ -121,7 +121,7 @@ def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name user
     if executor == "python":
         if len(plan.places()) > 1:
             raise UserError(
-                f"the python executor runs on the host only, and this model is planned on "
+                f"the python executor runs one arena on the host, and this model is planned on "
                 f"{[str(p) for p in plan.places()]}",
                 rule="executor.python-devices",
                 hint="use executor='aot'",

@@ -112,6 +112,11 @@ class TensorSlot:
     def nbytes(self) -> int:
         return _nbytes(self.shape, self.dtype)
 
+    @property
+    def type_text(self) -> str:
+        """Shape and dtype as messages and reports print them: `4x16 float32`."""
+        return f"{'x'.join(map(str, self.shape)) or 'scalar'} {self.dtype}"
+
 
 def _nbytes(shape: tuple[int, ...], dtype: str) -> int:
     return int(np.prod(shape, dtype=np.int64)) * np.dtype(DataType.of(dtype).numpy).itemsize

@@ -34,7 +34,7 @@ def memory_report(plan: MemoryPlan, largest: int = LARGEST) -> str:
     lines.append(f"device copies per run: {len(copies)} ({moved} bytes)")
     for copy in copies:
         slot = plan.tensors[copy.source]
-        lines.append(f"  {copy.src} -> {copy.dst}: {_shape(slot)}")
+        lines.append(f"  {copy.src} -> {copy.dst}: {slot.type_text}")
     lines.append(f"largest tensors (of {len(plan.tensors)}):")
     producers = _producers(plan)
     ranked = sorted(plan.tensors, key=lambda t: (-t.nbytes, t.id))
@@ -54,12 +54,8 @@ def _producers(plan: MemoryPlan) -> dict[int, str]:
     return made
 
 
-def _shape(slot: TensorSlot) -> str:
-    return f"{'x'.join(map(str, slot.shape)) or 'scalar'} {slot.dtype}"
-
-
 def _describe(slot: TensorSlot) -> str:
-    return f"{_shape(slot)} on {slot.place}"
+    return f"{slot.type_text} on {slot.place}"
 
 
 def _row(*cells: object) -> str:

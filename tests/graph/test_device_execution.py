@@ -226,7 +226,7 @@ def test_a_device_without_a_runtime_is_refused():
 def test_the_python_executor_and_linked_weights_refuse_a_second_device():
     mod = _parse(MLP)
     weights = _weights(mod)[1]
-    with pytest.raises(UserError, match="python executor runs on the host only"):
+    with pytest.raises(UserError, match="python executor runs one arena on the host"):
         compile(mod, weights, executor="python")
     with pytest.raises(UserError, match="read on another device"):
         compile(mod, weights, target=Target.detect(link_params=True))

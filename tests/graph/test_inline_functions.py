@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 from tessel.graph import InferType, compile, evaluate, parse
-from tessel.graph.passes.host_interface import PlaceForExecution, same_memory
+from tessel.graph.memory_plan import HOST as HOST_PLACE
+from tessel.graph.memory_plan import Place
+from tessel.graph.passes.host_interface import PlaceForExecution
 from tessel.graph.passes.inline_functions import InlineFunctions, needs_inlining
 from tessel.graph.passes.plan_devices import PlanDevices
 from tessel.ir import Target, VirtualDevice, assert_structural_equal
@@ -130,8 +132,8 @@ def test_parameters_and_result_on_the_second_device_move_to_the_host_with_copies
     mod = _parse(f"def @main(%x: {T}) {{ on_device(exp(%x), virtual_device={dev}) }}", [EXT])
     planned = PlaceForExecution(HOST)(mod)
     main = planned["main"]
-    assert same_memory(main.virtual_device, HOST)
-    assert [same_memory(p.virtual_device, HOST) for p in main.params] == [True]
+    assert Place.of(main.virtual_device) == HOST_PLACE
+    assert [Place.of(p.virtual_device) for p in main.params] == [HOST_PLACE]
     again = PlanDevices(default_device=HOST)(planned)
     assert_structural_equal(again, planned)  # planning the result changes nothing
     x = _inputs(mod, 0)[0]

@@ -27,6 +27,8 @@ from tessel.graph.ty import Type
 from tessel.ir.virtual_device import VirtualDevice
 from tessel.transform.errors import LoweringError
 
+# The operators that name devices: annotations and copies, never parts of a kernel.
+DEVICE_OPERATORS = frozenset({"on_device", "device_copy"})
 _ANYWHERE = VirtualDevice.fully_unconstrained()  # Relay's default for these attributes
 
 
@@ -82,4 +84,4 @@ OPERATORS = (
     ),
 )
 
-__all__ = ["OPERATORS"]
+__all__ = ["DEVICE_OPERATORS", "OPERATORS"]

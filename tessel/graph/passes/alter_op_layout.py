@@ -118,11 +118,21 @@ class _Blocker(ExprRewriter):
     """The rewrite; `blocked` maps each transform back it made to the blocked tensor it reads,
     so a consumer that takes the blocked layout reads that tensor instead."""
 
-    def __init__(self, lanes: int, uses: dict[int, int] | None = None) -> None:
+    def __init__(self, lanes: int, func: Function) -> None:
         super().__init__()
-        self.lanes = lanes
+        self.lanes, self.func = lanes, func
         self.blocked: dict[int, _Blocked] = {}
-        self.uses = uses or {}  # readers of each expression of the function before the rewrite
+        self._uses: dict[int, int] | None = None
+
+    def uses(self, expr: Expr) -> int:
+        """How many expressions of the function (before the rewrite) read `expr`; counted
+        at the first question (only a concatenation asks), once per reader."""
+        if self._uses is None:
+            self._uses = {}
+            for node in post_order_exprs(self.func):
+                for child in {id(c): c for c in children(node)}.values():
+                    self._uses[id(child)] = self._uses.get(id(child), 0) + 1
+        return self._uses.get(id(expr), 0)
 
     def enters(self, func: Function) -> bool:
         return not is_primitive(func)
@@ -292,9 +302,9 @@ class _Blocker(ExprRewriter):
         if not isinstance(fields, Tuple) or out is None or out.ndim != 4 or axis not in (1, -3):
             return new
         (old_fields,) = old.args
-        if not isinstance(old_fields, Tuple) or self.uses.get(id(old_fields), 0) != 1:
+        if not isinstance(old_fields, Tuple) or self.uses(old_fields) != 1:
             return new
-        if any(self.uses.get(id(f), 0) != 1 for f in old_fields.fields):
+        if any(self.uses(f) != 1 for f in old_fields.fields):
             return new
         known = [self.blocked.get(id(f)) for f in fields.fields]
         shapes = [_tensor(f) for f in old.args[0].fields] if isinstance(old.args[0], Tuple) else []
@@ -313,15 +323,6 @@ class _Blocker(ExprRewriter):
         return self._back(_Blocked(joined, block, out.shape[1], out.shape[1]))
 
 
-def _uses(func: Function) -> dict[int, int]:
-    """How many expressions of `func` read each expression (by id), once per reader."""
-    uses: dict[int, int] = {}
-    for node in post_order_exprs(func):
-        for child in {id(c): c for c in children(node)}.values():
-            uses[id(child)] = uses.get(id(child), 0) + 1
-    return uses
-
-
 @dataclass(frozen=True)
 class AlterOpLayout(Pass):
     """Rewrite NCHW convolutions to channel-blocked NCHW[x]c ones, the blocks sized by
@@ -333,7 +334,7 @@ class AlterOpLayout(Pass):
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         lanes = max(1, self._target().vector_bytes // 4)
-        return rewrite_functions(mod, lambda _, func: _Blocker(lanes, _uses(func)).rewrite(func))
+        return rewrite_functions(mod, lambda _, func: _Blocker(lanes, func).rewrite(func))
 
     def _target(self) -> Target:
         # This machine when no target is given: what compile() builds for.

@@ -30,6 +30,7 @@ from typing import Any
 from tessel.graph.call_lowered import is_call_lowered
 from tessel.graph.expr import Call, Constant, Expr, Function, If, Let, Tuple, TupleGetItem, Var
 from tessel.graph.op import get_op
+from tessel.graph.op.device import DEVICE_OPERATORS
 from tessel.graph.passes.device_domains import DeviceConflict, DeviceDomain, DeviceDomains
 from tessel.graph.traversal import expr_children, post_order_exprs
 from tessel.graph.ty import FuncType, TupleType
@@ -222,7 +223,7 @@ class DeviceAnalysis:
 
     def _call_constraints(self, call: Call, fixes: bool) -> DeviceDomain:
         domains = self.domains
-        if isinstance(call.op, Op) and call.op.name in ("on_device", "device_copy"):
+        if isinstance(call.op, Op) and call.op.name in DEVICE_OPERATORS:
             attrs = get_op(call.op.name).normalize_attrs(call.attrs)
             (arg,) = call.args
             body = self.domain(arg)

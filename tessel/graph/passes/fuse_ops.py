@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from tessel.graph.expr import Call, Expr, Function, Tuple, TupleGetItem, Var
+from tessel.graph.op.device import DEVICE_OPERATORS
 from tessel.graph.passes import fuse_cost
 from tessel.graph.passes.fuse_partition import ChainDecision, ForwardGraph, Partition, partition
 from tessel.graph.passes.rewriter import ExprRewriter, is_primitive, rewrite_functions
@@ -98,10 +99,6 @@ class _GroupBuilder:
         if isinstance(operand, Expr):
             return self.param_of[id(self.fuser.rewritten(operand))]
         return operand
-
-
-# Operators that stay calls of main (see _Fuser._makes_function).
-DEVICE_OPERATORS = frozenset({"device_copy", "on_device"})
 
 
 class _Fuser(ExprRewriter):

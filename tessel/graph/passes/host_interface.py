@@ -12,10 +12,12 @@ fills in what the new copies imply (PlanDevices is idempotent on the result).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from tessel.graph.expr import Call, Expr, Function, Let, Var, with_type
+from tessel.graph.memory_plan import Place
+from tessel.graph.op.device import DEVICE_OPERATORS
 from tessel.graph.passes.plan_devices import PlanDevices, device_copy, plan_of
 from tessel.graph.traversal import post_order_exprs
 from tessel.ir.expr import Op
@@ -25,22 +27,10 @@ from tessel.ir.target import Target
 from tessel.ir.transform import Pass, PassContext
 from tessel.ir.virtual_device import VirtualDevice
 
-DEVICE_OPERATORS = ("on_device", "device_copy")
-
 
 def host_device(target: Target | None = None) -> VirtualDevice:
     """The host: where the executor's caller keeps inputs and outputs, and the default device."""
     return VirtualDevice("cpu", 0, target or Target())
-
-
-def same_memory(a: VirtualDevice, b: VirtualDevice) -> bool:
-    """Whether values on `a` and `b` share memory: same device type, id and memory scope (an
-    unconstrained id or scope counts as device 0 and the default scope)."""
-
-    def key(d: VirtualDevice) -> tuple[int, int, str]:
-        return (d.device_type, max(d.virtual_device_id, 0), d.memory_scope)
-
-    return key(a) == key(b)
 
 
 def uses_devices(mod: IRModule) -> bool:
@@ -64,19 +54,20 @@ class PlaceForExecution(Pass):
     """PlanDevices with `host` as the default device, then `main`'s parameters and result moved
     to the host with explicit copies (see the module docstring)."""
 
-    host: VirtualDevice = VirtualDevice("cpu", 0, Target())
+    host: VirtualDevice = field(default_factory=host_device)
     name: ClassVar[str] = "place_for_execution"
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         planned = PlanDevices(default_device=self.host)(mod, ctx)
         main = planned["main"]
         devices = plan_of(planned, self.host)
-        moved = [p for p in main.params if not same_memory(devices.device_of(p), self.host)]
+        host = Place.of(self.host)
+        moved = [p for p in main.params if Place.of(devices.device_of(p)) != host]
         result = devices.device_of(main.body)
-        if not moved and same_memory(result, self.host):
+        if not moved and Place.of(result) == host:
             return planned
         body: Expr = main.body
-        if not same_memory(result, self.host):
+        if Place.of(result) != host:
             body = device_copy(body, result, self.host)
         params = []
         for param in main.params:
@@ -94,4 +85,4 @@ class PlaceForExecution(Pass):
         return PlanDevices(default_device=self.host)(planned.with_function("main", func), ctx)
 
 
-__all__ = ["PlaceForExecution", "host_device", "same_memory", "uses_devices"]
+__all__ = ["PlaceForExecution", "host_device", "uses_devices"]

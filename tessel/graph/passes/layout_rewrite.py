@@ -30,7 +30,7 @@ from typing import ClassVar
 import numpy as np
 
 from tessel.driver import build
-from tessel.graph.call_lowered import call_lowered, is_call_lowered, kernel_device
+from tessel.graph.call_lowered import is_call_lowered
 from tessel.graph.expr import Call, Constant, Expr, Function, derived_name, with_type
 from tessel.graph.passes.rewriter import ExprRewriter
 from tessel.graph.traversal import post_order_exprs
@@ -309,6 +309,6 @@ class _CallRewriter(ExprRewriter):
         args = list(new.args)
         for stage in lifted.stages:
             args[stage.param] = self.packer.pack(new.op, stage, args[stage.param])
-        return call_lowered(
-            self.packed_gvs[new.op], args, old.checked_type, device=kernel_device(new)
-        )
+        # The call as it was (its device and every other attribute), on the packed kernel.
+        packed = with_changes(new, op=self.packed_gvs[new.op], args=tuple(args))
+        return with_type(packed, old.checked_type)

@@ -32,6 +32,7 @@ from tessel.graph.expr import (
     Var,
     with_type,
 )
+from tessel.graph.op.device import DEVICE_OPERATORS
 from tessel.graph.passes.device_analysis import DeviceAnalysis, DevicePlanningError, NeedsTypes
 from tessel.graph.passes.infer_type import InferType
 from tessel.ir.expr import GlobalVar, Op
@@ -178,11 +179,7 @@ class _Capture:
 
 
 def _is_device_call(expr: Any) -> bool:
-    return (
-        isinstance(expr, Call)
-        and isinstance(expr.op, Op)
-        and expr.op.name in ("on_device", "device_copy")
-    )
+    return isinstance(expr, Call) and isinstance(expr.op, Op) and expr.op.name in DEVICE_OPERATORS
 
 
 @dataclass(frozen=True)
