@@ -3,7 +3,8 @@
 `map_shape` bounds each new index term by term, as TVM does, so `(i // 32) * 32 + i % 32` pads 127
 to 128 (the example of TVM's RFC 77 on padding); a padded map is inverted from its splits and fuses
 detected over a padded domain, and its padding predicate comes from isl, so it is exact
-(docs/architecture.md §5).
+(docs/architecture.md §5). A split by a symbolic divisor is beyond isl; plain splits get their
+shape, inverse and padding in closed form (index_map_split.py).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from tessel.ir.structural import same_expr
 from tessel.ir.substitute import substitute
 from tessel.support.errors import UserError
 from tessel.support.names import unique_name
+from tessel.tir.index_map_split import SplitMap, split_map
 from tessel.tir.layout import extent_product
 
 # Names a printed lambda parameter may not take: the printed text itself needs them.
@@ -142,6 +144,9 @@ class IndexMap(Node):
                     new_shape.append(extent if dtype is None else builders.cast(extent, dtype))
                     continue
                 if symbolic:
+                    split = split_map(self.initial_indices, self.final_indices, analyzer)
+                    if split is not None:
+                        return _typed(split.shape(domain, analyzer), dtype)
                     _raise_symbolic_split(self, index, shape, analyzer)
                 raise IndexMapError(
                     f"index `{index}` of {self!r} has no bound over shape {_text(shape)}",
@@ -183,7 +188,15 @@ class IndexMap(Node):
         (`assumptions` as for `map_shape`)."""
         new_shape = self.map_shape(shape, assumptions)
         found = self._detect(shape, assumptions)
-        if not _analyzer(assumptions).can_prove_equal(math.prod(shape), math.prod(new_shape)):
+        analyzer = _analyzer(assumptions)
+        if not analyzer.can_prove_equal(math.prod(shape), math.prod(new_shape)):
+            # a split by a divisor that facts say divides (`T.assume(m % n == 0)`) pads nothing,
+            # though `m // n * n == m` is beyond the rules
+            split = split_map(self.initial_indices, self.final_indices, analyzer)
+            if split is not None:
+                inverse, padding = self._split_inverse(split, shape, new_shape, assumptions)
+                if builders.is_const_int(padding, 0):
+                    return inverse
             reason = f"it pads {_text(shape)} to {_text(new_shape)}"
         elif found is None:
             reason = "it is not a split, fuse or reordering of the indices, or not injective"
@@ -203,7 +216,10 @@ class IndexMap(Node):
         new_shape = self.map_shape(shape, assumptions)
         found = self._detect(shape, assumptions)
         if found is None:
-            self._raise_not_invertible(shape)
+            split = split_map(self.initial_indices, self.final_indices, _analyzer(assumptions))
+            if split is None:
+                self._raise_not_invertible(shape)
+            return self._split_inverse(split, shape, new_shape, assumptions)
         inverse = self._inverse_of(*found, new_shape)
         try:
             padding = presburger.padding_predicate(
@@ -217,6 +233,22 @@ class IndexMap(Node):
         analyzer = Analyzer()  # TVM's form of the predicate: `ax0 == 3 and 2 <= ax1`
         for var, extent in zip(inverse.initial_indices, new_shape, strict=True):
             analyzer.bind(var, Range(builders.const(0, extent.dtype), extent))
+        return inverse, analyzer.simplify(padding)
+
+    def _split_inverse(
+        self,
+        split: SplitMap,
+        shape: Sequence[PrimExpr | int],
+        new_shape: Sequence[PrimExpr],
+        assumptions: Sequence[PrimExpr],
+    ) -> tuple[IndexMap, PrimExpr]:
+        """The inverse and padding of a split by symbolic divisors (index_map_split.py)."""
+        new_vars = tuple(Var(f"ax{d}", e.dtype) for d, e in enumerate(self.final_indices))
+        analyzer = _analyzer(assumptions)
+        for var, extent in zip(new_vars, new_shape, strict=True):
+            analyzer.bind(var, Range(builders.const(0, extent.dtype), extent))
+        inverse = IndexMap(new_vars, tuple(map(scale_ordered, split.inverse_values(new_vars))))
+        padding = split.padding(self._domain(shape), new_vars, analyzer)
         return inverse, analyzer.simplify(padding)
 
     def _detect(
@@ -375,6 +407,10 @@ def _fused_extent(
     return split.extent if builders.is_const_int(split.scale, 1) else None
 
 
+def _typed(shape: Sequence[PrimExpr], dtype: Any) -> tuple[PrimExpr, ...]:
+    return tuple(shape) if dtype is None else tuple(builders.cast(e, dtype) for e in shape)
+
+
 def symbolic_divisors(expr: PrimExpr) -> list[PrimExpr]:
     """The divisors of the `//` and `%` in `expr` that involve a variable (`n` in `i // n`)."""
     return [
@@ -397,7 +433,7 @@ def _raise_symbolic_split(
     imap: IndexMap, index: PrimExpr, shape: Sequence[PrimExpr | int], analyzer: Analyzer
 ) -> NoReturn:
     """Say why a split by a symbolic divisor has no exact extent: the divisor is not known to be
-    positive, or not known to divide the extent it splits (padding is not computed for it)."""
+    positive, or the map is more than plain splits and the divisor may not divide the extent."""
     for divisor in symbolic_divisors(index):
         if not analyzer.can_prove(builders.gt(divisor, 0)):
             raise IndexMapError(
@@ -408,9 +444,10 @@ def _raise_symbolic_split(
             )
     raise IndexMapError(
         f"index `{index}` of {imap!r} splits shape {_text(shape)} by a symbolic divisor that "
-        "is not known to divide it; a padded layout with a symbolic divisor is not supported",
+        "is not known to divide it; a symbolic divisor pads only a plain split of one index "
+        "(`i // n, i % n`)",
         rule="index_map.symbolic-divisor-padding",
-        hint="make the extent a multiple of the divisor (e.g. `16 * n` split by `n`)",
+        hint="split the index itself, or make the extent a multiple of the divisor",
     )
 
 

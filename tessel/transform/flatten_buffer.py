@@ -73,7 +73,10 @@ class FlattenBuffer(PrimFuncPass):
             "run LowerOpaqueBlock first",
         )
         allocated = () if root is None else root.block.alloc_buffers
-        flattener = _Flattener(_views_by_data(inner, allocated))
+        flat_parameters = frozenset(
+            b.data for b in func.buffer_map.values() if not b.axis_separators
+        )
+        flattener = _Flattener(_views_by_data(inner, allocated), flat_parameters)
         body = flattener.visit(inner)
         for param_buffer in reversed(list(func.buffer_map.values())):
             twin = flattener.flat_buffers.get(param_buffer)
@@ -180,9 +183,11 @@ def _shape_text(shape: Iterable[PrimExpr]) -> str:
 
 
 class _Flattener(Mutator):
-    def __init__(self, views: _Views) -> None:
+    def __init__(self, views: _Views, flat_parameters: frozenset[Var] = frozenset()) -> None:
         super().__init__()
         self.views = views
+        # data of parameter buffers without axis separators: memory the caller gives as one chunk
+        self.flat_parameters = flat_parameters
         self.flat_buffers: dict[Buffer, Buffer] = {}
 
     def flat(self, buffer: Buffer) -> Buffer:
@@ -191,11 +196,23 @@ class _Flattener(Mutator):
 
     def _flat(self, buffer: Buffer) -> Buffer:
         if buffer not in self.flat_buffers:
-            self.flat_buffers[buffer] = flattened(buffer)
+            self.flat_buffers[buffer] = flattened(self._in_chunk(buffer))
         return self.flat_buffers[buffer]
 
     def _index(self, buffer: Buffer, indices: tuple[PrimExpr, ...]) -> tuple[PrimExpr, ...]:
-        return physical_indices(buffer, tuple(self.visit(i) for i in indices))
+        return physical_indices(self._in_chunk(buffer), tuple(self.visit(i) for i in indices))
+
+    def _in_chunk(self, buffer: Buffer) -> Buffer:
+        """A separated view of a sub-region of a flat parameter (`T.match_buffer(A[i, 0:2,
+        0:4], ..., axis_separators=[1])`) as a plain view: the caller's memory is one chunk, so
+        the view's groups are rows of it, flattened as its source is (and read as the
+        interpreter reads them); any other buffer as it is (an allocation's separated views
+        make its chunks, and flattened() refuses one that starts inside a chunk)."""
+        if not buffer.axis_separators or buffer.data not in self.flat_parameters:
+            return buffer
+        if not _is_sub_region(buffer):
+            return buffer
+        return with_changes(buffer, axis_separators=())
 
     def visit_BufferLoad(self, load: BufferLoad) -> Node:
         predicate = None if load.predicate is None else self.visit(load.predicate)
@@ -266,6 +283,18 @@ class _Flattener(Mutator):
                     hint="give every buffer over this memory the same axis separators and shape",
                 )
         return view
+
+
+def _is_sub_region(buffer: Buffer) -> bool:
+    """True for a view that may start inside its memory or skip elements (a matched region):
+    an element offset or strides not provably those of a dense buffer at the start."""
+    analyzer = Analyzer()
+    if not analyzer.can_prove_equal(buffer.elem_offset, 0):
+        return True
+    compact = compact_strides(buffer.shape)
+    return bool(buffer.strides) and not all(
+        analyzer.can_prove_equal(s, c) for s, c in zip(buffer.strides, compact, strict=True)
+    )
 
 
 def _check_allocation_holds(alloc: Allocate, view: Buffer) -> None:

@@ -9,6 +9,8 @@ from onnx_testing import check_against_onnxruntime, make_model, run_onnxruntime,
 
 from tessel.frontend.onnx import OnnxImportError, from_onnx
 from tessel.graph.executor import compile as compile_graph
+from tessel.graph.expr import Call
+from tessel.graph.traversal import post_order_exprs
 
 REDUCE_OPS = ("ReduceSum", "ReduceProd", "ReduceMax", "ReduceMin", "ReduceMean", "ReduceL1",
               "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp")  # fmt: skip
@@ -198,6 +200,33 @@ def test_integer_einsum_is_exact():
     a = np.array([[2**40, 1, -3], [4, 5, 6]], np.int64)
     b = np.array([[1, 2], [3, 4], [5, 6]], np.int64)
     check_against_onnxruntime(model, inputs={"a": a, "b": b}, compiled=True)
+
+
+@pytest.mark.parametrize(
+    ("equation", "shapes"),
+    [("...ii,...i->...i", [(2, 3, 3), (1, 3)]), ("bij,bjk->bki", [(2, 3, 4), (2, 4, 2)])],
+)
+def test_integer_einsum_is_one_einsum_call_and_matches_onnxruntime(equation, shapes):
+    names = [f"x{i}" for i in range(len(shapes))]
+    node = helper.make_node("Einsum", names, ["y"], equation=equation)
+    model = make_model(
+        [node],
+        [
+            helper.make_tensor_value_info(n, TensorProto.INT32, s)
+            for n, s in zip(names, shapes, strict=True)
+        ],
+        [helper.make_empty_tensor_value_info("y")],
+        opset=12,
+    )
+    calls = [
+        c.op for c in post_order_exprs(from_onnx(model)[0]["main"].body) if isinstance(c, Call)
+    ]
+    assert [getattr(op, "name", op) for op in calls] == ["einsum"]
+    rng = np.random.default_rng(3)
+    inputs = {
+        n: rng.integers(-9, 10, s).astype(np.int32) for n, s in zip(names, shapes, strict=True)
+    }
+    check_against_onnxruntime(model, inputs=inputs, compiled=True)
 
 
 def test_einsum_over_an_empty_contraction_is_zero_compiled():

@@ -884,12 +884,20 @@ def _cases() -> list[Case]:
 def _family_cases() -> list[Case]:
     """Cases kept in files of their own (they import Case from here, so they load last)."""
     from graph_op_cases_device import device_cases
+    from graph_op_cases_einsum import einsum_cases
     from graph_op_cases_math import math_cases
     from graph_op_cases_replicate import replicate_cases
     from graph_op_cases_roi_align import roi_align_cases
     from graph_op_cases_topk import topk_cases
 
-    cases = math_cases() + topk_cases() + replicate_cases() + roi_align_cases() + device_cases()
+    cases = (
+        math_cases()
+        + topk_cases()
+        + replicate_cases()
+        + roi_align_cases()
+        + device_cases()
+        + einsum_cases()
+    )
     for case in cases:
         case.id = case.id or case.op
     return cases

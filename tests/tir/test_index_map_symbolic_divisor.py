@@ -54,7 +54,39 @@ def test_split_without_a_positive_divisor_names_the_missing_fact():
     assert err.value.hint == "state it in the function: T.assume(n > 0)"
 
 
-def test_split_of_an_extent_not_known_to_be_a_multiple_is_refused():
+def test_split_of_an_extent_not_known_to_be_a_multiple_is_not_a_bijection():
     with pytest.raises(IndexMapError) as err:
         SPLIT.inverse((m,), (n > 0,))
-    assert err.value.rule == "index_map.symbolic-divisor-padding"
+    assert err.value.rule == "index_map.not-bijective"
+    assert "it pads (m,) to (((0 - m) % n + m) // n, n)" in str(err.value)
+
+
+@pytest.mark.parametrize(("extent", "divisor"), [(16, 3), (16, 4), (7, 7), (5, 8), (1, 2)])
+def test_padded_split_inverse_and_padding_agree_with_enumeration(extent, divisor):
+    inverse, padding = SPLIT.non_surjective_inverse((m,), (n > 0, m >= 0))
+    q, r = inverse.initial_indices
+    values = {m: extent, n: divisor}
+    shape = [_value(e, values) for e in SPLIT.map_shape((m,), (n > 0, m >= 0))]
+    assert shape == [-(-extent // divisor), divisor]
+    hit = set()
+    for a in range(shape[0]):
+        for b in range(shape[1]):
+            point = {**values, q: a, r: b}
+            old = _value(inverse.map_indices([a, b])[0], values)
+            padded = bool(_value(padding, point))
+            assert padded == (old >= extent), (a, b)
+            if not padded:
+                (i,) = SPLIT.initial_indices
+                assert [_value(e, {i: old, n: divisor}) for e in SPLIT.final_indices] == [a, b]
+                hit.add(old)
+    assert hit == set(range(extent))
+
+
+def test_a_stated_multiple_splits_without_padding():
+    # T.assume(m % n == 0): m // n groups of n, no padding predicate, and an exact inverse
+    facts = (n > 0, m % n == 0)
+    assert [str(e) for e in SPLIT.map_shape((m,), facts)] == ["m // n", "n"]
+    inverse, padding = SPLIT.non_surjective_inverse((m,), facts)
+    assert builders.is_const_int(padding, 0)
+    assert str(SPLIT.inverse((m,), facts)) == str(inverse)
+    assert str(inverse) == "IndexMap.from_func(lambda ax0, ax1: (ax1 + ax0 * n,))"

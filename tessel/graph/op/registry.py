@@ -7,6 +7,7 @@ import difflib
 from tessel.graph.op import (
     broadcast,
     device,
+    einsum,
     elemwise,
     image,
     indexing,
@@ -39,6 +40,7 @@ _FAMILIES = (
     image,
     quantize,
     replicate,
+    einsum,
     device,
 )
 

@@ -1,13 +1,15 @@
-"""Einsum, composed from transpose, reshape, strided_slice (diagonals), sum and nn.batch_matmul.
+"""Einsum: for floats, composed from transpose, reshape, strided_slice (diagonals), sum and
+nn.batch_matmul; for integers, the graph's `einsum`.
 
 The equation's operands are combined left to right. A label repeated within one operand takes
 the diagonal; a label in one operand only and not in the output is summed out first. Two
 operands then contract: the labels both hold and something later needs (the output or an operand
 still to come) are batch axes, the other shared labels are contracted, and the rest are kept
-from each side: a batch_matmul of [batch, left, contracted] by [batch, right, contracted] for
-floating-point data; for integers, the product broadcast over every label, summed over the
-contracted ones (exact, where batch_matmul computes in floating point). `...` stands for the
-same broadcast axes in every operand, aligned from the right as NumPy does.
+from each side: a batch_matmul of [batch, left, contracted] by [batch, right, contracted], which
+the matmul schedules make fast; with nothing to contract, the broadcast product. Integer operands
+are one `einsum` call instead (topi.einsum's compute, exact in the operands' type, where
+batch_matmul computes in floating point). `...` stands for the same broadcast axes in every
+operand, aligned from the right as NumPy does.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import numpy as np
 from tessel.frontend.onnx.converters.reduce import Result, apply, data_of, reshape
 from tessel.frontend.onnx.node import OnnxNode
 from tessel.frontend.onnx.opsets import Entry, every_opset
+from tessel.frontend.onnx.relay import call, const, fold, tuple_of
 
 # Labels that stand for the axes of `...` (not letters, so they never clash with the equation's).
 _ELLIPSIS_LABELS = string.digits + "!#$%&*+/:;<=>?@^_`|~"
@@ -160,7 +163,7 @@ def _contract(node: OnnxNode, a: _Term, b: _Term, needed: set[str]) -> _Term:
     sizes = [math.prod(extent[c] for c in group) for group in (batch, left, right, summed)]
     # (batch_matmul over an empty contraction would leave its output unwritten: the sum of
     # the broadcast product writes sum's identity, 0.)
-    if node.input(0).type.dtype.startswith("float") and summed and sizes[3] > 0:
+    if summed and sizes[3] > 0:
         lhs = a.transposed(batch + left + summed).reshaped([sizes[0], sizes[1], sizes[3]], [])
         rhs = b.transposed(batch + right + summed).reshaped([sizes[0], sizes[2], sizes[3]], [])
         product = apply("nn.batch_matmul", lhs.value, rhs.value, transpose_b=True)
@@ -168,7 +171,7 @@ def _contract(node: OnnxNode, a: _Term, b: _Term, needed: set[str]) -> _Term:
         return _Term(product, [], [sizes[0], sizes[1], sizes[2]]).reshaped(
             [extent[c] for c in labels], labels
         )
-    # Integers (or nothing to contract): the broadcast product over every label, then the sum.
+    # Nothing to contract (or an empty contraction): the broadcast product, then the sum.
     labels = batch + left + right + summed
     lhs = a.transposed(batch + left + summed)
     rhs = b.transposed(batch + right + summed)
@@ -189,6 +192,8 @@ def convert_einsum(node: OnnxNode) -> Result:
             f"{[node.input(i).type.dtype for i in range(count)]}"
         )
     labels, out = _parse(node, [len(s) for s in shapes])
+    if not dtype.startswith("float"):
+        return _einsum_op(node, labels, out)
     terms = [_diagonal(node, _Term(data_of(node, i), labels[i], shapes[i])) for i in range(count)]
     unknown = set(out) - {c for t in terms for c in t.labels}
     if unknown:
@@ -203,6 +208,23 @@ def convert_einsum(node: OnnxNode) -> Result:
     result = result.summed(set(result.labels) - set(out))
     final = result.transposed(out).value
     return final.astype(dtype) if isinstance(final, np.ndarray) else final
+
+
+def _einsum_op(node: OnnxNode, labels: list[list[str]], out: list[str]) -> Result:
+    """Integer operands: the graph's `einsum` (topi.einsum's one compute), exact in the operands'
+    type, the `...` axes written as letters the equation does not use."""
+    spare = iter(c for c in string.ascii_letters if c not in node.attr("equation", ""))
+    letter = {c: (c if c.isalpha() else next(spare)) for term in [*labels, out] for c in term}
+    equation = ",".join("".join(letter[c] for c in term) for term in labels)
+    equation += "->" + "".join(letter[c] for c in out)
+    operands = [data_of(node, i) for i in range(len(labels))]
+    if all(isinstance(x, np.ndarray) for x in operands):
+        return fold("einsum", tuple(operands), equation=equation)
+    return call(
+        "einsum",
+        tuple_of([const(x) if isinstance(x, np.ndarray) else x for x in operands]),
+        equation=equation,
+    )
 
 
 TABLE: dict[str, tuple[Entry, ...]] = {
