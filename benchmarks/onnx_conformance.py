@@ -7,6 +7,8 @@ Run as `python benchmarks/onnx_conformance.py [--backends tessel,onnxruntime] [-
 atol). An outcome is one of:
 - pass;
 - wrong: the backend ran and its result differs (a wrong result: the worst outcome);
+- random: the same for a model that draws random numbers, whose expected outputs are the test
+  generator's draws (no backend can match them but by chance);
 - refused: a clean error (Tessel's UserError, onnxruntime's NOT_IMPLEMENTED or INVALID_GRAPH
   and the like), naming what is not supported;
 - crash: any other exception, or the process died;
@@ -118,10 +120,29 @@ def _run_one(backend: str, test) -> tuple[str, str]:
                         ref_outputs, list(outputs), rtol=test.rtol, atol=test.atol
                     )
             except (AssertionError, TypeError, ValueError) as err:
-                return "wrong", _first_line(err)
+                # Random draws differ from the test's (NumPy's) by generator, not by error.
+                return ("random" if _draws_random(test.model) else "wrong"), _first_line(err)
     except Exception as err:  # noqa: BLE001 - every failure is an outcome to report
         return _classify_error(backend, err), _first_line(err)
     return "pass", ""
+
+
+RANDOM_OPS = {
+    "Bernoulli", "Multinomial", "RandomNormal", "RandomNormalLike", "RandomUniform",
+    "RandomUniformLike",
+}  # fmt: skip
+
+
+def _draws_random(model) -> bool:
+    """Whether the test's model draws random numbers (a random operator, or Dropout given its
+    training_mode input)."""
+    nodes = list(model.graph.node)
+    for node in nodes:
+        for attr in node.attribute:
+            nodes += list(attr.g.node) if attr.g is not None else []
+    return any(
+        n.op_type in RANDOM_OPS or (n.op_type == "Dropout" and len(n.input) > 2) for n in nodes
+    )
 
 
 def _as_array(value):

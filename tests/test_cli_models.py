@@ -324,3 +324,21 @@ def test_compile_timings_lists_every_stage_and_graph_pass_and_a_total(tmp_path, 
     total = stages[-1][1]
     assert total > 0
     assert abs(sum(seconds for _, seconds in stages[:-1]) - total) < 1e-3 * len(stages)
+
+
+def test_run_takes_and_prints_strings(tmp_path, capsys):
+    node = helper.make_node("StringConcat", ["a", "b"], ["y"])
+    graph = helper.make_graph(
+        [node],
+        "strings",
+        [helper.make_tensor_value_info(n, TensorProto.STRING, [2]) for n in "ab"],
+        [helper.make_tensor_value_info("y", TensorProto.STRING, [2])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+    onnx.save(model, tmp_path / "strings.onnx")
+    np.save(tmp_path / "a.npy", np.array(["ab", "中"]))  # a NumPy unicode array, no pickle
+    np.save(tmp_path / "b.npy", np.array(["!", "?"]))
+    inputs = ["--input", f"a={tmp_path / 'a.npy'}", "--input", f"b={tmp_path / 'b.npy'}"]
+    assert cli.main(["run", str(tmp_path / "strings.onnx"), *inputs]) == 0
+    out = capsys.readouterr().out
+    assert "output 0: shape [2] object" in out and "['ab!' '中?']" in out

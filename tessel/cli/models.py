@@ -172,7 +172,9 @@ def _random_inputs(model: Any) -> list[np.ndarray]:
     rng = np.random.default_rng(0)
     arrays = []
     for spec in model.inputs:
-        if np.dtype(spec.dtype).kind == "f":
+        if spec.dtype == "string":
+            arrays.append(np.full(spec.shape, "tessel", dtype=object))
+        elif np.dtype(spec.dtype).kind == "f":
             arrays.append(rng.standard_normal(spec.shape).astype(spec.dtype))
         else:
             arrays.append(np.zeros(spec.shape, spec.dtype))  # ids and masks: a valid index

@@ -45,7 +45,9 @@ from tessel.codegen.c_expr import STATUS
 from tessel.codegen.c_gpu_intrinsics import refuse_gpu_intrinsics
 from tessel.codegen.c_names import RESERVED_NAMES, NameScope
 from tessel.codegen.c_prelude import PRELUDE
+from tessel.codegen.c_random import RANDOM_RUNTIME, needs_random_runtime
 from tessel.codegen.c_stmt import StmtPrinter
+from tessel.codegen.c_strings import STRING_RUNTIME, needs_string_runtime
 from tessel.codegen.c_types import c_type, vector_typedefs
 from tessel.codegen.errors import CodegenError
 from tessel.ir.expr import Call, IntImm, Var
@@ -110,8 +112,7 @@ def generate(mod: IRModule, target: Target | str = "c") -> CSource:
     typedefs = vector_typedefs(code)
     if typedefs:
         parts.insert(1, typedefs)
-    if needs_device_runtime(code):
-        parts.insert(1, DEVICE_RUNTIME)
+    parts = _with_runtimes(parts, code)
     specs: tuple[ConstantSpec, ...] = ()
     if any(entry.constants for entry in entries):
         specs = tuple(
@@ -119,6 +120,23 @@ def generate(mod: IRModule, target: Target | str = "c") -> CSource:
             for i, a in enumerate(constants)
         )
     return CSource("\n".join(parts), tuple(entries), specs, data_files)
+
+
+def _with_runtimes(parts: list[str], code: str) -> list[str]:
+    """`parts` with the runtimes `code` uses after the prelude: devices (c_devices.py), random
+    numbers (c_random.py), strings (c_strings.py)."""
+    used = [
+        runtime
+        for runtime, needed in (
+            (DEVICE_RUNTIME, needs_device_runtime),
+            (RANDOM_RUNTIME, needs_random_runtime),
+            (STRING_RUNTIME, needs_string_runtime),
+        )
+        if needed(code)
+    ]
+    # newlocale, uselocale and the *_l functions are POSIX 2008, outside ISO C11 (-std=c11)
+    feature = ["#define _POSIX_C_SOURCE 200809L"] if STRING_RUNTIME in used else []
+    return [*feature, parts[0], *used, *parts[1:]]
 
 
 def _check_calls(mod: IRModule) -> None:

@@ -22,6 +22,8 @@ _C_TYPES = {
     "handle": "void*",
     # gcc 12 has no bfloat16 arithmetic type: its bits, converted by prelude helpers (c_expr.py).
     "bfloat16": "uint16_t",
+    # ONNX strings: a record of UTF-8 bytes and their count (the string runtime, c_strings.py).
+    "string": "tessel_string",
 }  # fmt: skip
 
 # Short suffixes for the helper functions of the prelude (tessel_floordiv_i32, ...).

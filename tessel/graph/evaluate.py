@@ -137,7 +137,7 @@ def _as_input(value: Any, param: Var) -> Any:
         return value
     array = np.asarray(value)
     if isinstance(param.type_annotation, TensorType):
-        array = array.astype(DataType.of(param.type_annotation.dtype).numpy, copy=False)
+        array = array.astype(DataType.of(param.type_annotation.dtype).value_numpy, copy=False)
     return array
 
 

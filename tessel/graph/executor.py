@@ -12,6 +12,8 @@ call): a Python loop of kernel calls on views of one NumPy arena.
 from __future__ import annotations
 
 import functools
+import itertools
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -27,6 +29,7 @@ from tessel.graph.export import export_model
 from tessel.graph.expr import OUTPUT_NAMES, Constant, Expr, Function, Var
 from tessel.graph.memory_plan import DeviceCopy, MemoryPlan, TensorSlot, plan_memory
 from tessel.graph.model_weights import aligned_bytes, weight_table
+from tessel.graph.op.random import RANDOM_STATE
 from tessel.graph.passes.host_interface import PlaceForExecution, host_device, uses_devices
 from tessel.graph.passes.inline_functions import InlineFunctions, needs_inlining
 from tessel.graph.passes.layout_rewrite import LayoutRewrite
@@ -41,9 +44,10 @@ from tessel.ir.target import Target
 from tessel.ir.transform import Pass, PassContext
 from tessel.runtime import Module
 from tessel.runtime.devices import CopyCount
+from tessel.runtime.strings import from_records, is_string_array, to_records
 from tessel.runtime.threads import current_threads, set_threads
 from tessel.schedule.rules.default import host_target
-from tessel.support.dtype import DataType
+from tessel.support.dtype import STRING_RECORD, DataType
 from tessel.support.errors import UserError
 from tessel.support.frozen_map import FrozenMap
 from tessel.support.progress import NO_PROGRESS, Progress
@@ -119,6 +123,14 @@ def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name user
     lowered = LayoutRewrite(target)(lowered, ctx)
     plan = plan_memory(lowered)
     if executor == "python":
+        if any(t.dtype == "string" for t in plan.tensors):
+            raise UserError(
+                "the python executor calls each kernel on its own, and a kernel's string "
+                "results live only until the next call (the string heap, "
+                "tessel/codegen/c_strings.py)",
+                rule="executor.python-strings",
+                hint="use executor='aot'",
+            )
         if len(plan.places()) > 1:
             raise UserError(
                 f"the python executor runs one arena on the host, and this model is planned on "
@@ -206,7 +218,7 @@ def _constant(param: Var, value: Any) -> Constant:
     ty = param.type_annotation
     if isinstance(ty, TensorType):
         _check_array(f"%{param.name_hint}", array, ty.shape, ty.dtype, cast=True)
-        array = array.astype(DataType.of(ty.dtype).numpy, copy=False)
+        array = array.astype(DataType.of(ty.dtype).value_numpy, copy=False)
     return Constant(array, name_hint=param.name_hint)
 
 
@@ -246,6 +258,13 @@ def _check_array(
             f"input `{name}`: expected shape {tuple(shape)}, got {array.shape}",
             rule="executor.input-shape",
         )
+    if dtype == "string":
+        if not is_string_array(array):
+            raise ModelInputError(
+                f"input `{name}`: expected an array of strings (str or bytes), got {array.dtype}",
+                rule="executor.input-dtype",
+            )
+        return
     want = _numpy_dtype(dtype)
     if array.dtype != want and not (cast and np.can_cast(array.dtype, want, "same_kind")):
         raise ModelInputError(
@@ -280,10 +299,18 @@ class CompiledModel:
         self.lowered, self.plan, self.library, self.aot = lowered, plan, library, aot
         self.threads = threads
         main = lowered["main"]
+        # The random state (tessel/graph/op/random.py) is main's parameter but not an input
+        # the caller gives: each call takes the next one (`seed_random`).
+        names = [p.name_hint for p in main.params]
+        self._random_at = names.index(RANDOM_STATE) if RANDOM_STATE in names else None
         self.inputs = tuple(
-            _Input(p.name_hint, p.checked_type.shape, p.checked_type.dtype) for p in main.params
+            _Input(p.name_hint, p.checked_type.shape, p.checked_type.dtype)
+            for k, p in enumerate(main.params)
+            if k != self._random_at
         )
+        self.seed_random(int.from_bytes(os.urandom(8), "little"))
         self.outputs = _output_specs(lowered, plan)  # the flattened results, named
+        self._strings = any(t.dtype == "string" for t in plan.tensors)
         # What every call allocates, and the weights it returns as results, worked out once.
         self._fresh = tuple(
             (t.id, t.shape, DataType.of(t.dtype).numpy) for t in plan.tensors if t.kind == "output"
@@ -357,17 +384,45 @@ class CompiledModel:
     def threads(self, count: int | None) -> None:
         self._threads = _check_threads(count)
 
+    def seed_random(self, nonce: int) -> None:
+        """Start the model's random draws afresh from `nonce` (a model loads with a random
+        one): two models seeded alike draw alike, call for call. Operators with a `seed` of
+        their own draw the same sequence from any nonce."""
+        self._random_nonce = int(nonce) & 0xFFFFFFFFFFFFFFFF
+        self._random_calls = itertools.count()
+
+    def _random_state(self, given: Any) -> np.ndarray:
+        """The random state of this call: the one given by name, else the next one."""
+        if given is not None:
+            state = np.asarray(given)
+            _check_array(RANDOM_STATE, state, (2,), "uint64")
+            return np.ascontiguousarray(state)
+        return np.array([self._random_nonce, next(self._random_calls)], np.uint64)
+
     def __call__(self, *args: Any, **named: Any) -> Any:
+        given_state = named.pop(RANDOM_STATE, None)
         inputs = self._arguments(args, named)
+        if self._random_at is not None:
+            inputs.insert(self._random_at, self._random_state(given_state))
+        elif given_state is not None:
+            raise ModelInputError(
+                f"the model draws no random numbers; `{RANDOM_STATE}` is not an input",
+                rule="executor.input-name",
+            )
+        if self._strings:
+            inputs = [to_records(a) if is_string_array(a) else a for a in inputs]
         if self._threads is None:
-            return self._run(inputs)
-        # The calling thread's team for this call's kernels only: other models keep theirs.
-        before = current_threads()
-        set_threads(self._threads)
-        try:
-            return self._run(inputs)
-        finally:
-            set_threads(before)
+            result = self._run(inputs)
+        else:
+            # The calling thread's team for this call's kernels only: other models keep theirs.
+            before = current_threads()
+            set_threads(self._threads)
+            try:
+                result = self._run(inputs)
+            finally:
+                set_threads(before)
+        # String results point into this thread's string heap: read them before the next call.
+        return _strings_read(result) if self._strings else result
 
     def _run(self, inputs: list[np.ndarray]) -> Any:
         simple = self._simple_outputs
@@ -469,6 +524,13 @@ def _as_input(spec: _Input, value: Any) -> np.ndarray:
 @functools.cache
 def _numpy_dtype(name: str) -> np.dtype:
     return np.dtype(DataType.of(name).numpy)
+
+
+def _strings_read(value: Any) -> Any:
+    """`value` (an array or nested tuples of them) with string records read into `str`s."""
+    if isinstance(value, tuple):
+        return tuple(_strings_read(v) for v in value)
+    return from_records(value) if value.dtype == STRING_RECORD else value
 
 
 def _copy_step(source: np.ndarray, target: np.ndarray) -> None:

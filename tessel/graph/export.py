@@ -50,6 +50,14 @@ def export_model(model: CompiledModel, directory: str | Path) -> Path:
             rule="export.devices",
             hint="export a model compiled without device annotations",
         )
+    strings = [t.type_text for t in model.plan.tensors if t.dtype == "string"]
+    if strings:
+        raise UserError(
+            f"the model holds string tensors ({strings[0]}, ...); the exported C API takes "
+            "numeric arrays only, and its header does not describe string records",
+            rule="export.strings",
+            hint="run the model from Python (CompiledModel), which converts strings",
+        )
     signature = model.library["main"].signature
     if signature.constants:
         raise UserError(

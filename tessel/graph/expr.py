@@ -18,7 +18,7 @@ from tessel.graph.ty import TensorType, Type
 from tessel.ir.expr import GlobalVar, Op
 from tessel.ir.node import Node
 from tessel.ir.virtual_device import VirtualDevice
-from tessel.support.errors import IRTypeError
+from tessel.support.errors import IRTypeError, UserError
 from tessel.support.frozen_map import FrozenMap, freeze
 
 
@@ -59,6 +59,8 @@ class Constant(Expr):
     def __post_init__(self) -> None:
         if not isinstance(self.data, np.ndarray):
             object.__setattr__(self, "data", np.asarray(self.data))
+        if self.data.dtype.kind in "OUS":  # strings: an object array of `str`, as ONNX's
+            object.__setattr__(self, "data", _strings(self.data))
         if self.data.flags.writeable:
             frozen = self.data.copy()
             frozen.flags.writeable = False
@@ -67,7 +69,24 @@ class Constant(Expr):
     @property
     def tensor_type(self) -> TensorType:
         """The constant's type, known without inference."""
-        return TensorType(tuple(int(d) for d in self.data.shape), str(self.data.dtype))
+        dtype = "string" if self.data.dtype == object else str(self.data.dtype)
+        return TensorType(tuple(int(d) for d in self.data.shape), dtype)
+
+
+def _strings(data: np.ndarray) -> np.ndarray:
+    """`data` as an object array of `str` (bytes read as UTF-8); any other element is an error."""
+    out = np.empty(data.shape, dtype=object)
+    flat = out.reshape(-1)
+    for k, item in enumerate(data.reshape(-1)):
+        if isinstance(item, bytes | np.bytes_):
+            item = bytes(item).decode("utf-8", "surrogateescape")
+        if not isinstance(item, str):
+            raise UserError(
+                f"a constant of strings holds a {type(item).__name__} at element {k}",
+                rule="graph.constant-strings",
+            )
+        flat[k] = str(item)
+    return out
 
 
 @dataclass(frozen=True, slots=True, eq=False)

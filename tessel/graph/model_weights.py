@@ -12,6 +12,7 @@ from tessel.graph.aot import AotModule
 from tessel.graph.memory_plan import MemoryPlan
 from tessel.runtime import Module
 from tessel.runtime.devices import DeviceMemory
+from tessel.runtime.strings import is_string_array, to_records
 
 
 def weight_table(
@@ -23,10 +24,18 @@ def weight_table(
     goes. Linked weights (link_params) live in the library: main takes none."""
     params = aot.of_kind("weight")
     host = [p for p in params if p.place.is_host]
-    arrays = tuple(aligned_copy(plan.constants[p.index], plan.alignment) for p in host)
+    arrays = tuple(_host_weight(plan.constants[p.index], plan.alignment) for p in host)
     addresses = {p.slot: a.ctypes.data for p, a in zip(host, arrays, strict=True)}
     addresses.update(_upload_device_weights(owner, library, aot, plan))
     return arrays, np.array([addresses[p.slot] for p in params], np.uintp)
+
+
+def _host_weight(array: np.ndarray, alignment: int) -> np.ndarray:
+    """The weight as main reads it: an aligned copy, or for strings their records (whose base
+    holds the bytes, tessel/runtime/strings.py)."""
+    if is_string_array(array):
+        return to_records(array, "a string constant")
+    return aligned_copy(array, alignment)
 
 
 def _upload_device_weights(

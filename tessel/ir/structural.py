@@ -138,7 +138,19 @@ class _EqualChecker:
 def _arrays_equal(a: Any, b: Any) -> bool:
     if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
         return False
-    return a.dtype == b.dtype and a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if a.dtype == object:  # strings (graph Constants of ONNX strings): no NaN to equate
+        return bool(np.array_equal(a, b))
+    return bool(np.array_equal(a, b, equal_nan=True))
+
+
+def _array_bytes(value: np.ndarray) -> bytes:
+    """What an array holds, as bytes: its memory, or for an object array (strings) the UTF-8
+    of each element's repr, since its memory holds addresses."""
+    if value.dtype == object:
+        return "\0".join(repr(v) for v in value.flat).encode("utf-8", "surrogateescape")
+    return np.ascontiguousarray(value).tobytes()
 
 
 def structural_equal(a: Any, b: Any, *, map_free_vars: bool = True) -> bool:
@@ -205,7 +217,7 @@ class _Hasher:
             stack.append((_MAP_KEYS, (value, keys), len(keys)))
             stack.extend((_ENTER, k, 0) for k in reversed(keys))
         elif isinstance(value, np.ndarray):
-            results.append(hash(("array", str(value.dtype), value.shape, value.tobytes())))
+            results.append(hash(("array", str(value.dtype), value.shape, _array_bytes(value))))
         elif isinstance(value, float) and math.isnan(value):
             results.append(hash("nan"))
         else:
@@ -299,7 +311,7 @@ class _Digester:
                 stack.extend((item, key))
         elif isinstance(value, np.ndarray):
             self.put(f"array {value.dtype.str} {value.shape}")
-            self.sha.update(np.ascontiguousarray(value).tobytes())
+            self.sha.update(_array_bytes(value))
         elif isinstance(value, enum.Enum):
             self.put(f"enum {type(value).__name__}.{value.name}")
         elif type(value).__repr__ is object.__repr__:

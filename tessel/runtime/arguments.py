@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from tessel.support.abi import FunctionSignature, ParamSpec
+from tessel.support.dtype import DataType
 
 CTYPES: dict[str, type] = {
     "int8": ctypes.c_int8, "int16": ctypes.c_int16, "int32": ctypes.c_int32,
@@ -213,8 +214,11 @@ def _array(param: ParamSpec, arg: Any, sizes: dict[str, int]) -> np.ndarray:
 @functools.cache
 def array_dtype(name: str) -> np.dtype:
     """The NumPy dtype of an array argument of `name`'s elements: a `handle` buffer (a table
-    of pointers, such as a model main's weights) is an array of addresses."""
-    return np.dtype(np.uintp) if name == "handle" else np.dtype(name)
+    of pointers, such as a model main's weights) is an array of addresses, a `string` one an
+    array of string records (tessel/runtime/strings.py)."""
+    if name == "handle":
+        return np.dtype(np.uintp)
+    return DataType.of(name).numpy if name == "string" else np.dtype(name)
 
 
 def _check_shape(param: ParamSpec, shape: tuple[int, ...], sizes: dict[str, int]) -> None:

@@ -57,12 +57,21 @@ class Function:
         self._last_error = library.tessel_get_last_error
         self._last_error.restype = ctypes.c_char_p
         self._fast: Any = _NOT_BUILT  # the fastcall of an unbound call, made at the first call
+        # Every function of a library with string tensors empties the thread's string heap
+        # first: the strings a call returns are read before the thread's next call.
+        self.strings = StringHeap.of(library)
 
     @property
     def name(self) -> str:
         return self.signature.name
 
     def __call__(self, *args: Any) -> Any:
+        if self.strings is not None:
+            with self.strings.call(self.name):
+                return self._checked_call(args)
+        return self._checked_call(args)
+
+    def _checked_call(self, args: tuple[Any, ...]) -> Any:
         # Checked in C where the arguments allow (as BoundFunction): the Python checks cost
         # 3.7 us a call, as much as a small kernel itself.
         fast = self._fast
@@ -135,6 +144,13 @@ class BoundFunction:
         self._fast = function._fast_caller(bound)
 
     def __call__(self, *args: Any) -> Any:
+        strings = self.function.strings
+        if strings is not None:
+            with strings.call(self.function.name):
+                return self._checked_call(args)
+        return self._checked_call(args)
+
+    def _checked_call(self, args: tuple[Any, ...]) -> Any:
         fast = self._fast
         if fast is not None:  # checked and called in C; FALLBACK: the Python path says why
             status = fast(*args)
@@ -147,6 +163,37 @@ class BoundFunction:
     def __repr__(self) -> str:
         params = ", ".join(self.function.signature.params[i].name for i in self.bound.free)
         return f"<tessel compiled function {self.function.name}({params}), others bound>"
+
+
+class StringHeap:
+    """The string runtime of a library (tessel/codegen/c_strings.py): a call of a function with
+    string tensors starts with the calling thread's heap emptied, so a standalone kernel called
+    in a loop reuses its memory; results are read back before the thread's next call. A call
+    whose strings could not all be made fails instead of returning wrong strings."""
+
+    def __init__(self, library: ctypes.CDLL) -> None:
+        self._reset = library.tessel_strings_reset
+        self._reset.restype = ctypes.c_int32
+        self._status = library.tessel_strings_status
+        self._status.restype = ctypes.c_int32
+
+    @staticmethod
+    def of(library: ctypes.CDLL) -> StringHeap | None:
+        """The library's string heap (None if its code holds no string tensor)."""
+        return StringHeap(library) if hasattr(library, "tessel_strings_reset") else None
+
+    @contextmanager
+    def call(self, name: str) -> Iterator[None]:
+        """Around one call of `name`: the heap emptied before, its status checked after."""
+        if self._reset() != 0:
+            raise RuntimeCallError(name, "no memory for the string heap")
+        yield
+        if self._status() != 0:
+            raise RuntimeCallError(
+                name,
+                "a string could not be made (out of memory, no C.UTF-8 locale, or a regular "
+                "expression glibc does not compile)",
+            )
 
 
 class Module:

@@ -1,5 +1,9 @@
 """Scalar and vector data types, spelled as in TVM ("float32", "int8x4", "bool", "handle").
 
+"string" is ONNX's string element (TVM has none): in memory a record of a UTF-8 byte pointer
+and a length (`tessel_string` in C, STRING_RECORD in NumPy); at the Python API an object array
+of `str` (tessel/runtime/strings.py converts).
+
 bfloat16 (TVM's type code "bfloat") is a float type; NumPy has none, so its NumPy dtype is
 ml_dtypes' (importing ml_dtypes also lets `np.dtype("bfloat16")` name it).
 """
@@ -15,8 +19,11 @@ import numpy as np
 
 from tessel.support.errors import UserError
 
-_CODES = ("int", "uint", "float", "bfloat", "bool", "handle")
-_PATTERN = re.compile(r"^(int|uint|float|bfloat|bool|handle)(\d*)(?:x(\d+))?$")
+_CODES = ("int", "uint", "float", "bfloat", "bool", "handle", "string")
+_PATTERN = re.compile(r"^(int|uint|float|bfloat|bool|handle|string)(\d*)(?:x(\d+))?$")
+_UNSIZED = {"bool": 1, "handle": 64, "string": 128}  # spelled without a bit width
+# One string element in memory: the address of its UTF-8 bytes and their count.
+STRING_RECORD = np.dtype([("data", "<u8"), ("size", "<i8")])
 _VALID_BITS = {
     "int": (8, 16, 32, 64), "uint": (8, 16, 32, 64), "float": (16, 32, 64), "bfloat": (16,),
 }  # fmt: skip
@@ -37,6 +44,8 @@ class DataType:
             )
         if self.code in _VALID_BITS and self.bits not in _VALID_BITS[self.code]:
             raise UserError(f"{self.code} has no {self.bits}-bit variant", rule="dtype.bits")
+        if self.code == "string" and self.lanes != 1:
+            raise UserError("strings have no vectors", rule="dtype.lanes")
         if self.lanes < 1:
             raise UserError(
                 f"a data type needs at least one lane, got {self.lanes}", rule="dtype.lanes"
@@ -49,10 +58,13 @@ class DataType:
             return value
         if isinstance(value, str):
             return _parse(value)
-        return _parse(str(np.dtype(value)))
+        dtype = np.dtype(value)
+        if dtype.kind in "OUS" or dtype == STRING_RECORD:  # Python strings, as ONNX gives them
+            return string
+        return _parse(str(dtype))
 
     def __str__(self) -> str:
-        base = self.code if self.code in ("bool", "handle") else f"{self.code}{self.bits}"
+        base = self.code if self.code in _UNSIZED else f"{self.code}{self.bits}"
         return base if self.lanes == 1 else f"{base}x{self.lanes}"
 
     def __repr__(self) -> str:
@@ -99,6 +111,11 @@ class DataType:
         return self.code == "handle"
 
     @property
+    def is_string(self) -> bool:
+        """ONNX's string element: moved and compared, never computed on."""
+        return self.code == "string"
+
+    @property
     def is_vector(self) -> bool:
         return self.lanes > 1
 
@@ -114,22 +131,37 @@ class DataType:
             raise UserError("a handle has no NumPy dtype")
         if self.is_bfloat16:
             return _BFLOAT16
+        if self.is_string:
+            return STRING_RECORD
         return np.dtype("bool" if self.is_bool else f"{self.code}{self.bits}")
+
+    @property
+    def value_numpy(self) -> np.dtype:
+        """The NumPy dtype of a value of this type in Python (the evaluator's, a constant's,
+        an argument's): object for strings (arrays of `str`), else `numpy`."""
+        return np.dtype(object) if self.is_string else self.numpy
 
     def min_value(self) -> int | float:
         """The smallest representable value of one lane."""
+        _numeric(self)
         if self.is_float:
             return float(ml_dtypes.finfo(self.numpy).min)  # NumPy's finfo lacks bfloat16
         return int(np.iinfo(self.numpy).min) if not self.is_bool else 0
 
     def max_value(self) -> int | float:
         """The largest representable value of one lane."""
+        _numeric(self)
         if self.is_float:
             return float(ml_dtypes.finfo(self.numpy).max)
         return int(np.iinfo(self.numpy).max) if not self.is_bool else 1
 
 
 _BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def _numeric(dtype: DataType) -> None:
+    if dtype.is_string or dtype.is_handle:
+        raise UserError(f"{dtype} has no numeric range", rule="dtype.not-numeric")
 
 
 @lru_cache(maxsize=256)
@@ -139,13 +171,15 @@ def _parse(text: str) -> DataType:
         raise UserError(
             f"unknown data type {text!r}",
             rule="dtype.unknown",
-            hint="use e.g. 'float32', 'int64', 'uint8', 'bool', 'handle' or 'float32x4'",
+            hint="use e.g. 'float32', 'int64', 'uint8', 'bool', 'string' or 'float32x4'",
         )
     code, bits, lanes = match.groups()
-    default_bits = {"bool": 1, "handle": 64}.get(code)
-    if code in ("bool", "handle") and bits:
+    default_bits = _UNSIZED.get(code)
+    if code in _UNSIZED and bits:
         raise UserError(f"unknown data type {text!r}", rule="dtype.unknown")
-    if code not in ("bool", "handle") and not bits:
+    if code == "string" and lanes:
+        raise UserError(f"strings have no vectors: {text!r}", rule="dtype.unknown")
+    if code not in _UNSIZED and not bits:
         raise UserError(
             f"data type {text!r} needs a bit width, e.g. {code}32", rule="dtype.unknown"
         )
@@ -158,3 +192,4 @@ float16, float32, float64 = (DataType("float", b) for b in (16, 32, 64))
 bfloat16 = DataType("bfloat", 16)
 bool_ = DataType("bool", 1)
 handle = DataType("handle", 64)
+string = DataType("string", 128)

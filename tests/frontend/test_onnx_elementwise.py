@@ -14,6 +14,7 @@ from onnx_testing import (
 )
 
 from tessel.frontend.onnx import from_onnx
+from tessel.support.errors import UserError
 
 UNARY = {
     "Relu": "nn.relu",
@@ -193,11 +194,11 @@ def test_identity_and_dropout_are_the_input():
     assert calls(mod) == ["nn.relu"]
 
 
-def test_dropout_in_training_mode_is_refused():
+def test_dropout_in_training_mode_with_a_ratio_of_one_is_refused():
     model = single_op_model(
-        "Dropout", {"x": (3,)}, initializers={"ratio": np.float32(0.5), "training": np.array(True)}
+        "Dropout", {"x": (3,)}, initializers={"ratio": np.float32(1.0), "training": np.array(True)}
     )
-    with pytest.raises(Exception, match="training_mode"):
+    with pytest.raises(UserError, match=r"ratio 1.0 must lie in \[0, 1\)"):
         from_onnx(model)
 
 

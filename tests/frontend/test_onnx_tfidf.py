@@ -1,8 +1,8 @@
-"""TfIdfVectorizer on integer tokens (pool_int64s): imported, evaluated and compiled to C, and
+"""TfIdfVectorizer on integer tokens (pool_int64s) and strings (pool_strings): imported, evaluated and compiled to C, and
 compared exactly with onnx's reference implementation and with onnxruntime on random inputs
 (TF, IDF and TFIDF; [C] and [N, C] inputs; skips; unigrams to trigrams; several n-grams in one
-column; duplicate pool n-grams); and the clean refusals of string pools and inconsistent
-attributes."""
+column; duplicate pool n-grams); string tokens against a pool of strings; and the clean
+refusals of inconsistent attributes."""
 
 import numpy as np
 import pytest
@@ -310,25 +310,38 @@ def test_empty_input_gives_zeros():
     assert not y.any()
 
 
-def test_string_pools_are_refused_naming_the_op():
-    model = _model(
-        (2, 3),
-        mode="TF",
-        min_gram_length=1,
-        max_gram_length=1,
-        max_skip_count=0,
-        ngram_counts=[0],
-        ngram_indexes=[0, 1],
-        pool_strings=["a", "b"],
-    )
-    with pytest.raises(UserError, match=r"TfIdfVectorizer node `tfidf`: pool_strings .*string"):
-        from_onnx(model)
+WORDS = ["the", "cat", "sat", "on", "mat", "中文"]
+STRING_POOL = dict(  # 3 unigrams, 2 bigrams of WORDS
+    ngram_counts=[0, 3],
+    pool_strings=["cat", "mat", "中文", "the", "cat", "cat", "sat"],
+)
 
 
-def test_string_inputs_are_refused():
+@pytest.mark.parametrize(("shape", "mode", "skips"), [((7,), "TF", 0), ((3, 6), "TFIDF", 1)])
+def test_string_pools_count_string_tokens_as_the_reference_and_onnxruntime(shape, mode, skips):
     model = _model(
-        (2, 3),
+        shape,
         TensorProto.STRING,
+        mode=mode,
+        min_gram_length=1,
+        max_gram_length=2,
+        max_skip_count=skips,
+        ngram_indexes=[0, 1, 2, 3, 4],  # onnxruntime weights by n-gram id: ids = columns
+        weights=[0.5, 1.5, 2.0, 0.25, 3.0],
+        **STRING_POOL,
+    )
+    rng = np.random.default_rng(4)
+    x = np.empty(int(np.prod(shape)), dtype=object)
+    x[:] = [WORDS[k] for k in rng.integers(0, len(WORDS), x.size)]
+    x = x.reshape(shape)
+    mod, _ = from_onnx(model)
+    assert "string.equal" in calls(mod)
+    _check(model, x)
+
+
+def test_a_string_pool_needs_string_tokens():
+    model = _model(
+        (2, 3),
         mode="TF",
         min_gram_length=1,
         max_gram_length=1,
@@ -337,7 +350,7 @@ def test_string_inputs_are_refused():
         ngram_indexes=[0, 1],
         pool_strings=["a", "b"],
     )
-    with pytest.raises(UserError, match="(?i)string"):
+    with pytest.raises(UserError, match=r"TfIdfVectorizer node `tfidf`: X has dtype int64; a pool"):
         from_onnx(model)
 
 

@@ -886,8 +886,10 @@ def _family_cases() -> list[Case]:
     from graph_op_cases_device import device_cases
     from graph_op_cases_einsum import einsum_cases
     from graph_op_cases_math import math_cases
+    from graph_op_cases_random import random_cases
     from graph_op_cases_replicate import replicate_cases
     from graph_op_cases_roi_align import roi_align_cases
+    from graph_op_cases_strings import string_cases
     from graph_op_cases_topk import topk_cases
 
     cases = (
@@ -897,6 +899,8 @@ def _family_cases() -> list[Case]:
         + roi_align_cases()
         + device_cases()
         + einsum_cases()
+        + string_cases()
+        + random_cases()
     )
     for case in cases:
         case.id = case.id or case.op

@@ -7,6 +7,7 @@ from graph_lowering import flatten, lower, regroup
 from graph_op_cases import CASES, random_value
 
 from tessel.graph.op import get_op
+from tessel.support.dtype import DataType
 from tessel.testing.topi import check_operator
 
 
@@ -43,4 +44,4 @@ def test_reference_result_has_the_relation_type(case):
     results = result if isinstance(result, tuple) else (result,)
     types = expected.fields if hasattr(expected, "fields") else (expected,)
     for value, ty in zip(results, types, strict=True):
-        assert value.shape == ty.shape and str(value.dtype) == ty.dtype
+        assert value.shape == ty.shape and str(DataType.of(value.dtype)) == ty.dtype

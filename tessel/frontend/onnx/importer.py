@@ -32,6 +32,7 @@ from tessel.frontend.onnx.node import OnnxNode, attribute_values, node_name
 from tessel.frontend.onnx.table import lookup, opset_range
 from tessel.frontend.onnx.values import Derived, Value, constant_value, dtype_of_elem_type
 from tessel.graph.expr import OUTPUT_NAMES, Constant, Expr, Function, Tuple, Var
+from tessel.graph.op.random import RANDOM_STATE, STATE_TYPE
 from tessel.graph.ty import TensorType, TupleType
 from tessel.ir.module import IRModule
 from tessel.support.errors import InternalError
@@ -110,6 +111,21 @@ class _GraphImporter:
         self.params: dict[str, np.ndarray] = {}
         self.read = {name for proto in self.graph.node for name in proto.input}
         self.read |= {out.name for out in self.graph.output}
+        self._random_state: Var | None = None
+        self._random_streams = 0
+
+    def random_state(self) -> Var:
+        """main's random-state parameter (tessel/graph/op/random.py), added at the first draw,
+        after the graph's inputs; the executor fills it each call."""
+        if self._random_state is None:
+            self._random_state = Var(RANDOM_STATE, STATE_TYPE)
+            self.inputs.append(self._random_state)
+        return self._random_state
+
+    def random_stream(self) -> int:
+        """A stream number no other random node of this import has."""
+        self._random_streams += 1
+        return self._random_streams - 1
 
     def run(self) -> tuple[IRModule, dict[str, np.ndarray]]:
         self._add_initializers()
@@ -276,6 +292,8 @@ def _output_value(
                 f"{node.op_type} node `{node.name}` folded to shape {array.shape}, but ONNX "
                 f"infers {ty.shape}"
             )
+        if ty.dtype == "string":  # an object array of str (Constant checks the elements)
+            return constant_value(array)
         return constant_value(array.astype(ty.dtype, copy=False))
     return Value(result, node.out_type(position))
 

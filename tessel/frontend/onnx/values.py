@@ -60,6 +60,8 @@ def constant_value(array: np.ndarray) -> Value:
 
 def dtype_of_elem_type(elem_type: int, what: str) -> str:
     """The graph dtype of an ONNX element type; an error naming `what` for types without one."""
+    if elem_type == onnx.TensorProto.STRING:
+        return "string"
     try:
         np_dtype = onnx.helper.tensor_dtype_to_np_dtype(elem_type)
     except (KeyError, ValueError) as err:
@@ -92,6 +94,8 @@ def _holds(np_dtype: np.dtype) -> bool:
 
 def elem_type_of_dtype(dtype: str) -> int:
     """The ONNX element type of a graph dtype."""
+    if dtype == "string":
+        return onnx.TensorProto.STRING
     return onnx.helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
 
 

@@ -181,6 +181,44 @@ class Args:
 
 Relation = Callable[[Args, Attrs], Type]
 
+# The operators that take string tensors (ONNX's): the string operators, and those that only
+# move elements, whose computes copy a string's record like any element.
+STRING_OPERATORS = frozenset(
+    {
+        "string.concat",
+        "string.equal",
+        "string.regex_full_match",
+        "string.change_case",
+        "reshape",
+        "squeeze",
+        "expand_dims",
+        "transpose",
+        "concatenate",
+        "split",
+        "strided_slice",
+        "broadcast_to",
+        "take",
+        "stack",
+        "tile",
+        "repeat",
+        "copy",
+        "device_copy",
+        "on_device",
+    }
+)
+
+
+def _refuse_strings(op: str, arguments: Sequence[str], types: Sequence[Type]) -> None:
+    for name, ty in zip(arguments, types, strict=True):
+        fields = ty.fields if isinstance(ty, TupleType) else (ty,)
+        if any(isinstance(f, TensorType) and f.dtype == "string" for f in fields):
+            raise OpTypeError(
+                f"{op}: argument `{name}` is a string tensor, which `{op}` does not take",
+                rule="graph.op-strings",
+                hint="strings are concatenated, compared, matched, case-changed and moved "
+                "(reshaped, sliced, gathered); not computed on",
+            )
+
 
 @dataclass(frozen=True, eq=False)
 class OpDef:
@@ -227,6 +265,8 @@ class OpDef:
                 rule="graph.op-arity",
             )
         normalized = attrs if isinstance(attrs, Attrs) else self.normalize_attrs(attrs)
+        if self.name not in STRING_OPERATORS:
+            _refuse_strings(self.name, self.arguments, arg_types)
         return self.relation(Args(self, arg_types), normalized)
 
     def evaluate(self, args: Sequence[Any], attrs: Mapping[str, Any] | None) -> Any:

@@ -17,9 +17,11 @@ from tessel.graph.op import (
     norm,
     pooling,
     quantize,
+    random,
     reduce,
     replicate,
     scatter,
+    strings,
     transform,
 )
 from tessel.graph.op.op_def import OpDef
@@ -41,6 +43,8 @@ _FAMILIES = (
     quantize,
     replicate,
     einsum,
+    strings,
+    random,
     device,
 )
 

@@ -51,7 +51,7 @@ def _as_expr(value: Any, ty: Type | None, name: str) -> Expr:
         return Tuple(tuple(_as_expr(v, t, name) for v, t in fields))
     array = np.asarray(value)
     if isinstance(ty, TensorType):
-        array = array.astype(DataType.of(ty.dtype).numpy, copy=False).reshape(ty.shape)
+        array = array.astype(DataType.of(ty.dtype).value_numpy, copy=False).reshape(ty.shape)
     return Constant(array, name_hint=name)
 
 

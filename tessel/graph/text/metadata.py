@@ -7,8 +7,9 @@ The printer appends it after `#[metadata]` as JSON (our own encoding, not TVM's)
 little-endian, C order>"}], "VirtualDevice": [{"device_type_int": 2, "virtual_device_id": 0,
 "target": null, "memory_scope": ""}]}`; a device's keys are the attributes TVM gives a
 VirtualDevice, a missing one is unconstrained, and a target is null, a kind name ("c") or an
-object of Target fields. A parser can also be handed the table (`init_meta_table`), as TVM's
-tests hand `{"VirtualDevice": [CPU, GPU]}` to `relay.parse`.
+object of Target fields. Strings are a list: `{"dtype": "string", "shape": [2], "data": ["a",
+"b"]}`. A parser can also be handed the table (`init_meta_table`), as TVM's tests hand
+`{"VirtualDevice": [CPU, GPU]}` to `relay.parse`.
 """
 
 from __future__ import annotations
@@ -94,6 +95,8 @@ class MetaTable:
 
 
 def _encode(data: np.ndarray) -> dict[str, Any]:
+    if data.dtype == object:  # strings (Constant keeps them as `str`): a JSON list, flat
+        return {"dtype": "string", "shape": list(data.shape), "data": [str(s) for s in data.flat]}
     little = np.ascontiguousarray(data).astype(data.dtype.newbyteorder("<"), copy=False)
     payload = base64.b64encode(little.tobytes()).decode("ascii")
     return {"dtype": str(data.dtype), "shape": list(data.shape), "data": payload}
@@ -106,6 +109,8 @@ def _decode(entry: Any, position: int) -> Constant:
         return Constant(entry)
     if not (isinstance(entry, Mapping) and {"dtype", "shape", "data"} <= set(entry)):
         raise MetadataError(f"entry {position} needs the keys dtype, shape and data")
+    if entry["dtype"] == "string":
+        return _decode_strings(entry, position)
     try:
         dtype = np.dtype(entry["dtype"]).newbyteorder("<")
         raw = base64.b64decode(entry["data"], validate=True)
@@ -113,6 +118,18 @@ def _decode(entry: Any, position: int) -> Constant:
     except (TypeError, ValueError) as err:
         raise MetadataError(f"entry {position} cannot be decoded: {err}") from err
     return Constant(array.astype(dtype.newbyteorder("=")))
+
+
+def _decode_strings(entry: Mapping[str, Any], position: int) -> Constant:
+    values, shape = entry["data"], entry["shape"]
+    if not (isinstance(values, list) and all(isinstance(v, str) for v in values)):
+        raise MetadataError(f"entry {position} (strings) needs data: a list of strings")
+    try:
+        array = np.empty(len(values), dtype=object)
+        array[:] = values
+        return Constant(array.reshape(tuple(shape)))
+    except (TypeError, ValueError) as err:
+        raise MetadataError(f"entry {position} cannot be decoded: {err}") from err
 
 
 def encode_device(device: VirtualDevice) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from tessel.schedule.rules.steps import try_step
 from tessel.schedule.rules.window import schedule_window_reduction
 from tessel.schedule.state import block_names
 from tessel.tir.block import Block, IterVarType
+from tessel.tir.builtin import call_pure_extern_op
 from tessel.tir.function import PrimFunc
 
 
@@ -46,6 +47,10 @@ def default_schedule(func: PrimFunc, target: Target | str | None = None) -> Sche
     tile = accumulator_rows(cpu)
     columns = gemm_columns(cpu)
     sch = Schedule(func)
+    if _calls_a_runtime(func):
+        # Each element is a call of the string or random-number runtime: string records have
+        # no vectors and the string heap is per thread, so these loops stay serial and scalar.
+        return sch
     chain = gemm_chain(sch) or conv_chain(sch)
     _inline_injective(sch, keep=conv_padding(sch) | chain_operands(sch, chain))
     done = {"root"}
@@ -64,6 +69,22 @@ def default_schedule(func: PrimFunc, target: Target | str | None = None) -> Sche
         if name not in done:
             _parallel_and_vectorize(sch, name)
     return sch
+
+
+def _calls_a_runtime(func: PrimFunc) -> bool:
+    """Whether `func` holds a string tensor or draws random numbers (ONNX's string and random
+    operators, whose elements call tessel/codegen/c_strings.py and c_random.py)."""
+    buffers = [*func.buffer_map.values()]
+    for node in post_order(func.body):
+        if isinstance(node, Block):
+            buffers += node.alloc_buffers
+        elif isinstance(node, Call) and node.op is call_pure_extern_op and _is_random(node):
+            return True
+    return any(b.dtype.is_string for b in buffers)
+
+
+def _is_random(call: Call) -> bool:
+    return str(getattr(call.args[0], "value", "")).startswith("tessel_random_")
 
 
 @cache

@@ -10,6 +10,7 @@ from onnx_testing import make_model, tensor
 from tessel.frontend.onnx import OnnxImportError, from_onnx
 from tessel.frontend.onnx.backend import TesselBackend
 from tessel.frontend.onnx.errors import ValueNeededError
+from tessel.graph.op.random import RANDOM_STATE
 
 
 def _dropout_model(ratio: float):
@@ -31,9 +32,9 @@ def test_training_dropout_with_ratio_zero_drops_nothing():
     assert mask.all()
 
 
-def test_training_dropout_that_drops_is_refused():
-    with pytest.raises(OnnxImportError, match="random"):
-        from_onnx(_dropout_model(0.5))
+def test_training_dropout_that_drops_draws_from_the_random_state():
+    mod, _ = from_onnx(_dropout_model(0.5))
+    assert mod["main"].params[-1].name_hint == RANDOM_STATE
 
 
 def _reshape_by_input():

@@ -7,9 +7,10 @@ import math
 
 import numpy as np
 
+from tessel.frontend.onnx.converters.random import training_dropout
 from tessel.frontend.onnx.node import OnnxNode
 from tessel.frontend.onnx.opsets import FIRST_OPSET, LAST_OPSET, Entry, every_opset
-from tessel.frontend.onnx.relay import call, const
+from tessel.frontend.onnx.relay import call, const, fold
 from tessel.graph.expr import Expr
 from tessel.graph.op.elementwise_semantics import evaluate
 
@@ -46,6 +47,10 @@ def convert_unary(node: OnnxNode) -> Result:
 def convert_binary(node: OnnxNode) -> Result:
     """Broadcasting binary operators (see `BINARY`)."""
     name = BINARY[node.op_type]
+    if name == "equal" and node.input(0).type.dtype == "string":
+        if node.all_constant():
+            return fold("string.equal", *node.arrays())
+        return call("string.equal", node.expr(0), node.expr(1))
     if node.all_constant():
         return evaluate(name, *node.arrays())
     return call(name, node.expr(0), node.expr(1))
@@ -231,14 +236,12 @@ def convert_identity(node: OnnxNode) -> Result:
 
 def convert_dropout(node: OnnxNode) -> list[Result | None]:
     """Dropout at inference, or in training with ratio 0 (nothing dropped): the input itself,
-    and an all-true mask when the mask is used."""
+    and an all-true mask when the mask is used; in training, random elements dropped
+    (converters/random.py)."""
     if node.has_input(2) and node.static(2, "training_mode").item():
         ratio = float(node.static_or(1, "ratio", np.array(0.5)).item())
         if ratio != 0:
-            raise node.error(
-                f"training_mode=True with ratio {ratio} is not supported: it drops "
-                "random elements; Tessel imports for inference"
-            )
+            return training_dropout(node, ratio)
     data = node.input(0).data if node.all_constant() else node.expr(0)
     if not node.output_used(1):
         return [data, None]

@@ -35,6 +35,14 @@ class Body:
         self.read |= {out.name for out in graph.output}
         self.values: ChainMap[str, Value] = ChainMap({}, owner.values)
 
+    def random_state(self) -> Any:
+        """The enclosing import's random state (a draw in a subgraph is one of the model's)."""
+        return self.owner.random_state()
+
+    def random_stream(self) -> int:
+        """A fresh stream of the enclosing import: each unrolled iteration draws its own."""
+        return self.owner.random_stream()
+
     def run(self, bound: Mapping[str, Value]) -> list[Value]:
         """The subgraph's outputs with its inputs bound by name."""
         self.values = ChainMap(dict(bound), self.owner.values)

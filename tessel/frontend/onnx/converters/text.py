@@ -1,9 +1,9 @@
-"""Text featurization: TfIdfVectorizer on integer tokens (pool_int64s), as a composition of exact
-graph operators. The pool's n-grams become constant tables at import; each n-gram length and skip
-distance compares shifted views of the input with them (equal, logical_and), counts the matches
-along the sequence (sum), and the counts go to their output columns (take, or a product with a
-0/1 matrix where several n-grams share a column). String pools (pool_strings) are refused: Tessel
-has no string tensors.
+"""Text featurization: TfIdfVectorizer on integer or string tokens (pool_int64s, pool_strings),
+as a composition of exact graph operators. The pool's n-grams become constant tables at import;
+each n-gram length and skip distance compares shifted views of the input with them (equal, or
+string.equal for a pool of strings, logical_and), counts the matches along the sequence (sum),
+and the counts go to their output columns (take, or a product with a 0/1 matrix where several
+n-grams share a column).
 
 The semantics are those of onnx's reference implementation (onnx/reference/ops/
 op_tfidf_vectorizer.py), whose counts onnxruntime's kernel shares: an n-gram of length n >= 2 at
@@ -69,10 +69,13 @@ def _pool(node: OnnxNode, shortest: int, longest: int) -> _Pool:
     """The pool's n-grams of lengths [shortest, longest], checked against ngram_counts and
     ngram_indexes (the n-gram of id i, counting every length in pool order, goes to column
     ngram_indexes[i])."""
-    pool = _ints(node, "pool_int64s")
+    strings = node.attr("pool_strings")
+    pool: list = _texts(strings) if strings else _ints(node, "pool_int64s")
     counts, indexes = _ints(node, "ngram_counts"), _ints(node, "ngram_indexes")
     if not pool:
-        raise node.error("pool_int64s is missing or empty: the pool of n-grams is required")
+        raise node.error(
+            "pool_int64s (or pool_strings) is missing or empty: the pool of n-grams is required"
+        )
     if not counts:
         raise node.error(
             "ngram_counts is missing or empty: it gives where each n-gram length starts in the pool"
@@ -90,21 +93,28 @@ def _pool(node: OnnxNode, shortest: int, longest: int) -> _Pool:
         )
     tables: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     ngram_id = 0
+    token = object if strings else np.int64
     for length, start, grams in levels:
         if shortest <= length <= longest and grams:
-            rows = np.asarray(pool[start : start + grams * length]).reshape(grams, length)
+            rows = np.asarray(pool[start : start + grams * length], dtype=token)
+            rows = rows.reshape(grams, length)
             found = {tuple(row): indexes[ngram_id + g] for g, row in enumerate(rows.tolist())}
             # a repeated n-gram keeps the column of its last listing (dict: the last value wins)
-            tables[length] = (
-                np.asarray(list(found), dtype=np.int64).reshape(len(found), length),
-                np.asarray(list(found.values()), dtype=np.int64),
-            )
+            table = np.empty((len(found), length), dtype=token)
+            table[...] = list(found) if found else table
+            tables[length] = (table, np.asarray(list(found.values()), dtype=np.int64))
         ngram_id += grams
     return _Pool(tables, max(indexes) + 1)
 
 
+def _texts(values: list) -> list[str]:
+    return [v.decode("utf-8") if isinstance(v, bytes) else str(v) for v in values]
+
+
 def _within(rows: np.ndarray, columns: np.ndarray, dtype: str) -> tuple[np.ndarray, np.ndarray]:
     """The n-grams whose tokens an input of `dtype` can hold (others never match), in `dtype`."""
+    if dtype == "string":
+        return rows, columns
     info = np.iinfo(dtype)
     keep = np.all((rows >= info.min) & (rows <= info.max), axis=1)
     return rows[keep].astype(dtype), columns[keep]
@@ -126,7 +136,8 @@ def _matches(x: Expr, rows: np.ndarray, shape: tuple[int, int], distance: int) -
         )
         view = call("reshape", view, newshape=(batch, starts, 1))
         # [batch, starts, 1] == [grams]: [batch, starts, grams]
-        equal = call("equal", view, const(np.ascontiguousarray(rows[:, k])))
+        tokens = const(np.ascontiguousarray(rows[:, k]))
+        equal = call("string.equal" if rows.dtype == object else "equal", view, tokens)
         match = equal if match is None else call("logical_and", match, equal)
     assert match is not None
     return call("sum", call("cast", match, dtype="int32"), axis=(1,), keepdims=False)
@@ -231,17 +242,15 @@ def convert_tfidf_vectorizer(node: OnnxNode) -> Expr | np.ndarray:
     integers), as float32 [max(ngram_indexes) + 1] or [N, max(ngram_indexes) + 1], weighted by
     mode: TF the counts, IDF weights[j] where column j's count is positive (else 0), TFIDF the
     counts times weights."""
-    if node.attr("pool_strings"):
-        raise node.error(
-            "pool_strings (string n-grams) is not supported: Tessel has no string tensors",
-            hint="only integer token pools (pool_int64s) on int32/int64 inputs are supported",
-        )
     mode, shortest, longest, skips = _lengths(node)
     pool = _pool(node, shortest, longest)
     weights = _weights(node, mode, len(_ints(node, "ngram_indexes")), pool.width)
 
     shape, dtype = node.shape(0), node.input(0).type.dtype
-    if dtype not in ("int32", "int64"):
+    if node.attr("pool_strings"):
+        if dtype != "string":
+            raise node.error(f"X has dtype {dtype}; a pool of strings needs string tokens")
+    elif dtype not in ("int32", "int64"):
         raise node.error(f"X has dtype {dtype}; integer pools need int32 or int64 tokens")
     if len(shape) not in (1, 2) or (len(shape) == 2 and shape[0] == 0):
         raise node.error(f"X has shape {list(shape)}; it must be [C] or [N, C] with N > 0")
