@@ -12,8 +12,6 @@ call): a Python loop of kernel calls on views of one NumPy arena.
 from __future__ import annotations
 
 import functools
-import itertools
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -29,13 +27,14 @@ from tessel.graph.export import export_model
 from tessel.graph.expr import OUTPUT_NAMES, Constant, Expr, Function, Var
 from tessel.graph.memory_plan import DeviceCopy, MemoryPlan, TensorSlot, plan_memory
 from tessel.graph.model_weights import aligned_bytes, weight_table
-from tessel.graph.op.random import RANDOM_STATE
+from tessel.graph.op.random import RANDOM_STATE, STATE_TYPE
 from tessel.graph.passes.host_interface import PlaceForExecution, host_device, uses_devices
 from tessel.graph.passes.inline_functions import InlineFunctions, needs_inlining
 from tessel.graph.passes.layout_rewrite import LayoutRewrite
 from tessel.graph.passes.lower_te import LowerTE
 from tessel.graph.passes.pipeline import default_pipeline
 from tessel.graph.passes.plan_devices import PlanDevices
+from tessel.graph.random_state import RandomState
 from tessel.graph.traversal import post_order_exprs
 from tessel.graph.ty import TensorType, TupleType, Type
 from tessel.ir.module import IRModule
@@ -44,10 +43,10 @@ from tessel.ir.target import Target
 from tessel.ir.transform import Pass, PassContext
 from tessel.runtime import Module
 from tessel.runtime.devices import CopyCount
-from tessel.runtime.strings import from_records, is_string_array, to_records
+from tessel.runtime.strings import is_string_array, read_strings, to_records
 from tessel.runtime.threads import current_threads, set_threads
 from tessel.schedule.rules.default import host_target
-from tessel.support.dtype import STRING_RECORD, DataType
+from tessel.support.dtype import DataType
 from tessel.support.errors import UserError
 from tessel.support.frozen_map import FrozenMap
 from tessel.support.progress import NO_PROGRESS, Progress
@@ -281,6 +280,9 @@ class _Input:
     dtype: str
 
 
+_RANDOM_INPUT = _Input(RANDOM_STATE, STATE_TYPE.shape, STATE_TYPE.dtype)
+
+
 class CompiledModel:
     """`main` compiled: call it with one array per remaining parameter of main (NumPy arrays or
     `__dlpack__` tensors, positional or by name); returns NumPy arrays (a tuple for tuples).
@@ -308,7 +310,7 @@ class CompiledModel:
             for k, p in enumerate(main.params)
             if k != self._random_at
         )
-        self.seed_random(int.from_bytes(os.urandom(8), "little"))
+        self._random = RandomState()
         self.outputs = _output_specs(lowered, plan)  # the flattened results, named
         self._strings = any(t.dtype == "string" for t in plan.tensors)
         # What every call allocates, and the weights it returns as results, worked out once.
@@ -388,22 +390,14 @@ class CompiledModel:
         """Start the model's random draws afresh from `nonce` (a model loads with a random
         one): two models seeded alike draw alike, call for call. Operators with a `seed` of
         their own draw the same sequence from any nonce."""
-        self._random_nonce = int(nonce) & 0xFFFFFFFFFFFFFFFF
-        self._random_calls = itertools.count()
-
-    def _random_state(self, given: Any) -> np.ndarray:
-        """The random state of this call: the one given by name, else the next one."""
-        if given is not None:
-            state = np.asarray(given)
-            _check_array(RANDOM_STATE, state, (2,), "uint64")
-            return np.ascontiguousarray(state)
-        return np.array([self._random_nonce, next(self._random_calls)], np.uint64)
+        self._random.seed(nonce)
 
     def __call__(self, *args: Any, **named: Any) -> Any:
         given_state = named.pop(RANDOM_STATE, None)
         inputs = self._arguments(args, named)
         if self._random_at is not None:
-            inputs.insert(self._random_at, self._random_state(given_state))
+            state = self._random.next() if given_state is None else given_state
+            inputs.insert(self._random_at, _as_input(_RANDOM_INPUT, state))
         elif given_state is not None:
             raise ModelInputError(
                 f"the model draws no random numbers; `{RANDOM_STATE}` is not an input",
@@ -422,7 +416,7 @@ class CompiledModel:
             finally:
                 set_threads(before)
         # String results point into this thread's string heap: read them before the next call.
-        return _strings_read(result) if self._strings else result
+        return read_strings(result) if self._strings else result
 
     def _run(self, inputs: list[np.ndarray]) -> Any:
         simple = self._simple_outputs
@@ -524,13 +518,6 @@ def _as_input(spec: _Input, value: Any) -> np.ndarray:
 @functools.cache
 def _numpy_dtype(name: str) -> np.dtype:
     return np.dtype(DataType.of(name).numpy)
-
-
-def _strings_read(value: Any) -> Any:
-    """`value` (an array or nested tuples of them) with string records read into `str`s."""
-    if isinstance(value, tuple):
-        return tuple(_strings_read(v) for v in value)
-    return from_records(value) if value.dtype == STRING_RECORD else value
 
 
 def _copy_step(source: np.ndarray, target: np.ndarray) -> None:

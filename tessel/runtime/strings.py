@@ -71,4 +71,11 @@ def from_records(records: np.ndarray) -> np.ndarray:
     return out
 
 
-__all__ = ["StringTensorError", "from_records", "is_string_array", "to_records"]
+def read_strings(value: Any) -> Any:
+    """`value` (an array or nested tuples of them) with its string records read into `str`s."""
+    if isinstance(value, tuple):
+        return tuple(read_strings(v) for v in value)
+    return from_records(value) if value.dtype == STRING_RECORD else value
+
+
+__all__ = ["StringTensorError", "from_records", "is_string_array", "read_strings", "to_records"]
