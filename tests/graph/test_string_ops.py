@@ -165,3 +165,35 @@ def test_regex_in_c_matches_the_reference_for_many_patterns():
     for pattern, result in zip(patterns, got, strict=True):
         want = get_op("string.regex_full_match").evaluate([texts], {"pattern": pattern})
         assert result.tolist() == want.tolist(), pattern
+
+
+def test_every_operator_named_as_taking_strings_exists():
+    from tessel.graph.op import list_ops
+    from tessel.graph.op.op_def import STRING_OPERATORS
+
+    assert sorted(STRING_OPERATORS - set(list_ops())) == []
+
+
+def test_the_reference_reads_bytes_as_utf8_like_the_compiled_model():
+    mod = _module("string.concat", (TensorType((2,), "string"),) * 2, {})
+    a = np.array([b"\xc3\xa9", b"x"], dtype=object)
+    b = np.array(["!", "?"], dtype=object)
+    assert evaluate(mod, a, b).tolist() == graph.compile(mod)(a, b).tolist() == ["é!", "x?"]
+
+
+def test_strings_with_a_nul_byte_keep_it_in_c():
+    param = Var("x", TensorType((3,), "string"))
+    body = Tuple(
+        (
+            call("string.regex_full_match", param, pattern="a.b"),
+            call("string.change_case", param, action="UPPER"),
+            call("string.concat", param, param),
+        )
+    )
+    mod = IRModule.from_func(Function((param,), body), "main")
+    texts = np.array(["a\0b", "\0", "ab"], dtype=object)
+    got = graph.compile(mod)(texts)
+    want = evaluate(mod, texts)
+    for g, w in zip(got, want, strict=True):
+        assert g.tolist() == w.tolist()
+    assert got[0].tolist() == [True, False, False]

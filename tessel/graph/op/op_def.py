@@ -201,7 +201,6 @@ STRING_OPERATORS = frozenset(
         "stack",
         "tile",
         "repeat",
-        "copy",
         "device_copy",
         "on_device",
     }

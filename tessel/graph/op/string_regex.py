@@ -15,6 +15,7 @@ RE2's `\\b` is ASCII.
 from __future__ import annotations
 
 import ctypes
+import functools
 import re
 from dataclasses import dataclass
 
@@ -58,6 +59,7 @@ _POSIX_CLASSES = {
 _CONTROL = {"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v", "a": "\a"}
 
 
+@functools.lru_cache(maxsize=256)
 def translate(pattern: str) -> Translated:
     """`pattern` (RE2 syntax) for whole-string matching in POSIX and Python syntax."""
     parser = _Parser(pattern)

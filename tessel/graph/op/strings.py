@@ -64,6 +64,13 @@ def _case_rel(args: Args, attrs: Attrs) -> Type:
     return data
 
 
+def _text(item: object) -> str:
+    """An element as `str` (bytes, as a caller of the evaluator may give, read as UTF-8)."""
+    if isinstance(item, bytes | np.bytes_):
+        return bytes(item).decode("utf-8", "surrogateescape")
+    return str(item)
+
+
 def _strings(shape: tuple[int, ...], values: list[str]) -> np.ndarray:
     out = np.empty(len(values), dtype=object)
     out[:] = values
@@ -72,17 +79,19 @@ def _strings(shape: tuple[int, ...], values: list[str]) -> np.ndarray:
 
 def _concat_ref(lhs: np.ndarray, rhs: np.ndarray, *, attrs: Attrs) -> np.ndarray:
     a, b = np.broadcast_arrays(lhs.astype(object), rhs.astype(object))
-    return _strings(a.shape, [str(x) + str(y) for x, y in zip(a.flat, b.flat, strict=True)])
+    return _strings(a.shape, [_text(x) + _text(y) for x, y in zip(a.flat, b.flat, strict=True)])
 
 
 def _equal_ref(lhs: np.ndarray, rhs: np.ndarray, *, attrs: Attrs) -> np.ndarray:
     a, b = np.broadcast_arrays(lhs.astype(object), rhs.astype(object))
-    return np.array([x == y for x, y in zip(a.flat, b.flat, strict=True)], bool).reshape(a.shape)
+    return np.array(
+        [_text(x) == _text(y) for x, y in zip(a.flat, b.flat, strict=True)], bool
+    ).reshape(a.shape)
 
 
 def _regex_ref(data: np.ndarray, *, attrs: Attrs) -> np.ndarray:
     pattern = translate(attrs.pattern)
-    return np.array([full_match(pattern, str(s)) for s in data.flat], bool).reshape(data.shape)
+    return np.array([full_match(pattern, _text(s)) for s in data.flat], bool).reshape(data.shape)
 
 
 def simple_case(text: str, action: str) -> str:
@@ -95,7 +104,7 @@ def simple_case(text: str, action: str) -> str:
 
 
 def _case_ref(data: np.ndarray, *, attrs: Attrs) -> np.ndarray:
-    return _strings(data.shape, [simple_case(str(s), attrs.action) for s in data.flat])
+    return _strings(data.shape, [simple_case(_text(s), attrs.action) for s in data.flat])
 
 
 def _regex_lower(data, *, attrs: Attrs):
