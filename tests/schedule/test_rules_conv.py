@@ -1,8 +1,11 @@
 """The default schedule's conv rule (tessel.schedule.rules.conv): conv2d (strides, padding,
 dilation, odd channel counts and sizes, with its relu epilogue), depthwise conv2d (groups) and
-TOPI's depthwise_conv2d_nchw compile to vectorized kernels that give the reference results.
+TOPI's depthwise_conv2d_nchw, and grouped conv2d (RegNet's, ResNeXt's) compile to vectorized
+kernels that give the reference results.
 Models are compiled without AlterOpLayout here, so their convolutions stay NCHW (the blocked
 ones: test_rules_conv_nchwc.py)."""
+
+import re
 
 import numpy as np
 import pytest
@@ -102,6 +105,41 @@ def test_depthwise_relu(c, size, k, s, p):
         if s == 2:  # the padded input laid out by column parity
             half = (size + 2 * p + 1) // 2
             assert f', 2, {half}), "float32")' in tir
+
+
+GROUPED = [
+    # (in channels, out channels, groups, size, kernel, stride, padding): RegNet's group width 8,
+    # ResNeXt-like 16 and 32 channels a group, 24 (a tile of 8), a channel multiplier of 2, and
+    # groups of 4 channels (narrower than a vector: the row-vectorized grouped tile)
+    (16, 16, 2, 14, 3, 1, 1),
+    (24, 24, 3, 9, 3, 2, 1),
+    (32, 32, 2, 7, 3, 1, 1),
+    (64, 64, 2, 7, 3, 1, 1),
+    (48, 48, 2, 7, 3, 1, 1),
+    (8, 16, 2, 9, 3, 1, 1),
+    (16, 16, 4, 9, 3, 1, 1),
+]
+
+
+@pytest.mark.parametrize(("ci", "co", "g", "size", "k", "s", "p"), GROUPED)
+def test_grouped_conv_relu(ci, co, g, size, k, s, p):
+    mod = model(
+        _conv(ci, co, size, k, s, p, 1, groups=g),
+        f"%x: Tensor[(1, {ci}, {size}, {size}), float32], "
+        f"%w: Tensor[({co}, {ci // g}, {k}, {k}), float32]",
+    )
+    tir = compile_and_check(
+        mod, {"x": rand(1, ci, size, size)}, {"w": rand(co, ci // g, k, k, seed=1)}, NCHW_PASSES
+    )
+    per_group = co // g
+    assert 'scope="local"' in tir  # the accumulators, with the relu in their write-back
+    if per_group % 8 == 0:  # the conv2d tile of a group's channels: one broadcast input a step
+        tile = int(re.search(rf"\(\d+, {ci // g}, {k}, {k}, (\d+)\), \"float32\"", tir)[1])
+        assert per_group % tile == 0  # the weight packed [f // F, c, r, s, F], F in one group
+        assert f"T.vectorized({min(tile, 16)})" in tir
+    else:  # narrower groups: the output row is the vector
+        width = (size + 2 * p - k) // s + 1
+        assert f"T.vectorized({min(width, 16)})" in tir
 
 
 @pytest.mark.parametrize(
