@@ -18,6 +18,7 @@ from tessel.graph.ty import TensorType, Type
 from tessel.ir.expr import GlobalVar, Op
 from tessel.ir.node import Node
 from tessel.ir.virtual_device import VirtualDevice
+from tessel.support.dtype import text_of
 from tessel.support.errors import IRTypeError, UserError
 from tessel.support.frozen_map import FrozenMap, freeze
 
@@ -78,14 +79,13 @@ def _strings(data: np.ndarray) -> np.ndarray:
     out = np.empty(data.shape, dtype=object)
     flat = out.reshape(-1)
     for k, item in enumerate(data.reshape(-1)):
-        if isinstance(item, bytes | np.bytes_):
-            item = bytes(item).decode("utf-8", "surrogateescape")
-        if not isinstance(item, str):
+        try:
+            flat[k] = text_of(item)
+        except TypeError:
             raise UserError(
                 f"a constant of strings holds a {type(item).__name__} at element {k}",
                 rule="graph.constant-strings",
-            )
-        flat[k] = str(item)
+            ) from None
     return out
 
 

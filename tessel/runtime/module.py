@@ -41,7 +41,11 @@ class Function:
     """One compiled function: `f(*args)` checks the arguments, calls C, and raises on failure."""
 
     def __init__(
-        self, library: ctypes.CDLL, signature: FunctionSignature, constant_table: Any = None
+        self,
+        library: ctypes.CDLL,
+        signature: FunctionSignature,
+        constant_table: Any = None,
+        strings: StringHeap | None = None,
     ) -> None:
         self.signature = signature
         self._extra = [constant_table] if signature.constants else []
@@ -59,7 +63,7 @@ class Function:
         self._fast: Any = _NOT_BUILT  # the fastcall of an unbound call, made at the first call
         # Every function of a library with string tensors empties the thread's string heap
         # first: the strings a call returns are read before the thread's next call.
-        self.strings = StringHeap.of(library)
+        self.strings = strings
 
     @property
     def name(self) -> str:
@@ -222,7 +226,10 @@ class Module:
         self._constants = _checked_constants(constants, constant_specs)  # kept alive here
         table = (ctypes.c_void_p * len(self._constants))(*(a.ctypes.data for a in self._constants))
         self._constant_table = table
-        self._functions = {sig.name: Function(self._library, sig, table) for sig in signatures}
+        strings = StringHeap.of(self._library)  # the library's, shared by its functions
+        self._functions = {
+            sig.name: Function(self._library, sig, table, strings) for sig in signatures
+        }
 
     def names(self) -> list[str]:
         """The names of the functions, in module order."""

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from tessel.support.dtype import STRING_RECORD
+from tessel.support.dtype import STRING_RECORD, text_of
 from tessel.support.errors import UserError
 
 _ALIGNMENT = 64
@@ -34,15 +34,13 @@ def to_records(value: np.ndarray, name: str = "input") -> np.ndarray:
     start 64-byte aligned, as the arena's tensors do."""
     encoded = []
     for k, item in enumerate(value.reshape(-1)):
-        if isinstance(item, str):
-            encoded.append(item.encode("utf-8", "surrogateescape"))
-        elif isinstance(item, bytes | np.bytes_):
-            encoded.append(bytes(item))
-        else:
+        try:  # bytes come back as they were (surrogate escapes both ways)
+            encoded.append(text_of(item).encode("utf-8", "surrogateescape"))
+        except TypeError:
             raise StringTensorError(
                 f"{name}: element {k} is a {type(item).__name__}, not a string",
                 rule="strings.element",
-            )
+            ) from None
     head = len(encoded) * STRING_RECORD.itemsize
     joined = b"\0".join(encoded) + b"\0"
     raw = np.zeros(_ALIGNMENT + head + len(joined), np.uint8)

@@ -59,8 +59,8 @@ class DataType:
         if isinstance(value, str):
             return _parse(value)
         dtype = np.dtype(value)
-        if dtype.kind in "OUS" or dtype == STRING_RECORD:  # Python strings, as ONNX gives them
-            return string
+        if dtype.kind in "OUS" or (dtype.kind == "V" and dtype == STRING_RECORD):
+            return string  # Python strings, as ONNX gives them, or their records
         return _parse(str(dtype))
 
     def __str__(self) -> str:
@@ -157,6 +157,16 @@ class DataType:
 
 
 _BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def text_of(item: object) -> str:
+    """A string element as `str`: `str` as it is, `bytes` read as UTF-8 (bytes that are not
+    UTF-8 kept as surrogate escapes, so that encoding gives them back); TypeError otherwise."""
+    if isinstance(item, str):
+        return str(item)
+    if isinstance(item, bytes | np.bytes_):
+        return bytes(item).decode("utf-8", "surrogateescape")
+    raise TypeError(f"a {type(item).__name__} is not a string")
 
 
 def _numeric(dtype: DataType) -> None:

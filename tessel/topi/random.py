@@ -16,6 +16,7 @@ from tessel.ir import builders
 from tessel.ir.expr import PrimExpr
 from tessel.te.tensor import Tensor
 from tessel.tir.builtin import bitwise, call_extern
+from tessel.topi.transform import ravel
 from tessel.topi.utils import expect_tensor, op_error
 
 
@@ -26,10 +27,7 @@ def _key(state: Tensor, key: int, seeded: bool) -> PrimExpr:
 
 def _flat(shape: tuple[Any, ...], indices: tuple[Any, ...]) -> PrimExpr:
     """The row-major number of the element at `indices`, as int64."""
-    flat: PrimExpr = builders.const(0, "int64")
-    for extent, index in zip(shape, indices, strict=True):
-        flat = flat * builders.const(int(extent), "int64") + builders.cast(index, "int64")
-    return flat
+    return builders.cast(ravel(indices, [int(e) for e in shape]), "int64")
 
 
 def _state(op: str, state: Any) -> Tensor:

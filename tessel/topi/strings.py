@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from tessel import te
 from tessel.ir.expr import StringImm
+from tessel.support.dtype import DataType
 from tessel.te.tensor import Tensor
 from tessel.tir.builtin import call_extern
-from tessel.topi.broadcast import broadcast_indices, broadcast_shape
+from tessel.topi.broadcast import _apply
 from tessel.topi.utils import expect_tensor, op_error
 
 CASE_ACTIONS = {"NONE": -1, "LOWER": 0, "UPPER": 1}
@@ -25,16 +26,19 @@ def _strings(op: str, argument: str, value: object) -> Tensor:
     return tensor
 
 
+def _string_only(op: str, argument: str, dtype: DataType) -> None:
+    if not dtype.is_string:
+        raise op_error(op, argument, f"must be a string tensor, got {dtype}")
+
+
 def _elementwise(op: str, a: Tensor, b: Tensor, dtype: str, function: str) -> Tensor:
-    a, b = _strings(op, "lhs", a), _strings(op, "rhs", b)
-    shape = broadcast_shape(a.shape, b.shape, op)
-
-    def element(*indices: object) -> object:
-        lhs = a(*broadcast_indices(a.shape, indices))
-        rhs = b(*broadcast_indices(b.shape, indices))
-        return call_extern(dtype, function, lhs, rhs, pure=True)
-
-    return te.compute(shape, element, name=f"T_{op}", tag="string")
+    """`function` of each broadcast pair of strings, a C function giving `dtype`."""
+    return _apply(
+        op,
+        {"lhs": a, "rhs": b},
+        lambda x, y: call_extern(dtype, function, x, y, pure=True),
+        _string_only,
+    )
 
 
 def string_concat(lhs: Tensor, rhs: Tensor) -> Tensor:

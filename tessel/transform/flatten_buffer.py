@@ -151,7 +151,7 @@ def _check_separated(buffer: Buffer) -> None:
             rule="flatten_buffer.separators",
         )
     analyzer = Analyzer()
-    if not analyzer.can_prove_equal(buffer.elem_offset, 0):
+    if not _starts_at_zero(buffer, analyzer):
         raise LoweringError(
             f"buffer `{buffer.name}` has axis separators {separators} and the element offset "
             f"`{buffer.elem_offset}`; a separated buffer starts at the first element of each "
@@ -159,14 +159,12 @@ def _check_separated(buffer: Buffer) -> None:
             rule="flatten_buffer.separated-offset",
             hint="declare the buffer without elem_offset, or without axis separators",
         )
-    compact = compact_strides(buffer.shape)
-    if buffer.strides and not all(
-        analyzer.can_prove_equal(s, c) for s, c in zip(buffer.strides, compact, strict=True)
-    ):
+    if not _is_dense(buffer, analyzer):
+        compact = [str(s) for s in compact_strides(buffer.shape)]
         raise LoweringError(
             f"buffer `{buffer.name}` has axis separators {separators} and the strides "
             f"{[str(s) for s in buffer.strides]}; a separated buffer is dense inside each group "
-            f"(strides {[str(s) for s in compact]}, or none)",
+            f"(strides {compact}, or none)",
             rule="flatten_buffer.separated-strides",
             hint="drop the strides (storage_align) or the axis separators of this buffer",
         )
@@ -285,16 +283,23 @@ class _Flattener(Mutator):
         return view
 
 
+def _starts_at_zero(buffer: Buffer, analyzer: Analyzer) -> bool:
+    return analyzer.can_prove_equal(buffer.elem_offset, 0)
+
+
+def _is_dense(buffer: Buffer, analyzer: Analyzer) -> bool:
+    """No strides, or provably the compact ones."""
+    compact = compact_strides(buffer.shape)
+    return not buffer.strides or all(
+        analyzer.can_prove_equal(s, c) for s, c in zip(buffer.strides, compact, strict=True)
+    )
+
+
 def _is_sub_region(buffer: Buffer) -> bool:
     """True for a view that may start inside its memory or skip elements (a matched region):
     an element offset or strides not provably those of a dense buffer at the start."""
     analyzer = Analyzer()
-    if not analyzer.can_prove_equal(buffer.elem_offset, 0):
-        return True
-    compact = compact_strides(buffer.shape)
-    return bool(buffer.strides) and not all(
-        analyzer.can_prove_equal(s, c) for s, c in zip(buffer.strides, compact, strict=True)
-    )
+    return not (_starts_at_zero(buffer, analyzer) and _is_dense(buffer, analyzer))
 
 
 def _check_allocation_holds(alloc: Allocate, view: Buffer) -> None:

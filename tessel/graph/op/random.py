@@ -66,10 +66,15 @@ def _multinomial_rel(args: Args, attrs: Attrs) -> Type:
     return TensorType((logits.shape[0], attrs.sample_size), attrs.dtype)
 
 
-def _draws(state: np.ndarray, attrs: Attrs, count: int, which: int = 0) -> np.ndarray:
+def _key_and_call(state: np.ndarray, attrs: Attrs) -> tuple[int, int]:
+    """The stream's key this call (the nonce mixed in unless seeded) and the call's number."""
     key, seeded = stream_key(attrs.seed, attrs.stream)
     nonce, call = (int(v) for v in np.asarray(state, np.uint64))
-    return philox.uniform(key if seeded else key ^ nonce, call, np.arange(count), which)
+    return (key if seeded else key ^ nonce), call
+
+
+def _draws(state: np.ndarray, attrs: Attrs, count: int) -> np.ndarray:
+    return philox.uniform(*_key_and_call(state, attrs), np.arange(count))
 
 
 def _uniform_ref(state: np.ndarray, *, attrs: Attrs) -> np.ndarray:
@@ -78,10 +83,8 @@ def _uniform_ref(state: np.ndarray, *, attrs: Attrs) -> np.ndarray:
 
 
 def _normal_ref(state: np.ndarray, *, attrs: Attrs) -> np.ndarray:
-    key, seeded = stream_key(attrs.seed, attrs.stream)
-    nonce, call = (int(v) for v in np.asarray(state, np.uint64))
     count = int(np.prod(attrs.shape, dtype=np.int64))
-    z = philox.normal(key if seeded else key ^ nonce, call, np.arange(count))
+    z = philox.normal(*_key_and_call(state, attrs), np.arange(count))
     return (attrs.mean + attrs.scale * z).astype(attrs.dtype).reshape(attrs.shape)
 
 

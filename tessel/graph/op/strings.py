@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from tessel.graph.op.common import same_as
+from tessel.graph.op.common import broadcast_shapes, same_as
 from tessel.graph.op.op_def import Args, Attr, Attrs, OpDef, OpPattern
 from tessel.graph.op.string_regex import full_match, translate
 from tessel.graph.ty import TensorType, Type
+from tessel.support.dtype import text_of
 from tessel.support.errors import UserError
 from tessel.topi.strings import (
     CASE_ACTIONS,
@@ -34,16 +35,9 @@ def _string_tensor(args: Args, name: str) -> TensorType:
 
 def _broadcast_rel(dtype: str):
     def relation(args: Args, attrs: Attrs) -> Type:
-        lhs, rhs = _string_tensor(args, "lhs"), _string_tensor(args, "rhs")
-        try:
-            shape = np.broadcast_shapes(lhs.shape, rhs.shape)
-        except ValueError:
-            raise args.error(
-                "rhs",
-                f"has shape {list(rhs.shape)}, which does not broadcast with "
-                f"{list(lhs.shape)} of `lhs`",
-            ) from None
-        return TensorType(tuple(shape), dtype)
+        _string_tensor(args, "lhs")
+        _string_tensor(args, "rhs")
+        return TensorType(broadcast_shapes(args, ("lhs", "rhs")), dtype)
 
     return relation
 
@@ -64,13 +58,6 @@ def _case_rel(args: Args, attrs: Attrs) -> Type:
     return data
 
 
-def _text(item: object) -> str:
-    """An element as `str` (bytes, as a caller of the evaluator may give, read as UTF-8)."""
-    if isinstance(item, bytes | np.bytes_):
-        return bytes(item).decode("utf-8", "surrogateescape")
-    return str(item)
-
-
 def _strings(shape: tuple[int, ...], values: list[str]) -> np.ndarray:
     out = np.empty(len(values), dtype=object)
     out[:] = values
@@ -79,19 +66,19 @@ def _strings(shape: tuple[int, ...], values: list[str]) -> np.ndarray:
 
 def _concat_ref(lhs: np.ndarray, rhs: np.ndarray, *, attrs: Attrs) -> np.ndarray:
     a, b = np.broadcast_arrays(lhs.astype(object), rhs.astype(object))
-    return _strings(a.shape, [_text(x) + _text(y) for x, y in zip(a.flat, b.flat, strict=True)])
+    return _strings(a.shape, [text_of(x) + text_of(y) for x, y in zip(a.flat, b.flat, strict=True)])
 
 
 def _equal_ref(lhs: np.ndarray, rhs: np.ndarray, *, attrs: Attrs) -> np.ndarray:
     a, b = np.broadcast_arrays(lhs.astype(object), rhs.astype(object))
     return np.array(
-        [_text(x) == _text(y) for x, y in zip(a.flat, b.flat, strict=True)], bool
+        [text_of(x) == text_of(y) for x, y in zip(a.flat, b.flat, strict=True)], bool
     ).reshape(a.shape)
 
 
 def _regex_ref(data: np.ndarray, *, attrs: Attrs) -> np.ndarray:
     pattern = translate(attrs.pattern)
-    return np.array([full_match(pattern, _text(s)) for s in data.flat], bool).reshape(data.shape)
+    return np.array([full_match(pattern, text_of(s)) for s in data.flat], bool).reshape(data.shape)
 
 
 def simple_case(text: str, action: str) -> str:
@@ -104,7 +91,7 @@ def simple_case(text: str, action: str) -> str:
 
 
 def _case_ref(data: np.ndarray, *, attrs: Attrs) -> np.ndarray:
-    return _strings(data.shape, [simple_case(_text(s), attrs.action) for s in data.flat])
+    return _strings(data.shape, [simple_case(text_of(s), attrs.action) for s in data.flat])
 
 
 def _regex_lower(data, *, attrs: Attrs):

@@ -39,18 +39,12 @@ def convert_string_concat(node: OnnxNode) -> Result:
 def convert_regex_full_match(node: OnnxNode) -> Result:
     """RegexFullMatch: whether each string matches `pattern` (RE2 syntax) as a whole."""
     _strings_in(node, 0)
-    pattern = node.attr("pattern")
+    pattern = node.attr("pattern")  # attributes come decoded (node.attribute_values)
     if pattern is None:
         raise node.error("needs the attribute `pattern`")
-    pattern = pattern.decode("utf-8") if isinstance(pattern, bytes) else str(pattern)
     if node.all_constant():
         return fold("string.regex_full_match", node.input(0).data, pattern=pattern)
     return call("string.regex_full_match", node.expr(0), pattern=pattern)
-
-
-def _text_attr(node: OnnxNode, name: str, default: str) -> str:
-    value = node.attr(name, default)
-    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
 
 def convert_string_normalizer(node: OnnxNode) -> Result:
@@ -60,13 +54,10 @@ def convert_string_normalizer(node: OnnxNode) -> Result:
     shape = node.shape(0)
     if len(shape) not in (1, 2) or (len(shape) == 2 and shape[0] != 1):
         raise node.error(f"takes a [C] or [1, C] tensor, got shape {list(shape)}")
-    action = _text_attr(node, "case_change_action", "NONE")
+    action = node.attr("case_change_action", "NONE")
     if action not in ("NONE", "LOWER", "UPPER"):
         raise node.error(f"case_change_action {action!r} is not NONE, LOWER or UPPER")
-    stopwords = [
-        w.decode("utf-8") if isinstance(w, bytes) else str(w)
-        for w in (node.attr("stopwords") or [])
-    ]
+    stopwords = list(node.attr("stopwords") or [])
     if not stopwords:  # the shape stays (ONNX's inference leaves it unknown)
         if node.all_constant():
             return fold("string.change_case", node.input(0).data, action=action)
@@ -87,7 +78,7 @@ def convert_string_split(node: OnnxNode) -> Result:
     any string gives, and their counts."""
     _strings_in(node, 0)
     data = node.static(0, "strings, whose splits give a shape that depends on them")
-    delimiter = _text_attr(node, "delimiter", "") or None
+    delimiter = node.attr("delimiter", "") or None
     maxsplit = node.attr("maxsplit")
     limit = -1 if maxsplit is None else int(maxsplit)
     if limit < 0 and maxsplit is not None:

@@ -70,7 +70,7 @@ def _pool(node: OnnxNode, shortest: int, longest: int) -> _Pool:
     ngram_indexes (the n-gram of id i, counting every length in pool order, goes to column
     ngram_indexes[i])."""
     strings = node.attr("pool_strings")
-    pool: list = _texts(strings) if strings else _ints(node, "pool_int64s")
+    pool: list = list(strings) if strings else _ints(node, "pool_int64s")
     counts, indexes = _ints(node, "ngram_counts"), _ints(node, "ngram_indexes")
     if not pool:
         raise node.error(
@@ -105,10 +105,6 @@ def _pool(node: OnnxNode, shortest: int, longest: int) -> _Pool:
             tables[length] = (table, np.asarray(list(found.values()), dtype=np.int64))
         ngram_id += grams
     return _Pool(tables, max(indexes) + 1)
-
-
-def _texts(values: list) -> list[str]:
-    return [v.decode("utf-8") if isinstance(v, bytes) else str(v) for v in values]
 
 
 def _within(rows: np.ndarray, columns: np.ndarray, dtype: str) -> tuple[np.ndarray, np.ndarray]:
