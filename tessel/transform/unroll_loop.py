@@ -1,9 +1,13 @@
 """UnrollLoop: replace a `T.unroll` loop of small constant extent by copies of its body (TVM's
 UnrollLoop, for explicitly unrolled loops).
 
-Each copy has the loop variable replaced by its value and is simplified. A loop whose extent is
-not a constant, or is larger than `max_extent`, stays a loop: codegen marks it with an unroll
-pragma and the C compiler decides.
+Each copy has the loop variable replaced by its value and is simplified, knowing the ranges of
+the loops around it and the conditions of the `if`s it sits in (on buffer-free conditions): so
+the tail tile of a split that does not divide its loop, which UnswitchGuards put under `not
+(i_o * 7 + 6 < 13)`, has its guards `i_o * 7 + k < 13` decided copy by copy (`i_o` is 1 there),
+and the tail becomes straight-line code like the full tiles. A loop whose extent is not a
+constant, or is larger than `max_extent`, stays a loop: codegen marks it with an unroll pragma
+and the C compiler decides.
 """
 
 from __future__ import annotations
@@ -11,12 +15,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from tessel.arith import Analyzer
+from tessel.ir import builders
 from tessel.ir import expr as E
-from tessel.ir.functor import Mutator
+from tessel.ir.functor import Mutator, post_order
 from tessel.ir.node import Node, with_changes
 from tessel.ir.substitute import substitute
 from tessel.ir.transform import PassContext
 from tessel.tir import stmt as S
+from tessel.tir.buffer import BufferLoad
 from tessel.tir.function import PrimFunc
 from tessel.transform.no_op import no_op
 from tessel.transform.prim_func_pass import PrimFuncPass
@@ -38,8 +45,22 @@ class _Unroller(Mutator):
     def __init__(self, max_extent: int) -> None:
         super().__init__()
         self.max_extent = max_extent
+        self.analyzer = Analyzer()  # the loops and conditions around the statement visited
+
+    def visit_IfThenElse(self, node: S.IfThenElse) -> Node:
+        if any(isinstance(n, BufferLoad) for n in post_order(node.condition)):
+            return self.generic_visit(node)  # a branch may write what the condition reads
+        with self.analyzer.constraint_scope(node.condition):
+            then_case = self.visit(node.then_case)
+        else_case = node.else_case
+        if else_case is not None:
+            with self.analyzer.constraint_scope(builders.logical_not(node.condition)):
+                else_case = self.visit(else_case)
+        return with_changes(node, then_case=then_case, else_case=else_case)
 
     def visit_For(self, loop: S.For) -> Node:
+        if loop.kind is not S.ForKind.UNROLLED:
+            self.analyzer.bind(loop.loop_var, E.Range(loop.min, loop.extent), allow_override=True)
         visited = self.generic_visit(loop)
         assert isinstance(visited, S.For)
         if visited.kind is not S.ForKind.UNROLLED:
@@ -52,5 +73,5 @@ class _Unroller(Mutator):
         for k in range(visited.extent.value):
             value = visited.min + E.IntImm(visited.loop_var.dtype, k)
             copy = substitute(visited.body, {visited.loop_var: value})
-            copies.append(StmtSimplifier().visit(copy))
+            copies.append(StmtSimplifier(self.analyzer).visit(copy))
         return S.SeqStmt.flatten(copies)

@@ -5,13 +5,15 @@ says, and their traces replay."""
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tessel import te, topi
 from tessel.ir.structural import assert_structural_equal
 from tessel.ir.target import Target
 from tessel.schedule import Schedule
 from tessel.schedule.rules import default_schedule
-from tessel.schedule.rules.conv_nchwc import match_conv_nchwc
+from tessel.schedule.rules.conv_nchwc import column_tile, match_conv_nchwc, row_cycles
 from tessel.testing import check_same_results
 
 AVX512 = Target(kind="c", vector_bytes=64, vector_registers=32)
@@ -37,7 +39,7 @@ def _blocked_conv(n, c, f, size, k, stride, pad, ic_bn, oc_bn, depthwise=False):
 CASES = {
     # name: (batch, in channels, out channels, size, kernel, stride, pad, ic_bn, oc_bn, depthwise)
     "3x3 16->32 at 7": (1, 16, 32, 7, 3, 1, 1, 16, 16, False),
-    "1x1 8->16 at 13": (1, 8, 16, 13, 1, 1, 0, 8, 16, False),  # a prime width: tiles of 1
+    "1x1 8->16 at 13": (1, 8, 16, 13, 1, 1, 0, 8, 16, False),  # a prime width: 8 + a tail of 5
     "3x3 s2 4->8 at 9, batch 2": (2, 4, 8, 9, 3, 2, 1, 4, 8, False),
     "3x3 s2 3->16 at 11, ic_bn 1": (1, 3, 16, 11, 3, 2, 1, 1, 16, False),
     "1x1 16->48 at 1": (1, 16, 48, 1, 1, 1, 0, 16, 16, False),  # 3 chunks a tile
@@ -45,6 +47,16 @@ CASES = {
     "depthwise 16 at 7": (1, 16, 16, 7, 3, 1, 1, 16, 16, True),
     "depthwise s2 8 at 13": (1, 8, 8, 13, 3, 2, 1, 8, 8, True),
     "depthwise 5x5 4 at 12": (1, 4, 4, 12, 5, 1, 2, 4, 4, True),
+    "3x3 16->32 at 13": (1, 16, 32, 13, 3, 1, 1, 16, 16, False),  # 7 + a tail of 6
+    "1x1 16->48 at 17": (1, 16, 48, 17, 1, 1, 0, 16, 16, False),  # 3 chunks: 5 + 5 + 5 + 2
+    "depthwise 16 at 13": (1, 16, 16, 13, 3, 1, 1, 16, 16, True),  # 8 + a tail of 5
+}
+# Rows the rule tiles with a tail (column_tile), and the tile: its best dividing tile is 1.
+TAILED = {
+    "1x1 8->16 at 13": 8,
+    "3x3 16->32 at 13": 7,
+    "1x1 16->48 at 17": 5,
+    "depthwise 16 at 13": 8,
 }
 
 
@@ -66,9 +78,10 @@ def test_blocked_conv_tiles_as_the_rule_says(case):
     paired = not depthwise and (f // oc_bn) % 2 == 0 and oc_bn == 16
     tiles = (7, 8, 6, 5, 4, 3, 2, 1) if paired else (8, 7, 6, 5, 4, 3, 2, 1)
     columns = next(t for t in tiles if width % t == 0)
+    columns = TAILED.get(case, columns)
     assert f"T.vectorized({oc_bn})" in tir  # a vector of output channels
     if columns > 1:
-        assert f"T.unroll({columns})" in tir  # the tile's columns, no tail
+        assert f"T.unroll({columns})" in tir  # the tile's columns
     assert 'scope="local"' in tir  # the accumulators
     assert "T.min(T.max(" in tir or "T.max(T.min(" in tir  # clip, inlined into the write-back
     chunks = f // oc_bn
@@ -91,6 +104,38 @@ def test_two_block_tiles_take_seven_columns_where_seven_divides_the_row(width, c
     tir = default_schedule(_blocked_conv(1, 16, 32, width, 1, 1, 0, 16, 16), AVX512).func.script()
     assert f"T.unroll({columns})" in tir
     assert f"T.unroll({15 - columns})" not in tir
+
+
+@pytest.mark.parametrize(
+    ("width", "vectors", "tile"),
+    [
+        (13, 2, 7),  # 7 + 6 (8 + 5 models the same; 7 comes first for two vectors a column)
+        (13, 1, 8),  # 8 + 5
+        (27, 2, 7),  # 7 + 7 + 7 + 6, not 9 tiles of 3 (6 accumulators: latency-bound)
+        (17, 2, 6),  # 6 + 6 + 5
+        (111, 2, 7),
+        (55, 2, 5),  # 11 tiles of 5 model as 8 tiles of 7 (+6): the dividing tile is kept
+        (56, 2, 7),
+        (9, 1, 8),  # 8 + 1: 3 tiles of 3 accumulators wait 3 latencies
+        (9, 3, 3),  # 9 accumulators a tile of 3 columns: no tail needed
+        (4, 2, 4),
+        (1, 2, 1),
+    ],
+)
+def test_column_tile_takes_a_tail_only_where_the_model_says_it_is_cheaper(width, vectors, tile):
+    tiles = (7, 8, 6, 5, 4, 3, 2, 1) if vectors == 2 else (8, 7, 6, 5, 4, 3, 2, 1)
+    assert column_tile(width, tiles, vectors) == tile
+
+
+@given(st.integers(1, 300), st.integers(1, 3))
+def test_column_tile_is_never_modelled_slower_than_the_best_dividing_tile(width, vectors):
+    tiles = (8, 7, 6, 5, 4, 3, 2, 1)
+    dividing = next(t for t in tiles if width % t == 0)
+    tile = column_tile(width, tiles, vectors)
+    assert row_cycles(width, tile, vectors) <= row_cycles(width, dividing, vectors)
+    assert tile == dividing or row_cycles(width, tile, vectors) < 0.9 * row_cycles(
+        width, dividing, vectors
+    )
 
 
 def test_a_general_multiplier_depthwise_is_not_the_rule_s():

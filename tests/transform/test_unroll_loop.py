@@ -10,7 +10,7 @@ from tessel.ir.structural import assert_structural_equal
 from tessel.script import tir as T
 from tessel.testing import check_same_results
 from tessel.tir.function import PrimFunc
-from tessel.tir.stmt import For, ForKind
+from tessel.tir.stmt import BufferStore, For, ForKind, IfThenElse
 from tessel.transform import UnrollLoop
 
 
@@ -73,3 +73,43 @@ def test_serial_loops_are_not_unrolled():
 
     mod = IRModule.from_func(before)
     assert UnrollLoop()(mod) is mod
+
+
+def test_a_tail_tile_s_guards_are_decided_by_the_loops_and_branch_around_it():
+    """UnswitchGuards leaves a 13-column row in tiles of 7 as a full tile where `i_o * 7 + 6 <
+    13` and the guarded tile in the else branch; i_o in [0, 2) makes i_o 1 there, so each
+    unrolled copy's guard is decided: 6 unguarded stores, the seventh gone."""
+
+    @T.prim_func
+    def before(A: T.Buffer((13,), "float32"), B: T.Buffer((13,), "float32")):
+        for i_o in range(2):
+            if i_o * 7 + 6 < 13:
+                for i_i in T.unroll(7):
+                    B[i_o * 7 + i_i] = A[i_o * 7 + i_i] + T.float32(1)
+            else:
+                for i_i in T.unroll(7):
+                    if i_o * 7 + i_i < 13:
+                        B[i_o * 7 + i_i] = A[i_o * 7 + i_i] + T.float32(1)
+
+    after = _unroll(before)
+    else_case = after.body.body.else_case
+    stores = [n for n in post_order(else_case) if isinstance(n, BufferStore)]
+    assert len(stores) == 6
+    assert not any(isinstance(n, IfThenElse) for n in post_order(else_case))
+    check_same_results(before, after)
+
+
+def test_a_condition_reading_a_buffer_is_not_a_fact_for_the_copies():
+    """`if A[0] < 1` may be made false by the branch's own stores: the copies inside do not
+    assume it (the guards on i stay as the loop's range alone decides them)."""
+
+    @T.prim_func
+    def before(A: T.Buffer((4,), "int32")):
+        if A[0] < 1:
+            for i in T.unroll(4):
+                if A[0] < 1:
+                    A[i] = A[i] + 1
+
+    after = _unroll(before)
+    assert sum(isinstance(n, IfThenElse) for n in post_order(after.body)) == 5
+    check_same_results(before, after)

@@ -1,19 +1,19 @@
 """The default schedule's rule for NCHW convolutions (topi.nn.conv2d_nchw, depthwise_conv2d_nchw).
 
 conv2d: a block `C[n, f, y, x] += I[..] * W[f, c, r, s]` with reductions (c, r, s) gets the
-direct-convolution micro-kernel of TVM's x86 NCHWc schedules, kept in NCHW at the graph: the
-weight is packed (cache_read + transform_layout) to W'[f // F, c, r, s, f % F], F the largest
-power of two up to the rule's channel tile (32 where 32 vector registers hold 8 x 32
-accumulators, else 16) dividing the channels; f is split by F and x by the largest of X_TILES
-dividing the width (no tail); loops (n, f_o, y, x_o, c, r, s, x_i, f_i) with f_i vectorized (one
-contiguous vector of W' times a broadcast input element; two, unrolled, for F = 32) and x_i
-unrolled; the accumulators are a scope-local tile laid out [x, f] (cache_write +
-transform_layout) that the C compiler keeps in registers, stored once per tile by a write-back
-block into which the epilogue (bias, batch norm, relu, a residual add) is inlined; n, f_o, y
-fused and run in parallel. A weight that is a model constant is packed once at compile time
-(tessel.graph.passes.layout_rewrite). The f-vectorized tile runs at 3x the speed of the
-x-vectorized one it replaced (64->64 3x3 at 28x28, one thread); 32 channels rather than 16 took
-ResNet's 3x3 convs another 10-25%.
+direct-convolution micro-kernel of TVM's x86 NCHWc schedules, kept in NCHW at the graph: the weight
+is packed (cache_read + transform_layout) to W'[f // F, c, r, s, f % F], F the largest power of two
+up to the rule's channel tile (32 where 32 vector registers hold 8 x 32 accumulators, else 16)
+dividing the channels; f is split by F and x by the largest of X_TILES dividing the width, or with a
+tail where that is clearly cheaper (conv_nchwc.column_tile); loops (n, f_o, y, x_o, c, r, s, x_i,
+f_i) with f_i vectorized (one contiguous vector of W' times a broadcast input element; two,
+unrolled, for F = 32) and x_i unrolled; the accumulators are a scope-local tile laid out [x, f]
+(cache_write + transform_layout) that the C compiler keeps in registers, stored once per tile by a
+write-back block into which the epilogue (bias, batch norm, relu, a residual add) is inlined; n,
+f_o, y fused and run in parallel. A weight that is a model constant is packed once at compile time
+(tessel.graph.passes.layout_rewrite). The f-vectorized tile runs at 3x the speed of the x-vectorized
+one it replaced (64->64 3x3 at 28x28, one thread); 32 channels rather than 16 took ResNet's 3x3
+convs another 10-25%.
 
 Depthwise conv2d (groups = channels, the graph's depthwise convolutions): the padding block
 writes the input in channel blocks [n, c // F, h, w, c % F], so F output channels read one
@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from tessel.ir.expr import Add, IntImm, Mul, PrimExpr, Var
 from tessel.ir.functor import post_order
 from tessel.schedule import BlockRV, Schedule, ScheduleError
-from tessel.schedule.rules.conv_nchwc import X_TILES, match_conv_nchwc
+from tessel.schedule.rules.conv_nchwc import X_TILES, column_tile, match_conv_nchwc
 from tessel.schedule.rules.steps import (
     consumer_under,
     inline_consumer,
@@ -185,7 +185,9 @@ def _schedule_conv2d(
     reductions = loops[4:]
     if f_tile is None:
         f_tile = _channel_tile(sch.loop(f).extent, max_channels)
-    x_tile = _divisor_tile(sch.loop(x).extent, tuple(t for t in X_TILES if t <= max_columns))
+    width = getattr(sch.loop(x).extent, "value", 1)  # a symbolic row: tiles of 1
+    vectors = max(1, f_tile // TILE_F)  # accumulator vectors a column (f_i is split by TILE_F)
+    x_tile = column_tile(width, tuple(t for t in X_TILES if t <= max_columns), vectors)
     packed = _pack_weight(sch, block, f_tile)
     try:
         f_o, f_i = sch.split(f, [None, f_tile])
@@ -477,17 +479,17 @@ def _group_channel_tile(sch: Schedule, block: BlockRV, largest: int) -> int | No
     return tile if tile >= GROUP_VECTOR_MIN else None
 
 
+def _divisor_tile(extent: PrimExpr, tiles: tuple[int, ...]) -> int:
+    """The first of `tiles` dividing a constant `extent` (1 for a symbolic one)."""
+    value = getattr(extent, "value", 1)
+    return next(t for t in tiles if value % t == 0)
+
+
 def _channel_tile(extent: PrimExpr, largest: int = TILE_F) -> int:
     """The largest power of two up to TILE_F dividing `extent`: a split with no tail, since a
     tail's guard makes every vector access of the unrolled tile predicated (slow, and long to
     compile: MobileNet's cold build took 190 s with tails)."""
     return _divisor_tile(extent, tuple(t for t in (32, 16, 8, 4, 2, 1) if t <= largest))
-
-
-def _divisor_tile(extent: PrimExpr, tiles: tuple[int, ...]) -> int:
-    """The first of `tiles` dividing a constant `extent` (1 for a symbolic one)."""
-    value = getattr(extent, "value", 1)
-    return next(t for t in tiles if value % t == 0)
 
 
 def _schedule_depthwise(sch: Schedule, block: BlockRV, name: str) -> set[str]:

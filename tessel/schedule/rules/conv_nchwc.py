@@ -1,19 +1,20 @@
 """The default schedule's rule for channel-blocked convolutions (topi.nn.conv2d_NCHWc and
 depthwise_conv2d_NCHWc, what AlterOpLayout makes of a model's NCHW convolutions).
 
-A block `C[n, oc, oh, ow, ocb] += I[n, .., ocb or ic_inner] * W[oc, .., ocb]` over (ic_outer,
-kh, kw, ic_inner) or, depthwise, (di, dj): its oc_bn output channels are already one contiguous
-vector of the data, the weight and the output, so nothing is packed or transposed. The output
-row is split by the largest of X_TILES dividing it (no tail), rows too short for the tile are
-taken several at a time; the loops become (n, oc_o, oh_o, ow_o, reductions, oh_i, ow_i, oc_i,
-ocb) with ocb vectorized and oh_i, ow_i, oc_i unrolled (two channel blocks per tile for conv2d
-when the register file holds 8 x 32 accumulators, three for odd multiples of 3: each input
-element broadcast once feeds that many weight vectors), ic_inner two steps an iteration and the
-depthwise window unrolled; the accumulators are a scope-local tile stored once per tile by a
-write-back into which the epilogue (bias, clip, a residual add) is inlined, as whole vectors;
-n, oc_o, oh_o fused and run in parallel. The zero padding stays its own loop nest (a vector
-copy of oc_bn channels per pixel), except for depthwise convs and input blocks of one channel,
-which read through it inlined. Each step is tried and skipped where the schedule refuses it."""
+A block `C[n, oc, oh, ow, ocb] += I[n, .., ocb or ic_inner] * W[oc, .., ocb]` over (ic_outer, kh,
+kw, ic_inner) or, depthwise, (di, dj): its oc_bn output channels are already one contiguous vector
+of the data, the weight and the output, so nothing is packed or transposed. The output row is split
+by the largest of X_TILES dividing it (no tail), or by a tile that leaves a tail where that is
+clearly cheaper (column_tile: a 13-column row in tiles of 7 and 6, not 13 of 1); rows too short for
+the tile are taken several at a time; the loops become (n, oc_o, oh_o, ow_o, reductions, oh_i, ow_i,
+oc_i, ocb) with ocb vectorized and oh_i, ow_i, oc_i unrolled (two channel blocks per tile for conv2d
+when the register file holds 8 x 32 accumulators, three for odd multiples of 3: each input element
+broadcast once feeds that many weight vectors), ic_inner two steps an iteration and the depthwise
+window unrolled; the accumulators are a scope-local tile stored once per tile by a write-back into
+which the epilogue (bias, clip, a residual add) is inlined, as whole vectors; n, oc_o, oh_o fused
+and run in parallel. The zero padding stays its own loop nest (a vector copy of oc_bn channels per
+pixel), except for depthwise convs and input blocks of one channel, which read through it inlined.
+Each step is tried and skipped where the schedule refuses it."""
 
 from __future__ import annotations
 
@@ -33,9 +34,40 @@ from tessel.tir.buffer import BufferLoad
 from tessel.tir.stmt import BufferStore
 
 # Output columns per tile, for this rule and the NCHW one (rules.conv): the largest of these
-# dividing the width (no tail loop). Seven or eight 16-channel accumulators fit AVX-512's 32
-# registers with room for the weights.
+# dividing the width (no tail loop), unless column_tile finds a tail cheaper. Seven or eight
+# 16-channel accumulators fit AVX-512's 32 registers with room for the weights.
 X_TILES = (8, 7, 6, 5, 4, 3, 2, 1)
+
+# The cost model of column_tile: a tile's reduction step issues one FMA per accumulator vector
+# on FMA_PORTS ports, and each accumulator's next FMA waits FMA_LATENCY cycles for its last, so
+# a step takes max(accumulators / ports, latency) cycles: a tile of fewer than 8 accumulators
+# leaves the ports idle (13x13 3x3 64->256 in 13 tiles of one column: 63 GFLOP/s, in tiles of
+# 7 and 6: 180; the best dividing tile of 13 is 1).
+FMA_PORTS, FMA_LATENCY = 2, 4
+# A tile leaving a tail must beat the best dividing one by this factor: the tail is a second
+# copy of the unrolled tile (code size, compile time), and a row of whole tiles was measured
+# fast (55 columns in 11 tiles of 5 ran at 250 GFLOP/s).
+TAIL_GAIN = 0.9
+
+
+def row_cycles(width: int, tile: int, vectors: int) -> float:
+    """The modelled cycles of one reduction step over a row of `width` output columns in tiles
+    of `tile` columns (the last one shorter when `tile` does not divide it), each column
+    `vectors` accumulator vectors."""
+    full, tail = divmod(width, tile)
+    cycles = full * max(tile * vectors / FMA_PORTS, FMA_LATENCY)
+    return cycles + (max(tail * vectors / FMA_PORTS, FMA_LATENCY) if tail else 0)
+
+
+def column_tile(width: int, tiles: tuple[int, ...], vectors: int) -> int:
+    """The output columns of a conv's register tile over a row of `width`: the first of
+    `tiles` dividing it, or the cheapest of `tiles` (row_cycles; ties to the first) where
+    that is cheaper by TAIL_GAIN, its last tile a shorter tail."""
+    dividing = next((t for t in tiles if width % t == 0), 1)
+    best = min(tiles, key=lambda t: (row_cycles(width, t, vectors), tiles.index(t)))
+    if row_cycles(width, best, vectors) < TAIL_GAIN * row_cycles(width, dividing, vectors):
+        return best
+    return dividing
 
 
 def match_conv_nchwc(block: Block) -> bool:
@@ -130,7 +162,7 @@ def tile_conv_nchwc(  # noqa: C901 - the rule's steps in order; issue 32 splits 
     # copies every accumulator at the loop's back edge and spills one, so 7 where it divides
     # the row too (3x3 64->64 at 56x56: 1.09 to 0.93 ms; 32->32 at 112x112: 1.10 to 0.91).
     tiles = (7, *X_TILES) if pair == 2 else X_TILES
-    x_tile = next(t for t in tiles if t <= max_columns and columns % t == 0)
+    x_tile = column_tile(columns, tuple(t for t in tiles if t <= max_columns), pair)
     # A row shorter than the tile (4x4 maps): several rows a tile, so the accumulators still
     # fill the registers and each weight vector loaded serves twice the outputs (ResNet-18's
     # 512-channel convs at 4x4 are weight-bound: the model went from 0.91x to 0.86x ORT).
