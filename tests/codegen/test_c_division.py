@@ -92,6 +92,36 @@ def test_constant_divisors_other_than_zero_and_minus_one_need_no_check():
     np.testing.assert_array_equal(c, a // 4 + np.trunc(a / -3).astype("int32") + np.fmod(a, 5))
 
 
+@pytest.mark.parametrize("node_cls", [FloorDiv, FloorMod])
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "uint8", "uint32"])
+@pytest.mark.parametrize("divisor", [1, 2, 7, 16, 100])
+def test_vector_floor_division_by_a_positive_constant_is_whole_vector_c(node_cls, dtype, divisor):
+    """A vectorized floordiv/floormod by a constant is C's `/` and `%` on the vector with the
+    negative remainders corrected, not a lane loop of checked helpers; every lane agrees with
+    the interpreter, negative and extreme values included."""
+    a_buf, c_buf = decl_buffer((64,), dtype, "A"), decl_buffer((64,), dtype, "C")
+    body = loops(
+        (64,),
+        lambda i: store(c_buf, (i,), node_cls(a_buf[i], B.const(divisor, dtype))),
+        ForKind.VECTORIZED,
+    )
+    func = prim_func("divide", (a_buf, c_buf), body)
+    kernel = generate_c_source(func).split("TESSEL_EXPORT int32_t divide")[1]
+    assert "tessel_checked" not in kernel
+    assert "tessel_l" not in kernel  # no lane loop
+    info = np.iinfo(dtype)
+    a = np.random.default_rng(7).integers(info.min, info.max, 64, dtype=dtype, endpoint=True)
+    a[:6] = [info.min, info.max, 0, 1, info.min + 1, info.max - 1]
+    if info.min < 0:
+        a[6:10] = [-1, -divisor, -divisor - 1, -divisor + 1] if divisor < 100 else [-1, -2, -3, -4]
+    expected, result = np.zeros(64, dtype), np.zeros(64, dtype)
+    interpreter.run(func, a, expected)
+    build(func)(a, result)
+    np.testing.assert_array_equal(result, expected)
+    numpy_op = np.floor_divide if node_cls is FloorDiv else np.mod
+    np.testing.assert_array_equal(result, numpy_op(a, np.array(divisor, dtype)))
+
+
 def test_constant_minus_one_divisor_is_checked_for_signed_types_only():
     signed = decl_buffer((2,), "int32", "A")
     unsigned = decl_buffer((2,), "uint32", "U")
