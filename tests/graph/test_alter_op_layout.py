@@ -182,9 +182,10 @@ def test_blocked_weights_keep_their_parameters_names(tmp_path):
 @st.composite
 def _cnns(draw):
     """A random small CNN in Relay text: convolutions (1x1, 3x3, strided, depthwise) with
-    optional bias and relu/clip, residual adds where shapes allow, max pooling, and a global
-    average pool or the map itself at the end; channel counts blocked by 16, 8, 4 or not at
-    all. Returns (params text, body text, weights)."""
+    optional bias and relu/clip, residual adds where shapes allow, max pooling,
+    squeeze-and-excitation blocks (a spatial mean, a 1x1 conv, a hard sigmoid, the scale
+    multiplied over the map), and a global average pool or the map itself at the end; channel
+    counts blocked by 16, 8, 4 or not at all. Returns (params text, body text, weights)."""
     rng = np.random.default_rng(draw(st.integers(0, 2**16)))
     channels, size = draw(st.sampled_from([3, 8, 16])), draw(st.sampled_from([6, 7, 9]))
     params, lines, weights = [f"%x: Tensor[(1, {channels}, {size}, {size}), float32]"], [], {}
@@ -195,12 +196,20 @@ def _cnns(draw):
         return f"%{len(lines) - 1}"
 
     for index in range(draw(st.integers(1, 4))):
-        kind = draw(st.sampled_from(["1x1", "3x3", "s2", "depthwise", "pool"]))
+        kind = draw(st.sampled_from(["1x1", "3x3", "s2", "depthwise", "pool", "se"]))
         if kind == "pool" and size >= 4:
             current = bind(
                 f"nn.max_pool2d({current}, pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1])"
             )
             size = (size + 1) // 2
+            continue
+        if kind == "se":  # squeeze-and-excitation, its gate a hard sigmoid of scalar ops
+            params.append(f"%w{index}: Tensor[({channels}, {channels}, 1, 1), float32]")
+            weights[f"w{index}"] = rng.standard_normal((channels, channels, 1, 1), np.float32)
+            squeeze = bind(f"mean({current}, axis=[2, 3], keepdims=True)")
+            excite = bind(f"nn.conv2d({squeeze}, %w{index})")
+            gate = bind(f"clip(add(multiply({excite}, 0.2f), 0.5f), a_min=0f, a_max=1f)")
+            current = bind(f"multiply({current}, {gate})")
             continue
         out = channels if kind == "depthwise" else draw(st.sampled_from([4, 6, 8, 16, 24, 32]))
         k, stride = (1, 1) if kind == "1x1" else (3, 2 if kind == "s2" else 1)
@@ -230,7 +239,7 @@ def _cnns(draw):
     return ", ".join(params), "\n".join([*lines, tail]), weights
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(_cnns())
 def test_random_cnns_keep_their_results(cnn):
     """Compiled with AlterOpLayout (this machine's blocks), any such CNN gives the evaluator's
@@ -346,3 +355,110 @@ def test_a_concatenation_that_shares_its_inputs_stays_in_nchw():
     calls = [n for n in post_order_exprs(after["main"]) if isinstance(n, Call)]
     joins = [c for c in calls if getattr(c.op, "name", "") == "concatenate"]
     assert [j.checked_type.shape for j in joins] == [(1, 48, 6, 6), (1, 64, 6, 6)]  # NCHW
+
+
+SE_PARAMS = (
+    "%x: Tensor[(1, 16, 6, 6), float32], %w1: Tensor[(32, 16, 1, 1), float32], "
+    "%w2: Tensor[(8, 32, 1, 1), float32], %w3: Tensor[(32, 8, 1, 1), float32]"
+)
+# timm's squeeze-and-excitation: the squeeze a mean over H and W keeping them, a hard sigmoid
+# (x * a + b, clipped) of the excitation, and the scale multiplied in over the map.
+SE_BEFORE = """
+  %0 = nn.relu(nn.conv2d(%x, %w1));
+  %1 = mean(%0, axis=[2, 3], keepdims=True);
+  %2 = nn.relu(nn.conv2d(%1, %w2));
+  %3 = nn.conv2d(%2, %w3);
+  %4 = clip(add(multiply(%3, 0.166667f), 0.5f), a_min=0f, a_max=1f);
+  multiply(%0, %4)
+"""
+SE_EXPECTED = """
+  %0 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW16c");
+  %1 = layout_transform(%w1, src_layout="OIHW", dst_layout="OIHW16i16o");
+  %2 = nn.contrib_conv2d_NCHWc(%0, %1, data_layout="NCHW16c", kernel_layout="OIHW16i16o",
+                               out_layout="NCHW16c");
+  %3 = nn.relu(%2);
+  %4 = mean(%3, axis=[2, 3], keepdims=True);
+  %5 = layout_transform(%w2, src_layout="OIHW", dst_layout="OIHW16i8o");
+  %6 = nn.contrib_conv2d_NCHWc(%4, %5, data_layout="NCHW16c", kernel_layout="OIHW16i8o",
+                               out_layout="NCHW8c");
+  %7 = nn.relu(%6);
+  %8 = layout_transform(%w3, src_layout="OIHW", dst_layout="OIHW8i16o");
+  %9 = nn.contrib_conv2d_NCHWc(%7, %8, data_layout="NCHW8c", kernel_layout="OIHW8i16o",
+                               out_layout="NCHW16c");
+  %10 = clip(add(multiply(%9, 0.166667f), 0.5f), a_min=0f, a_max=1f);
+  %11 = multiply(%3, %10);
+  layout_transform(%11, src_layout="NCHW16c", dst_layout="NCHW")
+"""
+
+
+def _se_weights():
+    rng = np.random.default_rng(4)
+    return {
+        "w1": rng.standard_normal((32, 16, 1, 1), dtype=np.float32) * 0.3,
+        "w2": rng.standard_normal((8, 32, 1, 1), dtype=np.float32) * 0.3,
+        "w3": rng.standard_normal((32, 8, 1, 1), dtype=np.float32) * 0.3,
+    }
+
+
+def test_a_squeeze_and_excitation_block_stays_blocked():
+    """The squeeze (a spatial mean keeping its dimensions), the excitation's convs, the hard
+    sigmoid's scalar multiply and add, and the scale broadcast over the map all work on the
+    blocked tensors: one transform in, one out. The compiled model keeps the results."""
+    before = _module(SE_PARAMS, SE_BEFORE)
+    after = AlterOpLayout(AVX512)(before)
+    assert_structural_equal(after, _module(SE_PARAMS, SE_EXPECTED))
+    x = np.random.default_rng(0).standard_normal((1, 16, 6, 6), dtype=np.float32)
+    compiled = graph.compile(before, params=_se_weights(), target=AVX512_HOST)
+    np.testing.assert_allclose(
+        compiled(x), evaluate(before, x, params=_se_weights()), rtol=1e-4, atol=1e-5
+    )
+
+
+@pytest.mark.parametrize(
+    "squeeze",
+    [
+        "sum(%0, axis=[-1, -2], keepdims=True)",
+        "max(%0, axis=[0, 1], exclude=True, keepdims=True)",
+        "min(%0, axis=[2, 3], keepdims=True)",
+    ],
+)
+def test_spatial_reductions_keeping_dimensions_stay_blocked_over_padded_channels(squeeze):
+    """24 channels padded to 32: a sum, max or min over H and W (axes written any way) of the
+    padded tensor, broadcast back over it, keeps the results; the slice comes at the end."""
+    params = "%x: Tensor[(1, 16, 5, 5), float32], %w1: Tensor[(24, 16, 1, 1), float32]"
+    body = f"""
+      %0 = nn.relu(nn.conv2d(%x, %w1));
+      %1 = {squeeze};
+      subtract(%0, %1)
+    """
+    before = _module(params, body)
+    text = str(AlterOpLayout(AVX512)(before))
+    assert text.count("layout_transform(") == 3  # %x in, %w1, the result out
+    weights = {"w1": np.random.default_rng(1).standard_normal((24, 16, 1, 1), dtype=np.float32)}
+    x = np.random.default_rng(0).standard_normal((1, 16, 5, 5), dtype=np.float32)
+    compiled = graph.compile(before, params=weights, target=AVX512_HOST)
+    np.testing.assert_allclose(
+        compiled(x), evaluate(before, x, params=weights), rtol=1e-4, atol=1e-5
+    )
+
+
+@pytest.mark.parametrize(
+    "reduction",
+    [
+        "mean(%0, axis=[2, 3])",  # dimensions dropped: (1, 32)
+        "mean(%0, axis=[1], keepdims=True)",  # over the channels
+        "mean(%0, axis=[3], keepdims=True)",  # one spatial axis
+    ],
+)
+def test_other_reductions_read_the_nchw_tensor(reduction):
+    params = "%x: Tensor[(1, 16, 5, 5), float32], %w1: Tensor[(32, 16, 1, 1), float32]"
+    before = _module(params, f"%0 = nn.conv2d(%x, %w1);\n{reduction}")
+    after = AlterOpLayout(AVX512)(before)
+    call = after["main"].body
+    assert call.op.name == "mean"
+    assert call.args[0].op.name == "layout_transform"  # the NCHW tensor
+    x = np.random.default_rng(0).standard_normal((1, 16, 5, 5), dtype=np.float32)
+    w1 = np.random.default_rng(1).standard_normal((32, 16, 1, 1), dtype=np.float32)
+    np.testing.assert_allclose(
+        evaluate(after, x, w1), evaluate(before, x, w1), rtol=1e-5, atol=1e-5
+    )

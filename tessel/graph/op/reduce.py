@@ -17,8 +17,9 @@ from tessel.graph.ty import TensorType, Type
 from tessel.topi import reduction as topi_reduction
 
 
-def _axes_of(attrs: Attrs, ndim: int) -> tuple[int, ...]:
-    """The reduced axes of a call whose attributes passed the type relation."""
+def reduced_axes(attrs: Attrs, ndim: int) -> tuple[int, ...]:
+    """The reduced axes, sorted, of a reduction call whose attributes passed the type
+    relation (`axis` normalized, `exclude` applied)."""
     if attrs.axis is None:
         axes = tuple(range(ndim))
     else:
@@ -47,7 +48,7 @@ def _reduce_rel(float_only: bool, dtype: str | None = None) -> Callable[..., Typ
 
 def _reduce_lower(topi_fn: Callable) -> Callable:
     def lower(data, *, attrs: Attrs):
-        return topi_fn(data, _axes_of(attrs, data.ndim), attrs.keepdims)
+        return topi_fn(data, reduced_axes(attrs, data.ndim), attrs.keepdims)
 
     return lower
 
@@ -64,7 +65,7 @@ def _extreme(dtype: np.dtype, largest: bool) -> object:
 
 def _reduce_ref(np_fn: Callable) -> Callable:
     def reference(data: np.ndarray, *, attrs: Attrs) -> np.ndarray:
-        axes = _axes_of(attrs, data.ndim)
+        axes = reduced_axes(attrs, data.ndim)
         wide = data.astype(np.float64) if np.issubdtype(data.dtype, np.floating) else data
         extra = {}
         if np_fn in (np.max, np.min):  # over an empty axis: the identity, as TOPI writes it
@@ -79,7 +80,9 @@ def _reduce_ref(np_fn: Callable) -> Callable:
 
 def _arg_lower(topi_fn: Callable) -> Callable:
     def lower(data, *, attrs: Attrs):
-        return topi_fn(data, _axes_of(attrs, data.ndim), attrs.keepdims, attrs.select_last_index)
+        return topi_fn(
+            data, reduced_axes(attrs, data.ndim), attrs.keepdims, attrs.select_last_index
+        )
 
     return lower
 
@@ -88,7 +91,7 @@ def _arg_ref(np_fn: Callable) -> Callable:
     """argmax/argmin over several axes at once: over those axes flattened, as TOPI does."""
 
     def reference(data: np.ndarray, *, attrs: Attrs) -> np.ndarray:
-        axes = _axes_of(attrs, data.ndim)
+        axes = reduced_axes(attrs, data.ndim)
         kept = [d for d in range(data.ndim) if d not in axes]
         moved = data.transpose(*kept, *axes)
         flat = moved.reshape(*moved.shape[: len(kept)], -1)
@@ -116,20 +119,22 @@ def _variance_rel(args: Args, attrs: Attrs) -> Type:
 
 
 def _variance_count(attrs: Attrs, shape: tuple[int, ...]) -> int:
-    count = math.prod(shape[a] for a in _axes_of(attrs, len(shape)))
+    count = math.prod(shape[a] for a in reduced_axes(attrs, len(shape)))
     return count - 1 if attrs.unbiased else count
 
 
 def _variance_lower(data, mean, *, attrs: Attrs):
     deviation = topi.subtract(data, mean)
     squares = topi.multiply(deviation, deviation)
-    total = topi.sum(squares, _axes_of(attrs, data.ndim), attrs.keepdims)
+    total = topi.sum(squares, reduced_axes(attrs, data.ndim), attrs.keepdims)
     return topi.divide(total, float(_variance_count(attrs, data.const_shape())))
 
 
 def _variance_ref(data: np.ndarray, mean: np.ndarray, *, attrs: Attrs) -> np.ndarray:
     deviation = data.astype(np.float64) - mean
-    total = (deviation * deviation).sum(axis=_axes_of(attrs, data.ndim), keepdims=attrs.keepdims)
+    total = (deviation * deviation).sum(
+        axis=reduced_axes(attrs, data.ndim), keepdims=attrs.keepdims
+    )
     return (total / _variance_count(attrs, data.shape)).astype(data.dtype)
 
 

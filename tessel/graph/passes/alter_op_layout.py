@@ -26,9 +26,13 @@ about the layout, so the next convolution finds it blocked:
   only those that keep the added channels finite: relu, clip, sigmoid, tanh, ...);
 - `nn.bias_add(%x, %b, axis=1)`: `add(%x', reshape(%b, [C // y, 1, 1, y]))`;
 - `add`, `subtract`, `multiply`, `divide`, `maximum`, `minimum` of two tensors of one NCHW shape
-  (a residual add), one of them blocked: the other is transformed too (no division of padded
-  tensors);
-- max and average pooling, global or not: the same pool with layout NCHW[y]c;
+  (a residual add), or of a map and a per-channel (N, C, 1, 1) tensor broadcast over it (a
+  squeeze-and-excitation's scale), one of them blocked: the other is transformed too (no
+  division of padded tensors); of a blocked tensor and a single value (a hard sigmoid's
+  `x * a + b`): the value as it is;
+- max and average pooling, global or not: the same pool with layout NCHW[y]c; `mean`, `sum`,
+  `max` and `min` over H and W keeping the dimensions (timm's squeeze, `x.mean((2, 3),
+  keepdim=True)`): the same reduction over the blocked H and W;
 - `concatenate` along the channels of tensors one of which is blocked and none padded, where
   it is the inputs' one reader: the blocked inputs joined in the smallest of their blocks
   (which must divide every input), so an Inception block's branches meet without a transform,
@@ -46,6 +50,7 @@ import numpy as np
 
 from tessel.graph.expr import Call, Constant, Expr, Function, Tuple
 from tessel.graph.op import OpPattern, get_op
+from tessel.graph.op.reduce import reduced_axes
 from tessel.graph.passes.rewriter import ExprRewriter, is_primitive, rewrite_functions
 from tessel.graph.traversal import children, post_order_exprs
 from tessel.graph.ty import TensorType
@@ -76,6 +81,9 @@ _PADDED_SAFE = frozenset(
 _POOLS = frozenset(
     {"nn.max_pool2d", "nn.avg_pool2d", "nn.global_avg_pool2d", "nn.global_max_pool2d"}
 )
+# Reductions that, over H and W with the dimensions kept, are a global pool in any layout (of
+# finite values, finite: the added channels stay harmless).
+_SPATIAL_REDUCTIONS = frozenset({"mean", "sum", "max", "min"})
 MIN_BLOCK = 4  # fewer output channels a vector than this: the NCHW schedule is better
 
 
@@ -149,6 +157,8 @@ class _Blocker(ExprRewriter):
             return self._binary(old, new)
         if name in _POOLS:
             return self._pool(new)
+        if name in _SPATIAL_REDUCTIONS:
+            return self._spatial_reduction(old, new)
         if get_op(name).pattern == OpPattern.ELEMWISE and len(new.args) == 1:
             return self._unary(new)
         if name == "concatenate":
@@ -261,13 +271,29 @@ class _Blocker(ExprRewriter):
         first, second = types
         assert first is not None
         assert second is not None
-        if first.shape != second.shape or first.dtype != second.dtype or first.ndim != 4:
-            return new
         lead = next(k for k in known if k is not None)
+        if first.dtype != second.dtype:
+            return new
         if lead.padded > lead.channels and new.op.name not in _PADDED_SAFE:
             return new  # 0 / 0 in the added channels: work on the NCHW tensors
+        scalar = [all(d == 1 for d in ty.shape) and ty.ndim <= 4 for ty in (first, second)]
+        if known.count(None) == 1 and scalar[known.index(None)]:
+            # A blocked tensor and a single value (hardsigmoid's `x * a + b`): the value
+            # broadcasts over any layout, as it is.
+            pairs = zip(known, new.args, strict=True)
+            args = tuple(k.tensor if k is not None else arg for k, arg in pairs)
+            return self._back(replace(lead, tensor=Call(new.op, args, new.attrs)))
+        if first.ndim != 4 or second.ndim != 4:
+            return new
+        # One shape, or a per-channel operand broadcast over the map (an SE block's scale,
+        # (N, C, 1, 1)): the blocked operands broadcast alike.
+        if first.shape[:2] != second.shape[:2] or not all(
+            a == b or 1 in (a, b) for a, b in zip(first.shape[2:], second.shape[2:], strict=True)
+        ):
+            return new
         args = tuple(
-            self._as_blocked(arg, lead.block, lead.padded, first.shape) for arg in new.args
+            self._as_blocked(arg, lead.block, lead.padded, ty.shape)  # type: ignore[union-attr]
+            for arg, ty in zip(new.args, types, strict=True)
         )
         return self._back(replace(lead, tensor=Call(new.op, args, new.attrs)))
 
@@ -278,6 +304,25 @@ class _Blocker(ExprRewriter):
             return new
         pooled = Call(new.op, (known.tensor,), {**new.attrs, "layout": f"NCHW{known.block}c"})
         return self._back(replace(known, tensor=pooled))
+
+    def _spatial_reduction(self, old: Call, new: Call) -> Expr:
+        """A mean (sum, max, min) over H and W of a blocked tensor with the dimensions kept,
+        as timm's squeeze-and-excitation writes its squeeze (`x.mean((2, 3), keepdim=True)`):
+        the same reduction over the blocked H and W, so the SE block's convs and its scale
+        multiply stay blocked (EfficientNet's SE blocks had transformed each map to NCHW and
+        back)."""
+        known = self.blocked.get(id(new.args[0]))
+        data = _tensor(old.args[0])
+        if known is None or data is None or data.ndim != 4:
+            return new
+        attrs = get_op(new.op.name).normalize_attrs(new.attrs)  # type: ignore[union-attr]
+        if not attrs.keepdims or reduced_axes(attrs, data.ndim) != (2, 3):
+            return new
+        # The axes as they are in the blocked tensor too (H and W stay 2 and 3).
+        attributes = {name: v for name, v in new.attrs.items() if name != "exclude"}
+        attributes["axis"] = (2, 3)
+        reduced = Call(new.op, (known.tensor,), attributes)
+        return self._back(replace(known, tensor=reduced))
 
     def _unary(self, new: Call) -> Expr:
         known = self.blocked.get(id(new.args[0]))
@@ -327,7 +372,8 @@ class _Blocker(ExprRewriter):
 class AlterOpLayout(Pass):
     """Rewrite NCHW convolutions to channel-blocked NCHW[x]c ones, the blocks sized by
     `target`'s float32 lanes (this machine's when None), carrying the blocked layout through
-    elementwise operators, bias_add, residual adds and pooling to the next convolution."""
+    elementwise operators, bias_add, residual adds, squeeze-and-excitation blocks and pooling to
+    the next convolution."""
 
     name: ClassVar[str] = "alter_op_layout"
     target: Target | None = field(default=None)
