@@ -341,9 +341,10 @@ def test_a_concatenation_with_a_padded_or_indivisible_input_stays_in_nchw():
     assert str(padded).count("strided_slice") == 1
 
 
-def test_a_concatenation_that_shares_its_inputs_stays_in_nchw():
-    """DenseNet's pattern: a feature map joined by two concatenations keeps one transform back,
-    shared, and both joins in NCHW."""
+def test_a_concatenation_of_shared_inputs_is_blocked_only_for_blocked_readers():
+    """Feature maps joined by two concatenations: the join a conv reads is made in the blocked
+    layout; the join returned in NCHW stays in NCHW (reading the shared transforms back,
+    one each, rather than transforming the whole join back)."""
     body = """
       %0 = nn.relu(nn.conv2d(%x, %w1));
       %1 = nn.relu(nn.conv2d(%x, %w2, padding=[1, 1, 1, 1]));
@@ -351,10 +352,94 @@ def test_a_concatenation_that_shares_its_inputs_stays_in_nchw():
       %3 = concatenate((%0, %1, %1), axis=1);
       (nn.conv2d(%2, %w3), %3)
     """
-    after = InferType()(AlterOpLayout(AVX512)(_module(CONCAT_PARAMS, body)))
+    before = _module(CONCAT_PARAMS, body)
+    after = InferType()(AlterOpLayout(AVX512)(before))
     calls = [n for n in post_order_exprs(after["main"]) if isinstance(n, Call)]
     joins = [c for c in calls if getattr(c.op, "name", "") == "concatenate"]
-    assert [j.checked_type.shape for j in joins] == [(1, 48, 6, 6), (1, 64, 6, 6)]  # NCHW
+    assert [j.checked_type.shape for j in joins] == [(1, 3, 6, 6, 16), (1, 64, 6, 6)]
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal(p.checked_type.shape, np.float32) for p in before["main"].params]
+    for got, want in zip(evaluate(after, *inputs), evaluate(before, *inputs), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+DENSE_PARAMS = (
+    "%x: Tensor[(1, 16, 6, 6), float32], %w1: Tensor[(16, 16, 3, 3), float32], "
+    "%w2: Tensor[(16, 32, 3, 3), float32], %w3: Tensor[(8, 48, 1, 1), float32], "
+    "%g1: Tensor[(32), float32], %b1: Tensor[(32), float32], %m1: Tensor[(32), float32], "
+    "%v1: Tensor[(32), float32], %g2: Tensor[(48), float32], %b2: Tensor[(48), float32], "
+    "%m2: Tensor[(48), float32], %v2: Tensor[(48), float32]"
+)
+# Two DenseNet layers: each joins every earlier feature map, then batch norm, relu and a conv.
+DENSE_BEFORE = """
+  %0 = nn.relu(nn.conv2d(%x, %w1, padding=[1, 1, 1, 1]));
+  %1 = concatenate((%x, %0), axis=1);
+  %2 = nn.batch_norm(%1, %g1, %b1, %m1, %v1, epsilon=1e-5f);
+  %3 = nn.conv2d(nn.relu(%2.0), %w2, padding=[1, 1, 1, 1]);
+  %4 = concatenate((%x, %0, %3), axis=1);
+  %5 = nn.batch_norm(%4, %g2, %b2, %m2, %v2, epsilon=1e-5f);
+  nn.conv2d(nn.relu(%5.0), %w3)
+"""
+
+
+def _dense_inputs(mod):
+    rng = np.random.default_rng(6)
+    inputs = []
+    for param in mod["main"].params:
+        value = rng.standard_normal(param.checked_type.shape, np.float32)
+        inputs.append(np.abs(value) + 0.5 if param.name_hint.startswith("v") else value)
+    return inputs
+
+
+def test_densenet_joins_and_batch_norms_stay_blocked():
+    """The joins of shared feature maps read by batch norms are blocked, and each batch norm
+    is the blocked tensor times a per-channel scale plus a shift: the only transforms are
+    the input's and the result's (and the weights'). Evaluated and compiled, the results
+    are kept."""
+    before = _module(DENSE_PARAMS, DENSE_BEFORE)
+    after = InferType()(AlterOpLayout(AVX512)(before))
+    calls = [n for n in post_order_exprs(after["main"]) if isinstance(n, Call)]
+    names = [c.op.name for c in calls]
+    assert "nn.batch_norm" not in names
+    joins = [c for c in calls if c.op.name == "concatenate"]
+    assert [j.checked_type.shape for j in joins] == [(1, 2, 6, 6, 16), (1, 3, 6, 6, 16)]
+    data_transforms = [
+        c for c in calls if c.op.name == "layout_transform" and c.attrs["src_layout"] != "OIHW"
+    ]
+    assert len(data_transforms) == 2  # %x in, the result out
+    inputs = _dense_inputs(before)
+    want = evaluate(before, *inputs)
+    np.testing.assert_allclose(evaluate(after, *inputs), want, rtol=1e-4, atol=1e-4)
+    names = [p.name_hint for p in before["main"].params][1:]
+    weights = dict(zip(names, inputs[1:], strict=True))
+    compiled = graph.compile(before, params=weights, target=AVX512_HOST)
+    np.testing.assert_allclose(compiled(inputs[0]), want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("center", "scale", "channels"), [(True, False, 32), (False, True, 32), (True, True, 24)]
+)
+def test_a_blocked_batch_norm_keeps_its_results(center, scale, channels):
+    """Without beta, without gamma, and over 24 channels padded to 32 (the added channels
+    scaled and shifted by zero)."""
+    params = (
+        f"%x: Tensor[(1, 16, 5, 5), float32], %w: Tensor[({channels}, 16, 1, 1), float32], "
+        f"%g: Tensor[({channels}), float32], %b: Tensor[({channels}), float32], "
+        f"%m: Tensor[({channels}), float32], %v: Tensor[({channels}), float32]"
+    )
+    flags = f"center={center}, scale={scale}"
+    body = f"""
+      %0 = nn.conv2d(%x, %w);
+      %1 = nn.batch_norm(%0, %g, %b, %m, %v, epsilon=0.001f, {flags});
+      nn.relu(%1.0)
+    """
+    before = _module(params, body)
+    after = AlterOpLayout(AVX512)(before)
+    assert "nn.batch_norm" not in str(after)
+    inputs = _dense_inputs(before)
+    np.testing.assert_allclose(
+        evaluate(after, *inputs), evaluate(before, *inputs), rtol=1e-4, atol=1e-5
+    )
 
 
 SE_PARAMS = (

@@ -48,7 +48,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from tessel.graph.expr import Call, Constant, Expr, Function, Tuple
+from tessel.graph.expr import Call, Constant, Expr, Function, Tuple, TupleGetItem
 from tessel.graph.op import OpPattern, get_op
 from tessel.graph.op.reduce import reduced_axes
 from tessel.graph.passes.rewriter import ExprRewriter, is_primitive, rewrite_functions
@@ -122,6 +122,23 @@ def _pad_axis(expr: Expr, ndim: int, axis: int, after: int) -> Expr:
     return Call(Op("nn.pad"), (expr, Constant(np.float32(0))), {"pad_width": widths})
 
 
+def _reads_blocked(reader: Expr) -> bool:
+    """Whether `reader` takes its NCHW input in the blocked layout once rewritten: a
+    convolution, a pool, a batch norm (so a join it reads may be blocked)."""
+    if not isinstance(reader, Call) or not isinstance(reader.op, Op):
+        return False
+    return reader.op.name in _POOLS or reader.op.name in ("nn.conv2d", "nn.batch_norm")
+
+
+def _per_channel(vector: Expr, blocked: _Blocked) -> Expr:
+    """A vector of one value a channel laid out as `blocked`'s channels, to broadcast over it:
+    zeros for its added channels, reshaped to (C // block, 1, 1, block)."""
+    if blocked.padded > blocked.channels:
+        vector = _pad_axis(vector, 1, 0, blocked.padded - blocked.channels)
+    shape = (blocked.padded // blocked.block, 1, 1, blocked.block)
+    return Call(Op("reshape"), (vector,), {"newshape": shape})
+
+
 class _Blocker(ExprRewriter):
     """The rewrite; `blocked` maps each transform back it made to the blocked tensor it reads,
     so a consumer that takes the blocked layout reads that tensor instead."""
@@ -130,22 +147,32 @@ class _Blocker(ExprRewriter):
         super().__init__()
         self.lanes, self.func = lanes, func
         self.blocked: dict[int, _Blocked] = {}
-        self._uses: dict[int, int] | None = None
+        self._readers: dict[int, list[Expr]] | None = None
+        # (id of an NCHW tensor, block, padded channels) -> (the tensor, kept alive so its id
+        # stays its own; its blocked expression)
+        self._as_blocked_memo: dict[tuple[int, int, int], tuple[Expr, Expr]] = {}
 
     def uses(self, expr: Expr) -> int:
-        """How many expressions of the function (before the rewrite) read `expr`; counted
-        at the first question (only a concatenation asks), once per reader."""
-        if self._uses is None:
-            self._uses = {}
+        """How many expressions of the function (before the rewrite) read `expr`, once per
+        reader."""
+        return len(self.readers(expr))
+
+    def readers(self, expr: Expr) -> list[Expr]:
+        """The expressions of the function (before the rewrite) that read `expr`, each once;
+        found at the first question (only a concatenation asks)."""
+        if self._readers is None:
+            self._readers = {}
             for node in post_order_exprs(self.func):
                 for child in {id(c): c for c in children(node)}.values():
-                    self._uses[id(child)] = self._uses.get(id(child), 0) + 1
-        return self._uses.get(id(expr), 0)
+                    self._readers.setdefault(id(child), []).append(node)
+        return self._readers.get(id(expr), [])
 
     def enters(self, func: Function) -> bool:
         return not is_primitive(func)
 
     def rewrite_node(self, old: Expr, new: Expr) -> Expr:
+        if isinstance(new, TupleGetItem) and isinstance(old, TupleGetItem):
+            return self._batch_norm(old, new)
         if not isinstance(new, Call) or not isinstance(new.op, Op):
             return new
         name = new.op.name
@@ -183,7 +210,15 @@ class _Blocker(ExprRewriter):
     def _as_blocked(self, expr: Expr, block: int, padded: int, shape: tuple[int, ...]) -> Expr:
         """`expr` (an NCHW tensor of `shape`) in NCHW[block]c with `padded` channels: the
         blocked tensor it is the transform back of when that is it, else a transform (a
-        reshape for a block of 1, which the memory plan makes free for an intermediate)."""
+        reshape for a block of 1, which the memory plan makes free for an intermediate). One
+        expression for each tensor, block and padding, however many readers ask (DenseNet's
+        input is read by its first conv and by every join of its first block)."""
+        key = (id(expr), block, padded)
+        if key not in self._as_blocked_memo:
+            self._as_blocked_memo[key] = (expr, self._to_blocked(expr, block, padded, shape))
+        return self._as_blocked_memo[key][1]
+
+    def _to_blocked(self, expr: Expr, block: int, padded: int, shape: tuple[int, ...]) -> Expr:
         known = self.blocked.get(id(expr))
         if known is not None and known.padded == padded:
             if known.block == block:
@@ -255,13 +290,40 @@ class _Blocker(ExprRewriter):
         axis = get_op("nn.bias_add").normalize_attrs(new.attrs).axis
         if known is None or data is None or bias is None or axis not in (1, -3):
             return new
-        bias_expr = new.args[1]
-        if known.padded > known.channels:
-            bias_expr = _pad_axis(bias_expr, 1, 0, known.padded - known.channels)
-        shape = (known.padded // known.block, 1, 1, known.block)
-        shaped = Call(Op("reshape"), (bias_expr,), {"newshape": shape})
-        added = Call(Op("add"), (known.tensor, shaped))
+        added = Call(Op("add"), (known.tensor, _per_channel(new.args[1], known)))
         return self._back(replace(known, tensor=added))
+
+    def _batch_norm(self, old: TupleGetItem, new: TupleGetItem) -> Expr:
+        """Field 0 of an inference `nn.batch_norm` over the channels of a blocked tensor (a
+        pre-activation BN, DenseNet's, that no conv before it absorbed): the blocked tensor
+        times gamma / sqrt(var + eps), plus beta - mean * that, each a per-channel vector laid
+        out as the blocks (FoldConstant computes them for constant statistics), as onnxruntime
+        turns such a BN into a blocked 1x1 depthwise conv. The added channels get 0 and 0."""
+        norm = new.tuple_value
+        if new.index != 0 or not isinstance(norm, Call) or not isinstance(norm.op, Op):
+            return new
+        if norm.op.name != "nn.batch_norm" or not isinstance(old.tuple_value, Call):
+            return new
+        known = self.blocked.get(id(norm.args[0]))
+        types = [_tensor(a) for a in old.tuple_value.args]
+        if known is None or None in types or types[0].ndim != 4:  # type: ignore[union-attr]
+            return new
+        if any(ty.dtype != "float32" for ty in types):  # type: ignore[union-attr]
+            return new
+        attrs = get_op("nn.batch_norm").normalize_attrs(norm.attrs)
+        if attrs.axis % 4 != 1:
+            return new
+        gamma, beta, mean, var = norm.args[1:]
+        epsilon = Constant(np.float32(attrs.epsilon))
+        scale: Expr = Call(Op("rsqrt"), (Call(Op("add"), (var, epsilon)),))
+        if attrs.scale:
+            scale = Call(Op("multiply"), (gamma, scale))
+        shift: Expr = Call(Op("negative"), (Call(Op("multiply"), (mean, scale)),))
+        if attrs.center:
+            shift = Call(Op("subtract"), (beta, Call(Op("multiply"), (mean, scale))))
+        scaled = Call(Op("multiply"), (known.tensor, _per_channel(scale, known)))
+        shifted = Call(Op("add"), (scaled, _per_channel(shift, known)))
+        return self._back(replace(known, tensor=shifted))
 
     def _binary(self, old: Call, new: Call) -> Expr:
         types = [_tensor(a) for a in old.args]
@@ -335,12 +397,14 @@ class _Blocker(ExprRewriter):
     def _concatenate(self, old: Call, new: Call) -> Expr:
         """Channels joined in the blocked layout, so the next convolution reads the result
         blocked and the memory plan can have each input written into its slice (no copy);
-        the block is the smallest of the blocked inputs', and it must divide every input. Only
-        where the concatenation is the one reader of its inputs (an Inception block's
-        branches): DenseNet joins every earlier feature map again at each layer, and there the
-        transform back of each, made once and shared by all the joins, is cheaper than a
-        blocked join followed by a transform back of the whole at each layer (61.9 ms against
-        71.6 at one thread, full size)."""
+        the block is the smallest of the blocked inputs', and it must divide every input.
+        Where the concatenation is the one reader of its inputs (an Inception block's
+        branches), or where every reader of the join takes the blocked layout (a conv, a pool,
+        a batch norm: DenseNet's layers join every earlier feature map again, then normalize
+        the join). A join of shared inputs read in NCHW stays in NCHW: there the transform
+        back of each input, made once and shared by all the joins, is cheaper than a blocked
+        join followed by a transform back of the whole at each layer (DenseNet-121 before its
+        batch norms were blocked: 61.9 ms against 71.6 at one thread, full size)."""
         (fields,) = new.args
         out = _tensor(old)
         axis = get_op("concatenate").normalize_attrs(new.attrs).axis
@@ -349,7 +413,8 @@ class _Blocker(ExprRewriter):
         (old_fields,) = old.args
         if not isinstance(old_fields, Tuple) or self.uses(old_fields) != 1:
             return new
-        if any(self.uses(f) != 1 for f in old_fields.fields):
+        shared = any(self.uses(f) != 1 for f in old_fields.fields)
+        if shared and not all(_reads_blocked(r) for r in self.readers(old)):
             return new
         known = [self.blocked.get(id(f)) for f in fields.fields]
         shapes = [_tensor(f) for f in old.args[0].fields] if isinstance(old.args[0], Tuple) else []
