@@ -209,3 +209,41 @@ def test_compiled_graph_runs_softmax_and_layer_norm_row_by_row():
         assert nest.kind is ForKind.PARALLEL
         assert nest.extent.value == 15
         assert "_rf" in kernel.script()
+
+
+@pytest.mark.parametrize(
+    ("newshape", "rows"),
+    [
+        ((3, 7, 9), 21),  # the unit row axis dropped: two row loops for the reductions' three
+        ((1, 3, 7, 9), 21),  # the same shape: the anchor's rows are the reductions'
+    ],
+)
+def test_softmax_then_a_reshape_runs_each_row_once(newshape, rows):
+    """ViT's attention: softmax over (1, 3, 7, 9), then a reshape the fusion puts in the same
+    kernel. The reshape, reading the row results at its leading loops, is the anchor, and its
+    row loops are the parallel loop: one iteration a row, not one an element (which redid
+    every row's max and sum for each of its elements: 21 ms a kernel at (1, 3, 197, 197))."""
+    mod = _model(
+        f"reshape(nn.softmax(%x, axis=-1), newshape={list(newshape)})",
+        "%x: Tensor[(1, 3, 7, 9), float32]",
+    )
+    x = np.random.default_rng(0).standard_normal((1, 3, 7, 9), dtype=np.float32)
+    model = graph.compile(mod)
+    np.testing.assert_allclose(model(x), evaluate(mod, x), rtol=1e-5, atol=1e-6)
+    (kernel,) = [f for gv, f in model.lowered.items() if gv.name_hint != "main"]
+    nest = _root_loop(kernel)
+    assert nest.kind is ForKind.PARALLEL
+    assert nest.extent.value == rows
+
+
+def test_a_reshape_merging_the_rows_is_not_the_anchor():
+    """A reshape to (21, 9) in the softmax's kernel reads the row results at `r // 7, r % 7`:
+    not an anchor, so the reductions run under their own row loop (21 rows, in parallel) and
+    the reshape reads their results afterwards; the results are kept."""
+    x = te.placeholder((1, 3, 7, 9), "float32", name="x")
+    func = te.create_prim_func([x, topi.reshape(topi.nn.softmax(x, -1), (21, 9))])
+    after = default_schedule(func).func
+    check_same_results(func, after, rtol=1e-5, atol=1e-6)
+    parallel = [loop for loop in _loops(after) if loop.kind is ForKind.PARALLEL]
+    holding_max = [loop for loop in parallel if "T_max" in loop.script()]
+    assert holding_max and all(loop.extent.value == 21 for loop in holding_max)

@@ -1,16 +1,17 @@
 """The default schedule's rule for row reductions (softmax, log_softmax, layer_norm, and sum,
 mean, max, min over the last axis): the kernel runs row by row. The group is a reduction, the
-reductions after it that read its result (softmax's sum reads the max), and the data-parallel
-block that consumes them (the anchor: softmax's normalisation, layer_norm's output, mean's
-division), or else the last reduction. Every reduction moves under the anchor's innermost row
-loop with compute_at, so each row is read while it is in cache; a reduction over at least one
-vector is split into vectors of partial results with rfactor (init and update vectorized: a
-max/min update is a vector compare and select since codegen keeps NaN that way; as a lane loop
-it took softmax's max 0.32 ms for 0.06 ms at [1, 12, 128, 128]), up to four independent ones
-where the row is long enough, and a write-back that reduces them to one vector, then its lanes;
-the anchor's loop along the row is vectorized; the row loops are fused into one parallel loop.
-Each step is tried and skipped where the schedule refuses it (ScheduleError): a refusal costs
-speed, never correctness."""
+reductions after it that read its result (softmax's sum reads the max), and the data-parallel block
+that consumes them (the anchor: softmax's normalisation, layer_norm's output, mean's division, or a
+reshape fused after them that keeps the rows: it must read the row results at its leading loops,
+whose count may differ from the reductions'), or else the last reduction. Every reduction moves
+under the anchor's innermost row loop with compute_at, so each row is read while it is in cache; a
+reduction over at least one vector is split into vectors of partial results with rfactor (init and
+update vectorized: a max/min update is a vector compare and select since codegen keeps NaN that way;
+as a lane loop it took softmax's max 0.32 ms for 0.06 ms at [1, 12, 128, 128]), up to four
+independent ones where the row is long enough, and a write-back that reduces them to one vector,
+then its lanes; the anchor's loop along the row is vectorized; the row loops are fused into one
+parallel loop. Each step is tried and skipped where the schedule refuses it (ScheduleError): a
+refusal costs speed, never correctness."""
 
 from __future__ import annotations
 
@@ -100,7 +101,13 @@ def schedule_row_reduction(sch: Schedule, name: str, vector_bytes: int = VECTOR_
         return set()
     reductions, middles, anchor = _group(sch, name, reduction.rows)
     last = anchor if anchor is not None else reductions.pop()
-    rows = sch.get_loops(last)[: reduction.rows]
+    # The anchor's own row loops: a reshape fused after softmax over (1, 3, 197, 197) writes
+    # (3, 197, 197), two row loops for the reductions' three (the unit one dropped).
+    row_count = (
+        reduction.rows if anchor is None else _anchor_rows(sch, anchor, _outputs(sch, reductions))
+    )
+    assert row_count is not None  # _group checked it
+    rows = sch.get_loops(last)[:row_count]
     # compute_at under the innermost row loop, consumers first, before fusing: the schedule
     # then need not prove that the fused loop's `f // 128 % 12` covers every row.
     group = sorted(reductions + middles, key=lambda rv: block_names(sch.func).index(rv.name))
@@ -112,7 +119,7 @@ def schedule_row_reduction(sch: Schedule, name: str, vector_bytes: int = VECTOR_
         else:
             done |= vectorize_reduction(sch, rv, vector_bytes)
     if anchor is not None:
-        _vectorize_row(sch, anchor, reduction.rows)
+        _vectorize_row(sch, anchor, row_count)
     else:
         done |= _vectorize_last_reduction(sch, last, rows[-1], vector_bytes)
     parallel_fused(sch, rows)
@@ -158,12 +165,20 @@ def _group(
             reductions.append(rv)
             produced |= {w.buffer.name for w in block.writes}
             continue
-        if _is_anchor(sch, rv, rows) and _feeds_reduction(sch, block, names[position + 1 :], rows):
+        reduced = _outputs(sch, reductions)
+        if _anchor_rows(sch, rv, reduced) == rows and _feeds_reduction(
+            sch, block, names[position + 1 :], rows
+        ):
             middles.append(rv)
             produced |= {w.buffer.name for w in block.writes}
             continue
-        return reductions, middles, rv if _is_anchor(sch, rv, rows) else None
+        return reductions, middles, rv if _anchor_rows(sch, rv, reduced) is not None else None
     return reductions, middles, None
+
+
+def _outputs(sch: Schedule, blocks: list[BlockRV]) -> set[str]:
+    """The names of the buffers `blocks` write."""
+    return {w.buffer.name for rv in blocks for w in sch.block(rv).block.writes}
 
 
 def _feeds_reduction(sch: Schedule, block: Block, later: list[str], rows: int) -> bool:
@@ -177,13 +192,34 @@ def _feeds_reduction(sch: Schedule, block: Block, later: list[str], rows: int) -
     return False
 
 
-def _is_anchor(sch: Schedule, block: BlockRV, rows: int) -> bool:
-    """Whether `block` is data-parallel over the rows (mean's division) or the rows and their
-    elements (softmax's normalisation), in a plain nest."""
-    iter_vars = sch.block(block).block.iter_vars
-    if any(iv.iter_type != IterVarType.DATA_PAR for iv in iter_vars):
-        return False
-    return len(iter_vars) in (rows, rows + 1) and is_plain_nest(sch, block)
+def _anchor_rows(sch: Schedule, block: BlockRV, reduced: set[str]) -> int | None:
+    """The number of row loops of `block` as an anchor of reductions writing the buffers
+    `reduced`, or None if it is not one: data-parallel in a plain nest, reading those results
+    at its leading iterators in order (unit indices aside), its row loops then optionally one
+    loop along the row (softmax's normalisation; mean's division has none). A block reading
+    the results another way (a reshape that merged rows, `T_sum[0, r // 197, r % 197, 0]`) is
+    not an anchor: computing the reductions under its loops would redo each row for every
+    element it writes."""
+    realize = sch.block(block).block
+    iter_vars = [iv.var for iv in realize.iter_vars]
+    if any(iv.iter_type != IterVarType.DATA_PAR for iv in realize.iter_vars):
+        return None
+    reads = [r for r in realize.reads if r.buffer.name in reduced]
+    if not reads or not is_plain_nest(sch, block):
+        return None
+    row_counts = set()
+    for read in reads:
+        indices = [r.min for r in read.region]
+        used = [i for i in indices if not is_const_int(i, 0)]
+        if not all(isinstance(i, Var) for i in used) or used != iter_vars[: len(used)]:
+            return None
+        if not all(is_const_int(r.extent, 1) for r in read.region):
+            return None
+        row_counts.add(len(used))
+    if len(row_counts) != 1:
+        return None
+    (rows,) = row_counts
+    return rows if rows >= 1 and len(iter_vars) in (rows, rows + 1) else None
 
 
 def vectorize_reduction(
