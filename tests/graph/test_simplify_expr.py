@@ -1,12 +1,15 @@
 """SimplifyExpr: each rule as Before/Expected, its law checked on random inputs, and its name
 in the trace."""
 
+import numpy as np
 import pytest
 from graph_pass_checks import check_pass
 
-from tessel.graph import parse
+from tessel.graph import Call, Constant, Function, TensorType, Var, parse
 from tessel.graph.passes import InferType, SimplifyExpr
 from tessel.graph.passes.simplify_expr import RULES, simplify
+from tessel.ir.expr import Op
+from tessel.ir.module import IRModule
 
 CASES = {
     "reshape-reshape": (
@@ -63,6 +66,19 @@ CASES = {
           exp(%1)
         }""",
         """def @main(%x: Tensor[(2, 3), float32]) { exp(%x) }""",
+    ),
+    "power-small-integer": (
+        """def @main(%x: Tensor[(2, 3), float32]) {
+          %0 = power(%x, 3f);
+          %1 = power(%x, 2f);
+          add(%0, %1)
+        }""",
+        """def @main(%x: Tensor[(2, 3), float32]) {
+          %0 = multiply(%x, %x);
+          %1 = multiply(%0, %x);
+          %2 = multiply(%x, %x);
+          add(%1, %2)
+        }""",
     ),
 }
 
@@ -124,6 +140,8 @@ def test_transpose_with_default_axes_composes():
         "reshape(%x, newshape=[3, 2, 1])",  # a real reshape
         "%0 = expand_dims(%x, axis=1); squeeze(%0, axis=[0])",  # squeezes another axis
         "%0 = transpose(%x, axes=[1, 0, 2]); reshape(%0, newshape=[2, 3])",  # different ops
+        "power(%x, 2.5f)",  # not 2 or 3
+        "power(%x, %x)",  # not a constant
     ],
 )
 def test_what_is_not_a_round_trip_stays(body):
@@ -155,3 +173,14 @@ def test_shared_inner_reshape_stays_for_its_other_reader():
       (%0, %1)
     }"""
     check_pass(SimplifyExpr(), before, expected)
+
+
+def test_a_power_whose_exponent_broadcasts_its_base_stays():
+    """x of (2, 3) to the power of a constant 3 of shape (1, 1, 1): the result is (1, 2, 3), so
+    x * x * x (a (2, 3)) would not be it."""
+    x = Var("x", TensorType((2, 3), "float32"))
+    exponent = Constant(np.full((1, 1, 1), 3, np.float32))
+    mod = InferType()(IRModule.from_func(Function((x,), Call(Op("power"), (x, exponent)))))
+    after, fired = simplify(mod["main"])
+    assert "power-small-integer" not in fired
+    assert after is mod["main"]
