@@ -41,6 +41,11 @@ class UnrollLoop(PrimFuncPass):
         return with_changes(func, body=_Unroller(self.max_extent).visit(func.body))
 
 
+def _reads_a_buffer(condition: E.PrimExpr) -> bool:
+    """Whether `condition` loads from a buffer: not a fact, as a branch may write what it reads."""
+    return any(isinstance(n, BufferLoad) for n in post_order(condition))
+
+
 class _Unroller(Mutator):
     def __init__(self, max_extent: int) -> None:
         super().__init__()
@@ -48,7 +53,7 @@ class _Unroller(Mutator):
         self.analyzer = Analyzer()  # the loops and conditions around the statement visited
 
     def visit_IfThenElse(self, node: S.IfThenElse) -> Node:
-        if any(isinstance(n, BufferLoad) for n in post_order(node.condition)):
+        if _reads_a_buffer(node.condition):
             return self.generic_visit(node)  # a branch may write what the condition reads
         with self.analyzer.constraint_scope(node.condition):
             then_case = self.visit(node.then_case)
@@ -89,8 +94,7 @@ class _CopySimplifier(StmtSimplifier):
 
     def visit_IfThenElse(self, node: S.IfThenElse) -> Node:
         condition = self.simplify(node.condition)
-        pure = not any(isinstance(n, BufferLoad) for n in post_order(condition))
-        if pure and not isinstance(condition, E.IntImm):
+        if not _reads_a_buffer(condition) and not isinstance(condition, E.IntImm):
             decided = self.context.simplify(condition)
             if isinstance(decided, E.IntImm):
                 condition = decided

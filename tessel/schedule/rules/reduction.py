@@ -99,14 +99,11 @@ def schedule_row_reduction(sch: Schedule, name: str, vector_bytes: int = VECTOR_
     reduction = match_row_reduction(sch.block(block).block)
     if reduction is None or not is_plain_nest(sch, block):
         return set()
-    reductions, middles, anchor = _group(sch, name, reduction.rows)
+    reductions, middles, anchor, anchor_rows = _group(sch, name, reduction.rows)
     last = anchor if anchor is not None else reductions.pop()
     # The anchor's own row loops: a reshape fused after softmax over (1, 3, 197, 197) writes
     # (3, 197, 197), two row loops for the reductions' three (the unit one dropped).
-    row_count = (
-        reduction.rows if anchor is None else _anchor_rows(sch, anchor, _outputs(sch, reductions))
-    )
-    assert row_count is not None  # _group checked it
+    row_count = anchor_rows if anchor is not None else reduction.rows
     rows = sch.get_loops(last)[:row_count]
     # compute_at under the innermost row loop, consumers first, before fusing: the schedule
     # then need not prove that the fused loop's `f // 128 % 12` covers every row.
@@ -148,12 +145,14 @@ def _vectorize_last_reduction(
 
 def _group(
     sch: Schedule, name: str, rows: int
-) -> tuple[list[BlockRV], list[BlockRV], BlockRV | None]:
+) -> tuple[list[BlockRV], list[BlockRV], BlockRV | None, int]:
     """The row reductions from `name` on that read each other's results (softmax's max and sum),
     the data-parallel blocks between them (softmax's exp, kept as a block because two blocks
-    read it), and the data-parallel block that consumes them (the anchor), if there is one."""
+    read it), and the data-parallel block that consumes them (the anchor), if there is one,
+    with its number of row loops (_anchor_rows; 0 without an anchor)."""
     reductions, middles = [sch.get_block(name)], []
-    produced = {w.buffer.name for w in sch.block(reductions[0]).block.writes}
+    reduced = {w.buffer.name for w in sch.block(reductions[0]).block.writes}
+    produced = set(reduced)
     names = block_names(sch.func)
     for position, later in enumerate(names[names.index(name) + 1 :], names.index(name) + 1):
         rv = sch.get_block(later)
@@ -163,22 +162,18 @@ def _group(
         found = match_row_reduction(block)
         if found is not None and found.rows == rows and is_plain_nest(sch, rv):
             reductions.append(rv)
+            reduced |= {w.buffer.name for w in block.writes}
             produced |= {w.buffer.name for w in block.writes}
             continue
-        reduced = _outputs(sch, reductions)
-        if _anchor_rows(sch, rv, reduced) == rows and _feeds_reduction(
-            sch, block, names[position + 1 :], rows
-        ):
+        anchor_rows = _anchor_rows(sch, rv, reduced)
+        if anchor_rows == rows and _feeds_reduction(sch, block, names[position + 1 :], rows):
             middles.append(rv)
             produced |= {w.buffer.name for w in block.writes}
             continue
-        return reductions, middles, rv if _anchor_rows(sch, rv, reduced) is not None else None
-    return reductions, middles, None
-
-
-def _outputs(sch: Schedule, blocks: list[BlockRV]) -> set[str]:
-    """The names of the buffers `blocks` write."""
-    return {w.buffer.name for rv in blocks for w in sch.block(rv).block.writes}
+        if anchor_rows is None:
+            return reductions, middles, None, 0
+        return reductions, middles, rv, anchor_rows
+    return reductions, middles, None, 0
 
 
 def _feeds_reduction(sch: Schedule, block: Block, later: list[str], rows: int) -> bool:
