@@ -70,7 +70,7 @@ class ChunkAllocation:
             self.chunked_allocation(node, on_stack)
             return
         element = c_type(node.dtype)
-        name = self.names.bind(node.buffer_var)
+        name = self.names.declare(self.names.bind(node.buffer_var), f"{element}* {{}}")
         if on_stack:
             length = max(count.value, 1)  # type: ignore[union-attr]  # _on_stack checked IntImm
             self.emit(f"{element} {name}[{length}] __attribute__((aligned({ALIGNMENT})));")
@@ -131,6 +131,7 @@ class ChunkAllocation:
             assert isinstance(rows, IntImm)
             assert isinstance(chunk, IntImm)
             shape = f"[{max(rows.value, 1)}][{max(chunk.value, 1)}]"
+            self.names.declare(name, f"{element} (*{{}})[{max(chunk.value, 1)}]")
             self.emit(f"{element} {name}{shape} __attribute__((aligned({ALIGNMENT})));")
             self.stmt(node.body)
             return
@@ -159,7 +160,7 @@ class ChunkAllocation:
             if isinstance(value, IntImm):
                 texts.append(str(value.value))
                 continue
-            local = self.names.fresh(f"{hint}_{what}")
+            local = self.names.declare(self.names.fresh(f"{hint}_{what}"), "int64_t {}")
             self.emit(f"int64_t {local} = {self.expr(value)};")
             texts.append(local)
         if self.checked_divisions != mark:
@@ -167,6 +168,7 @@ class ChunkAllocation:
         return texts[0], texts[1]
 
     def _emit_table(self, name: str, element: str, rows: str, hint: str) -> None:
+        self.names.declare(name, f"{element}** {{}}")
         size = f"(size_t)({rows}) * sizeof({element}*)"
         self.emit(f"{element}** {name} = ({element}**)tessel_workspace_alloc({size});")
         self._emit_null_check(name, f"out of memory allocating the chunk table of `{hint}`")

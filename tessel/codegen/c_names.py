@@ -121,6 +121,21 @@ class NameScope:
     def __init__(self, taken: set[str]) -> None:
         self.taken = set(taken)
         self.names: dict[Var, str] = {}
+        # The C declarator of each local and parameter declared so far, `{}` standing for the
+        # name (`float* restrict {}`, `float (*{})[8]`): what an outlined parallel loop body
+        # (c_parallel.py) declares to receive the ones it uses.
+        self.declared: dict[str, str] = {}
+        self._outer = frozenset(taken)
+
+    def declare(self, name: str, declarator: str) -> str:
+        """Record that the local or parameter `name` has the C type `declarator` (with `{}`
+        where the name goes, an array as a pointer to its element); returns `name`."""
+        self.declared[name] = declarator
+        return name
+
+    def local_names(self) -> set[str]:
+        """The names this function has bound so far (not the module's shared ones)."""
+        return self.taken - self._outer
 
     def bind(self, var: Var, hint: str | None = None) -> str:
         """A new C name for `var` (derived from `hint` or its own name), used from now on."""

@@ -44,6 +44,7 @@ from tessel.codegen.c_devices import DEVICE_RUNTIME, needs_device_runtime
 from tessel.codegen.c_expr import STATUS
 from tessel.codegen.c_gpu_intrinsics import refuse_gpu_intrinsics
 from tessel.codegen.c_names import RESERVED_NAMES, NameScope
+from tessel.codegen.c_parallel import PARALLEL_RUNTIME, needs_parallel_runtime
 from tessel.codegen.c_prelude import PRELUDE
 from tessel.codegen.c_random import RANDOM_RUNTIME, needs_random_runtime
 from tessel.codegen.c_stmt import StmtPrinter
@@ -96,7 +97,7 @@ def generate(mod: IRModule, target: Target | str = "c") -> CSource:
         data_files = (blob,)
     tables = set() if target.link_params else needs_constant_table(mod, _uses_module_constants)
     callees = internal_functions(mod, symbols, taken, tables)
-    definitions = []
+    definitions, outlined = [], []
     for gv, func in mod.items():
         name = gv.name_hint
         writer = _FunctionWriter(func, name, symbols[name], taken)
@@ -104,8 +105,10 @@ def generate(mod: IRModule, target: Target | str = "c") -> CSource:
             target, constants, linked, name in tables, callees, callees.get(name)
         )
         definitions.append(text)
+        outlined.extend(writer.outlined)
         if entry is not None:
             entries.append(entry)
+    parts.extend(outlined)  # parallel loop bodies: they call no module function
     parts.extend(f"{writer_header};" for writer_header in _prototypes(definitions, callees))
     parts.extend(definitions)
     code = "\n".join(parts[1:])
@@ -123,11 +126,12 @@ def generate(mod: IRModule, target: Target | str = "c") -> CSource:
 
 
 def _with_runtimes(parts: list[str], code: str) -> list[str]:
-    """`parts` with the runtimes `code` uses after the prelude: devices (c_devices.py), random
-    numbers (c_random.py), strings (c_strings.py)."""
+    """`parts` with the runtimes `code` uses after the prelude: the thread pool (c_parallel.py),
+    devices (c_devices.py), random numbers (c_random.py), strings (c_strings.py)."""
     used = [
         runtime
         for runtime, needed in (
+            (PARALLEL_RUNTIME, needs_parallel_runtime),
             (DEVICE_RUNTIME, needs_device_runtime),
             (RANDOM_RUNTIME, needs_random_runtime),
             (STRING_RUNTIME, needs_string_runtime),
@@ -162,7 +166,9 @@ class _FunctionWriter:
 
     def __init__(self, func: PrimFunc, name: str, symbol: str, taken: set[str]) -> None:
         self.func, self.name, self.symbol = func, name, symbol
+        self.module_taken = taken  # file-scope names, shared by the module's functions
         self.names = NameScope(taken)
+        self.outlined: list[str] = []  # the file-scope functions of its parallel loops
         self.c_params: list[str] = []
         self.size_symbols: dict[Var, str] = {}  # shape variable -> its name in the signature
         self.size_args: list[tuple[Var, str]] = []  # shape variables passed as trailing int64s
@@ -196,7 +202,7 @@ class _FunctionWriter:
                 self.size_symbols[var] = unique_name(var.name, self.symbol_names)
         self.internal = internal
         params = tuple(self._param(p) for p in self.func.params)
-        table = self.names.fresh("constants") if table_needed else None
+        table = self._constant_table() if table_needed else None
         returned = self._returned_pointer()
         printer = StmtPrinter(
             self.names,
@@ -206,10 +212,13 @@ class _FunctionWriter:
             table=table,
             callees=callees,
             returned=returned,
+            function_symbol=self.symbol,
+            fresh_global=self._fresh_global,
         )
         for var, arg_name in self.size_args:
             cast = f"({c_type(var.dtype)}){arg_name}"
-            printer.emit(f"{c_type(var.dtype)} {self.names.name_of(var)} = {cast};")
+            name = self.names.declare(self.names.name_of(var), f"{c_type(var.dtype)} {{}}")
+            printer.emit(f"{c_type(var.dtype)} {name} = {cast};")
         printer.stmt(self.func.body)
         if returned is not None and not _ends_in_ret(self.func.body):  # no value to give back
             message = f"`{self.name}` ended without returning a value (T.ret)"
@@ -217,6 +226,7 @@ class _FunctionWriter:
             printer.emit("return -1;")
         else:
             printer.emit("return 0;")
+        self.outlined = printer.outlined
         if printer.checked_divisions:  # their status (c_prelude.py), first in the function
             printer.lines.insert(0, f"  int32_t {STATUS} = 0;")
         size_params = [f"int64_t {arg}" for _, arg in self.size_args]
@@ -239,6 +249,25 @@ class _FunctionWriter:
             return text, None
         names = [c.rsplit(" ", 1)[1] for c in self.c_params + size_params]
         return text + "\n" + wrapper_text(entry_header, internal, names), signature
+
+    def _constant_table(self) -> str:
+        """The name of the constant table parameter, declared for parallel loop bodies that
+        read it (c_parallel.py)."""
+        return self.names.declare(self.names.fresh("constants"), "const void* const* {}")
+
+    def _fresh_global(self, hint: str) -> str:
+        """A file-scope name, free with its `_body` (c_parallel.py) in the file and in this
+        function, whose locals would shadow it."""
+        taken = self.module_taken | self.names.taken
+        base = c_identifier(hint)
+        name, counter = base, 0
+        while name in taken or f"{name}_body" in taken:
+            counter += 1
+            name = f"{base}_{counter}"
+        for reserved in (name, f"{name}_body"):
+            self.module_taken.add(reserved)
+            self.names.taken.add(reserved)
+        return name
 
     def _returned_pointer(self) -> str | None:
         """The name of the pointer T.ret writes through, or None for a function without a
@@ -270,7 +299,7 @@ class _FunctionWriter:
         restrict = " restrict" if self.noalias else ""
         pointer = self.names.bind(buffer.data, hint=buffer.name)
         self.names.alias(param, pointer)  # the handle parameter is the same pointer
-        self.c_params.append(f"{c_type(buffer.dtype)}*{restrict} {pointer}")
+        self._c_param(f"{c_type(buffer.dtype)}*{restrict}", pointer)
         shape = tuple(self._extent(buffer, extent) for extent in buffer.shape)
         written = buffer.data in self.written
         return ParamSpec(
@@ -280,7 +309,7 @@ class _FunctionWriter:
     def _scalar_param(self, param: Var) -> ParamSpec:
         if param.dtype.is_handle and self.internal is not None:  # T.handle: only for calls
             c_param = param_c_type(self.func, param, self.noalias)
-            self.c_params.append(f"{c_param} {self.names.bind(param)}")
+            self._c_param(c_param, self.names.bind(param))
             return ParamSpec(param.name, "handle", "handle")
         if param.dtype.is_handle:
             raise CodegenError(
@@ -289,9 +318,13 @@ class _FunctionWriter:
                 "another module function calls)",
                 rule="codegen.bare-handle",
             )
-        self.c_params.append(f"{c_type(param.dtype)} {self.names.bind(param)}")
+        self._c_param(c_type(param.dtype), self.names.bind(param))
         symbol = self.size_symbols.get(param)
         return ParamSpec(param.name, "scalar", str(param.dtype), symbol=symbol)
+
+    def _c_param(self, c_param_type: str, name: str) -> None:
+        self.c_params.append(f"{c_param_type} {name}")
+        self.names.declare(name, f"{c_param_type} {{}}")
 
     def _extent(self, buffer: Buffer, extent: object) -> int | str:
         if isinstance(extent, IntImm):

@@ -14,7 +14,7 @@ failed, and the error is returned after the loop.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -24,6 +24,7 @@ from tessel.codegen.c_alloc import ChunkAllocation
 from tessel.codegen.c_calls import CalleeC, call_text
 from tessel.codegen.c_expr import STATUS, ExprPrinter, is_checked_division
 from tessel.codegen.c_names import NameScope
+from tessel.codegen.c_parallel import call_lines, outline
 from tessel.codegen.c_pragma import (
     is_pragma,
     loop_pragmas,
@@ -65,8 +66,14 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
         table: str | None = None,
         callees: Mapping[str, CalleeC] | None = None,
         returned: str | None = None,
+        function_symbol: str = "tessel_function",
+        fresh_global: Callable[[str], str] | None = None,
     ) -> None:
         super().__init__(names)
+        self.function_symbol = function_symbol  # what outlined loop bodies are named after
+        # A name unique in the whole file (outlined functions are file-scope).
+        self.fresh_global = fresh_global or names.fresh
+        self.outlined: list[str] = []  # the C definitions of the outlined parallel loops
         self.returned = returned  # the pointer T.ret writes through (c_source.py), if any
         self.callees = callees or {}  # the internal function of each called module function
         self.target = target
@@ -106,7 +113,7 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
     # ------------------------------------------------------------------ checked divisions
     def local(self, hint: str, dtype: DataType, text: str) -> str:
         """Emit `T name = text;` and return the fresh local's name."""
-        name = self.names.fresh(hint)
+        name = self.names.declare(self.names.fresh(hint), f"{c_type(dtype)} {{}}")
         self.emit(f"{c_type(dtype)} {name} = {text};")
         return name
 
@@ -156,8 +163,9 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
         index, value = self.expr(physical_index), self.expr(node.value)
         if self.checked_divisions != mark:
             if len(node.indices) > 1:  # the chunk's pointer holds the outer indices
-                chunk = self.names.fresh("chunk")
-                self.emit(f"{c_type(node.buffer.dtype)}* {chunk} = {pointer};")
+                element = c_type(node.buffer.dtype)
+                chunk = self.names.declare(self.names.fresh("chunk"), f"{element}* {{}}")
+                self.emit(f"{element}* {chunk} = {pointer};")
                 pointer = chunk
             index = self.local("index", physical_index.dtype, index)
             value = self.local("value", node.value.dtype, value)
@@ -305,14 +313,16 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
                 args.append(arg)
                 continue
             var = Var("arg", arg.dtype)
-            self.emit(f"{c_type(arg.dtype)} {self.names.bind(var)} = {self.expr(arg)};")
+            name = self.names.declare(self.names.bind(var), f"{c_type(arg.dtype)} {{}}")
+            self.emit(f"{c_type(arg.dtype)} {name} = {self.expr(arg)};")
             args.append(var)
         return with_changes(call, args=tuple(args))
 
     def stmt_LetStmt(self, node: S.LetStmt) -> None:
         mark = self.checked_divisions
         value = self.expr(node.value)
-        self.emit(f"{c_type(node.var.dtype)} {self.names.bind(node.var)} = {value};")
+        name = self.names.declare(self.names.bind(node.var), f"{c_type(node.var.dtype)} {{}}")
+        self.emit(f"{c_type(node.var.dtype)} {name} = {value};")
         if self.checked_divisions != mark:
             self.emit_division_check(f"the value of `{node.var.name}`")
         self.stmt(node.body)
@@ -423,14 +433,49 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
         # One iteration is not worth a parallel region (waking the team costs microseconds: a
         # classifier's single-tile dense); the loop is still treated as parallel otherwise.
         single = isinstance(node.extent, IntImm) and node.extent.value <= 1
-        if parallel and not single:
-            self.emit("#pragma omp parallel for")
-        elif node.kind is S.ForKind.UNROLLED and isinstance(node.extent, IntImm):
+        # The pool's bounds are int64: a uint64 loop, whose bounds may not fit, runs on the caller.
+        if parallel and not single and node.loop_var.dtype != uint64:
+            self._parallel_loop(node, start, end, pragmas)
+            return
+        if node.kind is S.ForKind.UNROLLED and isinstance(node.extent, IntImm):
             self.emit(f"#pragma GCC unroll {min(max(node.extent.value, 1), _MAX_UNROLL)}")
         elif node.kind is S.ForKind.VECTORIZED:  # not lowered by VectorizeLoop (unlowered IR)
             self.emit("#pragma omp simd")
-        var = self.names.bind(node.loop_var)
-        self.emit(f"for ({c_type(node.loop_var.dtype)} {var} = {start}; {var} < {end}; ++{var}) {{")
+        self._loop(node, start, end, pragmas, parallel)
+
+    def _parallel_loop(self, node: S.For, start: str, end: str, pragmas: list) -> None:
+        """The loop's body outlined into a function the thread pool runs (c_parallel.py)."""
+        declared, bound = dict(self.names.declared), self.names.local_names()
+        lines, depth = self.lines, self.depth
+        self.lines, self.depth = [], 1
+        try:
+            self._loop(node, "tessel_begin", "tessel_end", pragmas, True, outlined=True)
+            body = self.lines
+        finally:
+            self.lines, self.depth = lines, depth
+        name = self.fresh_global(f"{self.function_symbol}_parallel")
+        loop = outline(name, body, declared, bound)
+        self.outlined.append(loop.definitions)
+        for line in call_lines(loop, self.names.fresh("closure"), start, end):
+            self.emit(line)
+        if loop.status:
+            self.emit_division_check(f"the parallel loop `{node.loop_var.name}`")
+
+    def _loop(
+        self,
+        node: S.For,
+        start: str,
+        end: str,
+        pragmas: list,
+        parallel: bool,
+        *,
+        outlined: bool = False,
+    ) -> None:
+        """The C loop itself; a parallel one (outlined, or of one iteration) checks its
+        divisions after the loop, in the function that can return the error."""
+        var_type = c_type(node.loop_var.dtype)
+        var = self.names.declare(self.names.bind(node.loop_var), f"{var_type} {{}}")
+        self.emit(f"for ({var_type} {var} = {start}; {var} < {end}; ++{var}) {{")
         distance = next(filter(None, map(prefetch_distance, pragmas)), None)
         if distance is not None:
             self.depth += 1
@@ -444,7 +489,7 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
         self.parallel_depth -= parallel
         self.guard_effects = outer_guard
         self.emit("}")
-        if guarded:
+        if guarded and not outlined:
             self.emit_division_check(f"the parallel loop `{node.loop_var.name}`")
 
     def _loop_bounds(self, node: S.For) -> tuple[str, str]:
@@ -485,7 +530,7 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
         element = c_type(node.dtype)
         if node.data is None:  # a module constant: embedded once per file, or passed in
             index = self._module_constant(node)
-            name = self.names.bind(node.buffer_var)
+            name = self.names.declare(self.names.bind(node.buffer_var), f"const {element}* {{}}")
             if self.table is None:
                 self.emit(f"const {element}* {name} = (const {element}*){self.linked[index]};")
             else:
@@ -496,7 +541,7 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
         values = np.asarray(node.data).reshape(-1)
         literal = float_literal if node.dtype.is_float else int_literal
         items = ", ".join(literal(v.item(), node.dtype) for v in values) or "0"
-        name = self.names.bind(node.buffer_var)
+        name = self.names.declare(self.names.bind(node.buffer_var), f"const {element}* {{}}")
         self.emit(f"static const {element} {name}[{max(values.size, 1)}] = {{{items}}};")
         self.stmt(node.body)
 

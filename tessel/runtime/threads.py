@@ -1,9 +1,11 @@
 """How many threads compiled kernels run on.
 
-Tessel's C kernels parallelise with OpenMP (libgomp): `set_threads(n)` sets the team size for
-the calling thread's next parallel regions (`omp_set_num_threads`, which OpenMP keeps per
-calling thread); `default_threads()` is the cores this process may run on, which is also what
-libgomp starts with.
+Tessel's C kernels run their parallel loops on a thread pool of their own
+(tessel/codegen/c_parallel.py), which takes its team size from OpenMP's setting for the
+calling thread: `set_threads(n)` sets it for the calling thread's next parallel loops
+(`omp_set_num_threads`, which libgomp keeps per thread and shares with every library of the
+process); `default_threads()` is the cores this process may run on, which is also what libgomp
+starts with.
 """
 
 from __future__ import annotations

@@ -188,7 +188,7 @@ def test_a_parallel_loop_of_one_iteration_opens_no_parallel_region():
         kind=ForKind.PARALLEL,
     )
     module = build(prim_func("double", (a_buf, out), body))
-    assert "#pragma omp parallel for" not in module.source
+    assert "tessel_parallel_for(" not in module.source
     a, result = _floats(1, 16), np.zeros((1, 16), "float32")
     module(a, result)
     np.testing.assert_array_equal(result, a * 2)
@@ -210,7 +210,7 @@ def test_elementwise_chain_with_broadcast_and_parallel_loop_matches_numpy():
     )
     a, r, c, result = _floats(32, 16), _floats(16), _floats(32), np.zeros((32, 16), "float32")
     module = build(prim_func("chain", (a_buf, row, col, out), body))
-    assert "#pragma omp parallel for" in module.source
+    assert "tessel_parallel_for(" in module.source
     module(a, r, c, result)
     np.testing.assert_allclose(result, np.maximum(a * r + c[:, None], 0), rtol=1e-6)
 

@@ -79,7 +79,7 @@ def test_build_with_the_default_schedule():
     module = tessel.build(func, schedule="default")
     module(x, w, out)
     np.testing.assert_allclose(out, np.maximum(x @ w.T, 0), rtol=1e-5, atol=1e-5)
-    assert "#pragma omp parallel for" in module.source
+    assert "tessel_parallel_for(" in module.source
 
 
 def test_build_refuses_an_unknown_schedule():
