@@ -17,8 +17,8 @@ The pool belongs to the library (a static in each generated file), starts its wo
 first parallel loop and lets a worker that has waited a second without work end. The team size
 is the one OpenMP reports for the calling thread (`omp_get_max_threads`, which
 `tessel.runtime.set_threads` and OMP_NUM_THREADS set), so it is shared by every library a
-process loads. A call from a second thread while the pool runs a loop, or after fork in the
-child before it starts again, runs its loop on the calling thread alone.
+process loads. A call from a second thread while the pool runs a loop runs its loop on the
+calling thread alone; a child after fork starts workers of its own.
 """
 
 from __future__ import annotations
