@@ -6,8 +6,8 @@ For each count of busy processes (each a Python loop spinning on one core, start
 stopped after the row), the models run at 2 threads, Tessel and onnxruntime taking turns
 (timing.interleaved_medians), outputs checked against each other first. The table gives the
 medians and Tessel / onnxruntime; issue 32's bar is <= 1.2 at every load. Models: MiniLM-L6
-(tessel demo's encoder, batch 1, 128 tokens) and the ResNet-18-style CNN of
-benchmarks/models.py (1x3x112x112).
+(tessel demo's encoder, batch 1, 128 tokens) and the ResNet-18-style and MobileNetV2-style CNNs
+of benchmarks/models.py (1x3x112x112).
 """
 
 from __future__ import annotations
@@ -25,13 +25,17 @@ import onnxruntime
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-from models import _minilm_case, _torch_case, resnet  # noqa: E402
+from models import _minilm_case, _torch_case, mobilenet, resnet  # noqa: E402
 from timing import interleaved_medians  # noqa: E402
 
 from tessel.frontend.onnx import from_onnx  # noqa: E402
 from tessel.graph import compile as compile_graph  # noqa: E402
 
-MODELS = {"minilm": lambda: _minilm_case(1), "resnet": lambda: _torch_case(resnet)}
+MODELS = {
+    "minilm": lambda: _minilm_case(1),
+    "resnet": lambda: _torch_case(resnet),
+    "mobilenet": lambda: _torch_case(mobilenet),
+}
 
 
 def _spin() -> None:
