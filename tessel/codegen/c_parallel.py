@@ -55,14 +55,16 @@ def used_names(body: str) -> set[str]:
 
 
 def outline(
-    names: str,
+    trampoline: str,
+    body_name: str,
     body_lines: list[str],
     declared: dict[str, str],
     bound: set[str],
 ) -> OutlinedLoop:
     """Outline the loop `body_lines` (C lines using `tessel_begin` and `tessel_end` as its
-    bounds) into the functions named after `names`; `declared` holds the declarators of the
-    caller's locals and parameters in scope, `bound` every name the caller had bound."""
+    bounds) into the function `body_name`, called by `trampoline` (whose closure struct is
+    named after it); `declared` holds the declarators of the caller's locals and parameters in
+    scope, `bound` every name the caller had bound."""
     text = "\n".join(body_lines)
     used = used_names(text)
     captured = tuple(name for name in declared if name in used)
@@ -77,7 +79,7 @@ def outline(
     params += ["int64_t tessel_begin", "int64_t tessel_end"]
     if status:
         params.append("int32_t* tessel_status_out")
-    body_name, trampoline, struct = f"{names}_body", names, f"struct {names}_closure"
+    struct = f"struct {trampoline}_closure"
     lines = [f"static __attribute__((noinline)) void {body_name}({', '.join(params)}) {{"]
     if status:
         lines.append(f"  int32_t {STATUS} = 0;")

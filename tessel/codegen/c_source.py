@@ -256,17 +256,11 @@ class _FunctionWriter:
         return self.names.declare(self.names.fresh("constants"), "const void* const* {}")
 
     def _fresh_global(self, hint: str) -> str:
-        """A file-scope name, free with its `_body` (c_parallel.py) in the file and in this
-        function, whose locals would shadow it."""
-        taken = self.module_taken | self.names.taken
-        base = c_identifier(hint)
-        name, counter = base, 0
-        while name in taken or f"{name}_body" in taken:
-            counter += 1
-            name = f"{base}_{counter}"
-        for reserved in (name, f"{name}_body"):
-            self.module_taken.add(reserved)
-            self.names.taken.add(reserved)
+        """A file-scope name (an outlined loop's function, c_parallel.py), free in the file and
+        in this function, whose locals would shadow it."""
+        name = unique_name(c_identifier(hint), self.module_taken | self.names.taken)
+        self.module_taken.add(name)
+        self.names.taken.add(name)
         return name
 
     def _returned_pointer(self) -> str | None:

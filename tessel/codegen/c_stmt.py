@@ -66,13 +66,13 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
         table: str | None = None,
         callees: Mapping[str, CalleeC] | None = None,
         returned: str | None = None,
-        function_symbol: str = "tessel_function",
-        fresh_global: Callable[[str], str] | None = None,
+        function_symbol: str,
+        fresh_global: Callable[[str], str],
     ) -> None:
         super().__init__(names)
         self.function_symbol = function_symbol  # what outlined loop bodies are named after
         # A name unique in the whole file (outlined functions are file-scope).
-        self.fresh_global = fresh_global or names.fresh
+        self.fresh_global = fresh_global
         self.outlined: list[str] = []  # the C definitions of the outlined parallel loops
         self.returned = returned  # the pointer T.ret writes through (c_source.py), if any
         self.callees = callees or {}  # the internal function of each called module function
@@ -453,8 +453,9 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
             body = self.lines
         finally:
             self.lines, self.depth = lines, depth
-        name = self.fresh_global(f"{self.function_symbol}_parallel")
-        loop = outline(name, body, declared, bound)
+        trampoline = self.fresh_global(f"{self.function_symbol}_parallel")
+        body_name = self.fresh_global(f"{trampoline}_body")
+        loop = outline(trampoline, body_name, body, declared, bound)
         self.outlined.append(loop.definitions)
         for line in call_lines(loop, self.names.fresh("closure"), start, end):
             self.emit(line)
