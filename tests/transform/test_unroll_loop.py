@@ -1,4 +1,5 @@
-"""UnrollLoop: small constant `T.unroll` loops become copies of their body; others stay loops."""
+"""UnrollLoop: small constant `T.unroll` loops whose body branches become copies of their body;
+others stay loops for the C compiler (every small one is copied with `explicit_unroll`)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from tessel.tir.stmt import BufferStore, For, ForKind, IfThenElse
 from tessel.transform import UnrollLoop
 
 
-def _unroll(func: PrimFunc, **options: int) -> PrimFunc:
+def _unroll(func: PrimFunc, **options: int | bool) -> PrimFunc:
     (name,) = IRModule.from_func(func).names()
     return UnrollLoop(**options)(IRModule.from_func(func))[name]
 
@@ -34,9 +35,22 @@ def test_an_unrolled_loop_of_extent_4_becomes_four_simplified_copies():
             B[i, 2] = A[i, 3] * T.float32(2)
             B[i, 3] = A[i, 0] * T.float32(2)
 
-    after = _unroll(before)
+    after = _unroll(before, explicit_unroll=True)
     assert_structural_equal(after, with_changes(expected, attrs=after.attrs))
     check_same_results(before, after)
+
+
+def test_a_branch_free_unrolled_loop_is_left_to_the_c_compiler():
+    @T.prim_func
+    def before(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32")):
+        for i in range(8):
+            for j in T.unroll(4):
+                B[i, j] = A[i, (j + 1) % 4] * T.float32(2)
+
+    mod = IRModule.from_func(before)
+    assert UnrollLoop()(mod) is mod
+    assert "#pragma GCC unroll 4" in generate_c_source(before)
+    check_same_results(before, before)  # the interpreter against the C the pragma unrolls
 
 
 def test_an_unrolled_loop_with_a_nonzero_min_and_an_inner_loop():
@@ -46,7 +60,7 @@ def test_an_unrolled_loop_with_a_nonzero_min_and_an_inner_loop():
             for j in range(3):
                 B[i, j] = A[i, j] + i
 
-    after = _unroll(before)
+    after = _unroll(before, explicit_unroll=True)
     loops = [n for n in post_order(after.body) if isinstance(n, For)]
     assert [loop.kind for loop in loops] == [ForKind.SERIAL] * 3
     check_same_results(before, after)
@@ -60,9 +74,9 @@ def test_an_unrolled_loop_of_extent_100_stays_a_loop_for_the_c_pragma():
 
     mod = IRModule.from_func(before)
     assert UnrollLoop()(mod) is mod
-    assert _unroll(before, max_extent=100) is not before  # the limit is a pass option
+    assert _unroll(before, max_extent=100, explicit_unroll=True) is not before  # an option
     assert "unroll" in generate_c_source(before)
-    check_same_results(before, _unroll(before, max_extent=100))
+    check_same_results(before, _unroll(before, max_extent=100, explicit_unroll=True))
 
 
 def test_serial_loops_are_not_unrolled():
