@@ -55,11 +55,12 @@ def needs_constant_table(mod: IRModule, reads_constants: Callable[[PrimFunc], bo
     callers (a callee's table comes from its caller)."""
     funcs = {gv.name_hint: f for gv, f in mod.items() if isinstance(f, PrimFunc)}
     needs = {name for name, func in funcs.items() if reads_constants(func)}
+    callees = {name: {_callee(c) for c in module_calls(func)} for name, func in funcs.items()}
     changed = True
     while changed:  # the call graph has no cycles, so this stops
         changed = False
-        for name, func in funcs.items():
-            if name not in needs and any(_callee(c) in needs for c in module_calls(func)):
+        for name in funcs:
+            if name not in needs and callees[name] & needs:
                 needs.add(name)
                 changed = True
     return needs

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from typing import Any, ClassVar, TypeVar
 
-from tessel.ir.node import Node, child_items, field_names, with_changes
+from tessel.ir.node import Node, child_nodes, field_names, is_node_tuple, with_changes
 from tessel.support.frozen_map import FrozenMap
 
 N = TypeVar("N", bound=Node)
@@ -69,12 +69,7 @@ class Visitor:
 
 def _children_reversed(node: Node) -> list[Node]:
     """The child nodes of `node`, last first (the order a stack pops them in is the fields')."""
-    children: list[Node] = []
-    for _, value in child_items(node):
-        if isinstance(value, Node):
-            children.append(value)
-        else:
-            children.extend(value)
+    children = child_nodes(node)
     children.reverse()
     return children
 
@@ -154,21 +149,23 @@ class _Frame:
     def __init__(self, node: Node, memoize: bool = False) -> None:
         self.node, self.memoize, self.next = node, memoize, 0
         self.results: list[Any] = []
-        self.children: list[Any] = []
-        self.slots: list[tuple[str, Any]] = child_items(node)
-        for _, value in self.slots:
+        children: list[Any] = []
+        slots: list[tuple[str, Any]] = []
+        maps: list[tuple[str, FrozenMap]] = []
+        for name in field_names(type(node)):  # one pass over the fields: this runs per node
+            value = getattr(node, name)
             if isinstance(value, Node):
-                self.children.append(value)
-            else:
-                self.children.extend(value)
-        self.maps = [
-            (name, getattr(node, name))
-            for name in field_names(type(node))
-            if isinstance(getattr(node, name), FrozenMap)  # e.g. PrimFunc.buffer_map
-        ]
-        for _, mapping in self.maps:
+                slots.append((name, value))
+                children.append(value)
+            elif isinstance(value, FrozenMap):  # e.g. PrimFunc.buffer_map
+                maps.append((name, value))
+            elif is_node_tuple(value):
+                slots.append((name, value))
+                children.extend(value)
+        for _, mapping in maps:
             for key, value in mapping.items():
-                self.children.extend((key, value))
+                children.extend((key, value))
+        self.children, self.slots, self.maps = children, slots, maps
 
     def assemble(self) -> Node:
         """The node rebuilt from the results; the same object if no child changed."""
@@ -206,10 +203,7 @@ def post_order(root: Node) -> Iterator[Node]:
             yield node
             continue
         stack.append((node, True))
-        children: list[Node] = []
-        for _, value in child_items(node):
-            children.extend([value] if isinstance(value, Node) else value)
-        stack.extend((child, False) for child in reversed(children))
+        stack.extend((child, False) for child in reversed(child_nodes(node)))
 
 
 def pending_post_order(

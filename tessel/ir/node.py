@@ -43,13 +43,33 @@ def field_names(cls: type) -> tuple[str, ...]:
     )
 
 
+def is_node_tuple(value: object) -> bool:
+    """Whether `value` is a non-empty tuple of nodes (a field IR walks descend into)."""
+    return (
+        isinstance(value, tuple)
+        and len(value) > 0
+        and isinstance(value[0], Node)
+        and all(isinstance(v, Node) for v in value)
+    )
+
+
 def child_items(node: Node) -> list[tuple[str, Any]]:
     """(field name, value) for each field holding a node or a tuple of nodes."""
     items = []
     for name in field_names(type(node)):
         value = getattr(node, name)
-        if isinstance(value, Node) or (
-            isinstance(value, tuple) and value and all(isinstance(v, Node) for v in value)
-        ):
+        if isinstance(value, Node) or is_node_tuple(value):
             items.append((name, value))
     return items
+
+
+def child_nodes(node: Node) -> list[Node]:
+    """The nodes `node` holds, in field order, a tuple's nodes in place of the tuple."""
+    children: list[Node] = []
+    for name in field_names(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, Node):
+            children.append(value)
+        elif is_node_tuple(value):
+            children.extend(value)
+    return children

@@ -129,11 +129,7 @@ class DataType:
         """The NumPy dtype of one lane."""
         if self.is_handle:
             raise UserError("a handle has no NumPy dtype")
-        if self.is_bfloat16:
-            return _BFLOAT16
-        if self.is_string:
-            return STRING_RECORD
-        return np.dtype("bool" if self.is_bool else f"{self.code}{self.bits}")
+        return _numpy_of(self.code, self.bits)
 
     @property
     def value_numpy(self) -> np.dtype:
@@ -144,19 +140,37 @@ class DataType:
     def min_value(self) -> int | float:
         """The smallest representable value of one lane."""
         _numeric(self)
-        if self.is_float:
-            return float(ml_dtypes.finfo(self.numpy).min)  # NumPy's finfo lacks bfloat16
-        return int(np.iinfo(self.numpy).min) if not self.is_bool else 0
+        return _range_of(self.code, self.bits)[0]
 
     def max_value(self) -> int | float:
         """The largest representable value of one lane."""
         _numeric(self)
-        if self.is_float:
-            return float(ml_dtypes.finfo(self.numpy).max)
-        return int(np.iinfo(self.numpy).max) if not self.is_bool else 1
+        return _range_of(self.code, self.bits)[1]
 
 
 _BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+
+
+# Both are asked for on every constant the simplifier builds: answered once per type.
+@lru_cache(maxsize=64)
+def _numpy_of(code: str, bits: int) -> np.dtype:
+    if code == "bfloat":
+        return _BFLOAT16
+    if code == "string":
+        return STRING_RECORD
+    return np.dtype("bool" if code == "bool" else f"{code}{bits}")
+
+
+@lru_cache(maxsize=64)
+def _range_of(code: str, bits: int) -> tuple[int | float, int | float]:
+    if code == "bool":
+        return 0, 1
+    dtype = _numpy_of(code, bits)
+    if code in ("float", "bfloat"):
+        info = ml_dtypes.finfo(dtype)  # NumPy's finfo lacks bfloat16
+        return float(info.min), float(info.max)
+    limits = np.iinfo(dtype)
+    return int(limits.min), int(limits.max)
 
 
 def text_of(item: object) -> str:

@@ -154,8 +154,13 @@ def check_module_calls(mod: IRModule) -> None:
         if not isinstance(func, PrimFunc):
             continue
         graph[gv.name_hint] = []
-        statements = {id(n.value) for n in post_order(func.body) if isinstance(n, Evaluate)}
-        for call in module_calls(func):
+        statements, calls = set(), []  # one walk: this runs before lowering and in codegen
+        for node in post_order(func.body):
+            if isinstance(node, Evaluate):
+                statements.add(id(node.value))
+            elif is_module_call(node):
+                calls.append(node)
+        for call in calls:
             callee = resolve(mod, call, gv.name_hint)
             name = call.op.name_hint  # type: ignore[union-attr]  # a GlobalVar
             if name not in written:
