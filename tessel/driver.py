@@ -29,6 +29,7 @@ from tessel.support.errors import UserError
 from tessel.support.fingerprint import source_fingerprint
 from tessel.support.frozen_map import FrozenMap
 from tessel.support.progress import NO_PROGRESS, Progress
+from tessel.support.worker_processes import compile_jobs
 from tessel.tir.function import PrimFunc
 from tessel.transform import default_passes, lower
 
@@ -41,18 +42,22 @@ def build(
     cache_dir: str | Path | None = None,
     progress: Progress = NO_PROGRESS,
     extra_source: Callable[[CSource], str] | None = None,
+    jobs: int | None = None,
 ) -> Module:
     """Compile a PrimFunc or IRModule to native code and load it as a runtime Module;
     `schedule="default"` first applies the default schedule rules (tessel.schedule.rules) to
     every function, for code that nobody scheduled by hand, with tiles sized for `target`
     (`Target.detect()` describes this machine; the plain "c" target, a modest AVX2 core).
-    `progress` hears of the stages: lowering (pass by pass), generating C, compiling C.
-    `extra_source` makes C text from the generated source, compiled into the same library
-    after it (an AOT model's C API, which calls the entry `main`)."""
+    `progress` hears of the stages: lowering (pass by pass, or function by function when
+    several run at once), generating C, compiling C. `extra_source` makes C text from the
+    generated source, compiled into the same library after it (an AOT model's C API, which
+    calls the entry `main`). The functions of a module go through the TensorIR passes in up
+    to `jobs` processes (None: the cores this process may use)."""
     target = Target.of(target)
+    jobs = compile_jobs(jobs)
     if schedule is not None:
         func_or_mod = _scheduled(func_or_mod, schedule, target)
-    constants, c_source = _lower_and_generate(func_or_mod, target, cache_dir, progress)
+    constants, c_source = _lower_and_generate(func_or_mod, target, cache_dir, progress, jobs)
     progress.stage("compiling and linking C")  # one compiler run builds the shared object
     source = c_source.source + (extra_source(c_source) if extra_source is not None else "")
     library = compile_source(
@@ -102,6 +107,7 @@ def _lower_and_generate(
     target: Target,
     cache_dir: str | Path | None = None,
     progress: Progress = NO_PROGRESS,
+    jobs: int = 1,
 ) -> tuple[tuple[Any, ...], CSource]:
     """The lowered module's constants and its C, from the cache when this module was lowered
     for this target before; a code generation failure becomes a BuildError."""
@@ -113,8 +119,14 @@ def _lower_and_generate(
             return pickle.loads(cached)  # our own cache, beside the objects we load anyway
         except Exception:  # a damaged or outdated entry is recomputed and overwritten
             pass
-    progress.stage("lowering TensorIR passes", total=len(default_passes(target)))
-    lowered = lower(func_or_mod, target, instruments=(_PassProgress(progress),))
+    functions = len(func_or_mod.functions) if isinstance(func_or_mod, IRModule) else 1
+    if jobs > 1 and functions > 1:
+        # Progress by function: the worker processes run each one through every pass.
+        progress.stage("lowering TensorIR passes", total=functions)
+        lowered = lower(func_or_mod, target, jobs=jobs, on_function_done=progress.advance)
+    else:
+        progress.stage("lowering TensorIR passes", total=len(default_passes(target)))
+        lowered = lower(func_or_mod, target, instruments=(_PassProgress(progress),))
     progress.stage("generating C")
     try:
         c_source = generate(lowered, target)

@@ -182,6 +182,23 @@ def test_run_and_bench_take_a_thread_count(tmp_path, capsys):
     assert "--threads: expected a whole number of at least 1" in capsys.readouterr().err
 
 
+def test_compile_takes_a_count_of_processes(tmp_path, capsys, monkeypatch):
+    from tessel import graph
+
+    seen = []
+    compile_graph = graph.compile
+    monkeypatch.setattr(
+        graph, "compile", lambda *a, **kw: seen.append(kw["jobs"]) or compile_graph(*a, **kw)
+    )
+    _mlp(tmp_path / "mlp.onnx", batch=2)
+    assert cli.main(["compile", str(tmp_path / "mlp.onnx"), "--jobs", "1", "-q"]) == 0
+    assert cli.main(["compile", str(tmp_path / "mlp.onnx"), "-q"]) == 0
+    assert seen == [1, None]  # None: the cores this process may use
+    with pytest.raises(SystemExit):
+        cli.main(["compile", str(tmp_path / "mlp.onnx"), "--jobs", "0"])
+    assert "--jobs: expected a whole number of at least 1" in capsys.readouterr().err
+
+
 def test_a_dynamic_dimension_without_shape_is_one_clear_error(tmp_path, capsys):
     _mlp(tmp_path / "mlp.onnx")
     assert cli.main(["compile", str(tmp_path / "mlp.onnx"), "-q"]) == 1

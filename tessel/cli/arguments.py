@@ -144,3 +144,11 @@ def _model_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "-q", "--quiet", action="store_true", help="show no progress on stderr (errors only)"
     )
+    command.add_argument(
+        "--jobs",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="schedule and lower the model's kernels in N processes (default: the cores this "
+        "process may use)",
+    )

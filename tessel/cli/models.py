@@ -72,7 +72,12 @@ def _compile(args: argparse.Namespace) -> Any:
         mod, params = _import(args, progress)
         ctx = PassContext(instruments=(timer,) if timer else ())
         model = compile_graph(
-            mod, params, progress=progress, ctx=ctx, threads=getattr(args, "threads", None)
+            mod,
+            params,
+            progress=progress,
+            ctx=ctx,
+            threads=getattr(args, "threads", None),
+            jobs=args.jobs,
         )
         if timer is not None:
             timer.end()

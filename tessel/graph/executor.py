@@ -50,6 +50,7 @@ from tessel.support.dtype import DataType
 from tessel.support.errors import UserError
 from tessel.support.frozen_map import FrozenMap
 from tessel.support.progress import NO_PROGRESS, Progress
+from tessel.support.worker_processes import compile_jobs
 from tessel.tir.function import PrimFunc
 
 
@@ -73,6 +74,7 @@ def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name user
     executor: str = "aot",
     progress: Progress = NO_PROGRESS,
     threads: int | None = None,
+    jobs: int | None = None,
 ) -> CompiledModel:
     """Compile `mod`'s `main` into a runnable model; `params` binds parameters by name
     (weights, as Constants): a mapping of arrays, or the path of a safetensors file (what
@@ -86,8 +88,11 @@ def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name user
     `progress` hears of each stage (graph passes, kernels scheduled, lowering, C compilation)
     and of the items done within it (tessel.support.progress); the caller ends it. `threads`
     is how many threads the model's kernels run on (`CompiledModel.threads`, settable; None:
-    OpenMP's default, the cores this process may use)."""
+    OpenMP's default, the cores this process may use). `jobs` is how many processes the
+    compile itself uses to schedule and lower distinct kernels (None: the cores this process
+    may use; 1: none but this one)."""
     _check_threads(threads)
+    jobs = compile_jobs(jobs)
     if executor not in EXECUTORS:
         raise UserError(
             f"unknown executor {executor!r}; choose one of {list(EXECUTORS)}",
@@ -117,9 +122,9 @@ def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name user
     for pass_ in passes:
         mod = pass_(mod, ctx)
         progress.advance()
-    lowered = LowerTE(target=target, progress=progress, devices=devices)(mod, ctx)
+    lowered = LowerTE(target=target, progress=progress, devices=devices, jobs=jobs)(mod, ctx)
     progress.stage("planning memory")
-    lowered = LayoutRewrite(target)(lowered, ctx)
+    lowered = LayoutRewrite(target, jobs)(lowered, ctx)
     plan = plan_memory(lowered)
     if executor == "python":
         if any(t.dtype == "string" for t in plan.tensors):
@@ -138,14 +143,14 @@ def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name user
                 hint="use executor='aot'",
             )
         kernels = {gv: f for gv, f in lowered.items() if isinstance(f, PrimFunc)}
-        library = build(IRModule(FrozenMap(kernels)), target, progress=progress)
+        library = build(IRModule(FrozenMap(kernels)), target, progress=progress, jobs=jobs)
         return CompiledModel(lowered, plan, library, threads=threads)
     # Weights are named by their Constants' name_hints: a parameter's or an ONNX initializer's
     # name, `<name>_folded` / `<name>_packed` after the passes that computed them from it.
     aot = aot_module(lowered, plan, plan.weight_names(), link_params=target.link_params)
     outputs = [ApiTensor(o.name, o.shape, o.dtype) for o in _output_specs(lowered, plan)]
     api = functools.partial(_c_api, api_model(aot, plan, outputs))  # compiled into the library
-    library = build(aot.mod, target, progress=progress, extra_source=api)
+    library = build(aot.mod, target, progress=progress, extra_source=api, jobs=jobs)
     return CompiledModel(lowered, plan, library, aot, threads=threads)
 
 

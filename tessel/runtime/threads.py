@@ -12,16 +12,14 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import os
 from functools import cache
+
+from tessel.support.worker_processes import usable_cores
 
 
 def default_threads() -> int:
     """The cores this process may run on (its affinity mask, as `taskset` sets it)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # no affinity on this platform
-        return max(1, os.cpu_count() or 1)
+    return usable_cores()
 
 
 @cache

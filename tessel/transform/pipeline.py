@@ -22,8 +22,10 @@ from tessel.transform.lower_match_buffer import LowerMatchBuffer
 from tessel.transform.lower_memory_scopes import LowerMemoryScopes
 from tessel.transform.lower_opaque_block import LowerOpaqueBlock
 from tessel.transform.over_compute_padding import OverComputePadding
+from tessel.transform.parallel_lowering import lower_functions_in_workers
 from tessel.transform.plan_buffer_allocation import PlanBufferAllocation
 from tessel.transform.postconditions import check_postcondition
+from tessel.transform.prim_func_pass import PrimFuncPass
 from tessel.transform.remove_assume import RemoveAssume
 from tessel.transform.remove_undef_stores import RemoveUndefStores
 from tessel.transform.simplify import Simplify
@@ -75,8 +77,6 @@ def default_passes(target: Target) -> tuple[Pass, ...]:
         # After every pass that reads floordiv's structure (Simplify, vectorizing `ramp // c`):
         # C's own `/` on the indices that are provably non-negative, which gcc hoists.
         LowerDivision(),
-        # After flattening (constants are flat arrays by then): one deduplicated copy per module.
-        ExtractConstants(),
         # After StorageRewrite has fixed each allocation's size, record stack or workspace for
         # the target in the IR, so codegen reads the decision instead of making it.
         LowerMemoryScopes(target=target),
@@ -87,6 +87,10 @@ def default_passes(target: Target) -> tuple[Pass, ...]:
         ClampVectorExp(),
         DeinterleaveLoads(),
         AutoUnrollLoop(),
+        # Last, the one pass over the whole module (every pass before it rewrites each function
+        # on its own, so those may run per function in worker processes); after flattening
+        # (constants are flat arrays by then): one deduplicated copy of each per module.
+        ExtractConstants(),
     )
 
 
@@ -97,11 +101,16 @@ def lower(
     instruments: Sequence[PassInstrument] = (),
     verify: bool = False,
     verifier: Callable[[IRModule, str], None] | None = None,
+    jobs: int = 1,
+    on_function_done: Callable[[], None] | None = None,
 ) -> IRModule:
     """Lower block-level TensorIR to the flat, loop-level form that code generation takes.
 
     With `verify`, the IR is checked after every pass (by `verifier`, default: each pass's
-    own postcondition and `tir.verify`), naming the pass that broke it.
+    own postcondition and `tir.verify`), naming the pass that broke it. With `jobs` > 1 and
+    neither instruments nor verification (both watch each pass over the whole module), the
+    functions of a module of several go through the per-function passes in up to `jobs`
+    worker processes, `on_function_done` called as each comes back; the result is the same.
     """
     target = Target.of(target)
     mod = mod_or_func if isinstance(mod_or_func, IRModule) else IRModule.from_func(mod_or_func)
@@ -111,6 +120,22 @@ def lower(
         verify=verify,
         verifier=verifier or check_postcondition,
     )
-    for pass_ in default_passes(target):
+    passes = default_passes(target)
+    if jobs > 1 and not instruments and not verify:
+        per_function = per_function_prefix(passes)
+        lowered = lower_functions_in_workers(mod, per_function, jobs, on_function_done)
+        if lowered is not None:
+            mod, passes = lowered, passes[len(per_function) :]
+    for pass_ in passes:
         mod = pass_(mod, ctx)
     return mod
+
+
+def per_function_prefix(passes: tuple[Pass, ...]) -> tuple[PrimFuncPass, ...]:
+    """The passes before the first that looks at more than one function at a time."""
+    prefix: list[PrimFuncPass] = []
+    for pass_ in passes:
+        if not isinstance(pass_, PrimFuncPass):
+            break
+        prefix.append(pass_)
+    return tuple(prefix)

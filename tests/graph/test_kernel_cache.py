@@ -29,7 +29,8 @@ def home(tmp_path, monkeypatch):
 
 @pytest.fixture
 def builds(monkeypatch):
-    """Counts the kernels LowerTE builds (rather than takes from the cache)."""
+    """Counts the kernels LowerTE builds (rather than takes from the cache); the tests build
+    them in this process (`jobs=1`: a worker process would count in its own memory)."""
     made = []
     original = lower_te.build_prim_func
     monkeypatch.setattr(
@@ -50,11 +51,11 @@ def kernels(mod):
 
 def test_second_lowering_builds_no_kernel_and_gives_equal_kernels(home, builds):
     mod = InferType()(load("cnn"))
-    first = lower_te.LowerTE()(mod)
+    first = lower_te.LowerTE(jobs=1)(mod)
     assert builds
     assert len(entries(home)) == len(builds)
     built = len(builds)
-    second = lower_te.LowerTE()(mod)
+    second = lower_te.LowerTE(jobs=1)(mod)
     assert len(builds) == built
     assert kernels(first).keys() == kernels(second).keys()
     for name, func in kernels(first).items():
@@ -65,9 +66,9 @@ def test_model_compiled_from_cached_kernels_gives_the_same_results(home, builds)
     mod = load("attention")
     weights = random_weights(mod, INPUTS["attention"])
     inputs = random_inputs(mod, INPUTS["attention"])
-    graph.compile(mod, params=weights)
+    graph.compile(mod, params=weights, jobs=1)
     built = len(builds)
-    model = graph.compile(mod, params=weights)
+    model = graph.compile(mod, params=weights, jobs=1)
     assert len(builds) == built
     assert_close(model(*inputs), evaluate(mod, *inputs, params=weights))
 
@@ -88,13 +89,13 @@ def test_key_follows_attributes_target_schedule_and_source(home, monkeypatch):
 
 def test_damaged_entry_is_rebuilt(home, builds):
     mod = InferType()(parse(SOFTMAX.format(axis=-1)))
-    lower_te.LowerTE()(mod)
+    lower_te.LowerTE(jobs=1)(mod)
     for entry in entries(home):
         entry.write_bytes(b"not a pickle")
-    after = lower_te.LowerTE()(mod)
+    after = lower_te.LowerTE(jobs=1)(mod)
     assert builds == ["fused_nn_softmax", "fused_nn_softmax"]
     x = np.random.default_rng(0).normal(size=(4, 24)).astype("float32")
-    assert_close(graph.compile(mod)(x), evaluate(mod, x))
+    assert_close(graph.compile(mod, jobs=1)(x), evaluate(mod, x))
     assert isinstance(kernels(after)["fused_nn_softmax"], PrimFunc)
 
 
@@ -102,8 +103,20 @@ def test_kernel_read_back_from_the_cache_lowers_to_the_same_c(home, builds):
     # Passes compare builtin ops by identity (a padding's if_then_else is vectorized only if
     # its op is builtin.if_then_else_op): an unpickled kernel must keep them.
     mod = InferType()(load("cnn"))
-    fresh = kernels(lower_te.LowerTE()(mod))
-    cached = kernels(lower_te.LowerTE()(mod))
+    fresh = kernels(lower_te.LowerTE(jobs=1)(mod))
+    cached = kernels(lower_te.LowerTE(jobs=1)(mod))
     assert len(builds) == len(fresh)
     for name, func in fresh.items():
         assert generate(lower(cached[name])).source == generate(lower(func)).source
+
+
+def test_kernels_built_in_worker_processes_equal_those_built_here_and_are_kept(home):
+    mod = InferType()(load("cnn"))
+    here = kernels(lower_te.LowerTE(jobs=1)(mod))
+    for entry in entries(home):
+        entry.unlink()
+    in_workers = kernels(lower_te.LowerTE(jobs=2)(mod))
+    assert len(here) > 1 and list(in_workers) == list(here)  # the same names, in one order
+    for name, func in here.items():
+        assert_structural_equal(in_workers[name], func)
+    assert len(entries(home)) == len(here)  # each worker stored the kernel it built

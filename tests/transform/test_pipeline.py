@@ -5,23 +5,28 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tessel.codegen import generate
 from tessel.driver import build
 from tessel.ir import builders as B
 from tessel.ir.expr import Cast
 from tessel.ir.functor import post_order
 from tessel.ir.module import IRModule
+from tessel.ir.structural import assert_structural_equal
 from tessel.ir.target import Target
 from tessel.ir.transform import PassTimingInstrument
 from tessel.script import tir as T
 from tessel.support.dtype import float32, int64
 from tessel.support.errors import InternalError, UserError
+from tessel.testing import check_same_results
 from tessel.testing.ir_programs import TRUE, loops, matmul, prim_func, seq, store
 from tessel.tir import builtin, interpreter
 from tessel.tir.block import Block
 from tessel.tir.buffer import BufferLoad, decl_buffer
 from tessel.tir.stmt import Allocate, BufferStore, DeclBuffer, Evaluate
 from tessel.transform import LoweringError, RemoveAssume, RemoveUndefStores, lower
+from tessel.transform.pipeline import default_passes, per_function_prefix
 from tessel.transform.postconditions import check_postcondition
+from tessel.transform.unroll_loop import UnrollLoop
 
 
 def test_lower_runs_the_passes_in_order_and_reports_each_to_instruments():
@@ -44,11 +49,11 @@ def test_lower_runs_the_passes_in_order_and_reports_each_to_instruments():
         "unroll_loop",
         "vectorize_loop",
         "lower_division",
-        "extract_constants",
         "lower_memory_scopes",
         "clamp_vector_exp",
         "deinterleave_loads",
         "auto_unroll_loop",
+        "extract_constants",
     ]
     func = lowered["matmul"]
     nodes = list(post_order(func.body))
@@ -59,6 +64,57 @@ def test_lower_runs_the_passes_in_order_and_reports_each_to_instruments():
 def test_lower_accepts_a_module_and_keeps_its_function_names():
     mod = IRModule.from_dict({"first": matmul(4, name="first"), "second": matmul(4, name="second")})
     assert lower(mod).names() == ["first", "second"]
+
+
+def test_only_the_last_pass_looks_at_the_whole_module():
+    passes = default_passes(Target.of("c"))
+    assert per_function_prefix(passes) == passes[:-1]  # what worker processes may run
+
+
+@T.prim_func
+def _scale(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+    W = T.allocate_const([0.5, -1.0, 2.0, 3.0], "float32", [4])
+    for i in range(4):
+        B[i] = A[i] * W[i]
+
+
+@T.prim_func
+def _shift(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+    W = T.allocate_const([0.5, -1.0, 2.0, 3.0], "float32", [4])
+    for i in range(4):
+        B[i] = A[i] + W[i]
+
+
+def test_lowering_in_worker_processes_gives_the_serial_module_and_reports_each_function():
+    funcs = {f"k{n}": matmul(n, name=f"k{n}") for n in (4, 8, 12)}
+    # One constant array in two functions: ExtractConstants, run here after the workers'
+    # passes, keeps one copy for the module.
+    mod = IRModule.from_dict({**funcs, "scale": _scale, "shift": _shift})
+    done = []
+    parallel = lower(mod, jobs=2, on_function_done=lambda: done.append(1))
+    serial = lower(mod)
+    assert len(done) == len(mod.names())
+    assert parallel.names() == serial.names()
+    assert_structural_equal(parallel, serial)
+    assert len(parallel.attrs["constants"]) == 1
+    assert generate(parallel).source == generate(serial).source
+    check_same_results(_scale, parallel, name="scale")
+
+
+def test_lowering_that_fails_in_a_worker_raises_its_own_error_here(monkeypatch):
+    original = UnrollLoop.transform
+
+    def broken(self, func, ctx):
+        if func.attrs["global_symbol"] == "bad":
+            raise LoweringError("broken on purpose", rule="test.broken")
+        return original(self, func, ctx)
+
+    monkeypatch.setattr(UnrollLoop, "transform", broken)  # the forked workers inherit it
+    mod = IRModule.from_dict({"good": matmul(4, name="good"), "bad": matmul(4, name="bad")})
+    with pytest.raises(LoweringError, match="broken on purpose") as raised:
+        lower(mod, jobs=2)
+    assert raised.value.rule == "test.broken"
+    assert any(entry.name == "broken" for entry in raised.traceback)  # raised in this process
 
 
 def test_assumptions_and_undef_stores_are_removed_without_changing_results():

@@ -177,10 +177,12 @@ def _stage_of(
 @dataclass(frozen=True)
 class LayoutRewrite(Pass):
     """Pack the constant arguments of lowered kernels at compile time, in the layout their
-    schedules chose, and call the packed kernels (see the module docstring)."""
+    schedules chose, and call the packed kernels (see the module docstring); the packing
+    functions are lowered in up to `jobs` processes (None: the cores this process may use)."""
 
     name: ClassVar[str] = "layout_rewrite"
     target: Target | str = "c"
+    jobs: int | None = None
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         main_gv = mod.get_global_var("main")
@@ -195,7 +197,7 @@ class LayoutRewrite(Pass):
             gv: GlobalVar(unique_name(f"{gv.name_hint}_packed", taken)) if gv in mixed else gv
             for gv in lifted
         }
-        packer = _Packer(lifted, self.target, taken)
+        packer = _Packer(lifted, self.target, taken, self.jobs)
         rewriter = _CallRewriter(lifted, packed_gvs, packer)
         new_main = with_changes(main, body=rewriter.rewrite(main.body))
         functions: dict[GlobalVar, object] = {}
@@ -255,7 +257,11 @@ class _Packer:
     """Runs the packing functions, compiled together once, on constants (each packed once)."""
 
     def __init__(
-        self, lifted: dict[GlobalVar, LiftedKernel], target: Target | str, taken: set[str]
+        self,
+        lifted: dict[GlobalVar, LiftedKernel],
+        target: Target | str,
+        taken: set[str],
+        jobs: int | None = None,
     ) -> None:
         names: dict[tuple[GlobalVar, int], str] = {}
         functions: dict[GlobalVar, PrimFunc] = {}
@@ -268,7 +274,9 @@ class _Packer:
                 )
         self.names = names
         # Run here, in this process: never with a sanitizer (its runtime is not loaded).
-        self.library = build(IRModule(FrozenMap(functions)), Target(kind=Target.of(target).kind))
+        self.library = build(
+            IRModule(FrozenMap(functions)), Target(kind=Target.of(target).kind), jobs=jobs
+        )
         self.done: dict[tuple[Constant, str], Constant] = {}
 
     def pack(self, gv: GlobalVar, stage: PackingStage, constant: Constant) -> Constant:

@@ -27,7 +27,7 @@ from tessel.graph.expr import (
     Var,
     with_type,
 )
-from tessel.graph.kernel_cache import cached_kernel
+from tessel.graph.kernel_cache import KernelRequest, cached_kernels
 from tessel.graph.kernel_scope import with_param_scope
 from tessel.graph.passes.device_analysis import DeviceAnalysis
 from tessel.graph.passes.infer_type import InferType
@@ -52,6 +52,7 @@ from tessel.schedule.rules import default_schedule
 from tessel.support.frozen_map import FrozenMap
 from tessel.support.names import unique_name
 from tessel.support.progress import NO_PROGRESS, Progress
+from tessel.support.worker_processes import compile_jobs
 from tessel.tir.function import PrimFunc
 from tessel.transform.errors import LoweringError
 
@@ -70,13 +71,15 @@ class LowerTE(Pass):
     call's device from a module PlanDevices planned: every call_lowered then names its device,
     a kernel is built for that device's target, and a planned memory scope becomes the scope
     of the kernel's buffers (issue 27). `device_copy` calls stay calls of main either way: the
-    executor copies, no kernel does."""
+    executor copies, no kernel does. Kernels not in the cache are built in up to `jobs`
+    processes (None: the cores this process may use; tessel/graph/kernel_cache.py)."""
 
     name: ClassVar[str] = "lower_te"
     schedule: bool = True
     target: Target | None = None
     progress: Progress = field(default=NO_PROGRESS, repr=False, compare=False)
     devices: bool = False
+    jobs: int | None = None
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         if mod["main"].body.checked_type is None:  # the rebuilt main keeps these types
@@ -87,6 +90,7 @@ class LowerTE(Pass):
             mod = placement.mod  # the nodes the plan answers for
         lowering = _Lowering(mod, self.schedule, self.target, self.progress, placement)
         main = lowering.lower_function(mod[main_gv])
+        lowering.make_kernels(compile_jobs(self.jobs))
         functions: dict[GlobalVar, object] = {main_gv: main}
         functions.update(
             (gv, f) for gv, f in mod.items() if gv is not main_gv and not is_primitive(f)
@@ -111,6 +115,9 @@ class _Lowering:
         self.kernels: dict[GlobalVar, PrimFunc] = {}
         self.taken = set(mod.names())
         self.by_hash: dict[tuple, list[tuple[Function, GlobalVar]]] = {}
+        # The kernels to make, in the order main first calls them, and the calls of each.
+        self.requests: list[tuple[GlobalVar, str, KernelRequest]] = []
+        self.calls: dict[GlobalVar, int] = {}
 
     def lower_function(self, func: Function) -> Function:
         new: dict[int, Expr] = {}
@@ -121,6 +128,20 @@ class _Lowering:
         for node in order:
             new[id(node)] = self._lower(node, new)
         return with_changes(func, body=new[id(func.body)])
+
+    def make_kernels(self, jobs: int) -> None:
+        """Build (or read from the cache) the kernels main's calls need, all at once, so
+        that they are scheduled in up to `jobs` processes; progress advances once per call of
+        each."""
+
+        def done(index: int) -> None:
+            gv = self.requests[index][0]
+            for _ in range(self.calls[gv]):
+                self.progress.advance()
+
+        kernels = cached_kernels([request for _, _, request in self.requests], jobs, done)
+        for (gv, scope, _), kernel in zip(self.requests, kernels, strict=True):
+            self.kernels[gv] = with_param_scope(kernel, scope) if scope else kernel
 
     def _lower(self, node: Expr, new: dict[int, Expr]) -> Expr:
         if isinstance(node, Var | Constant) or is_call_lowered(node):
@@ -139,9 +160,7 @@ class _Lowering:
                 false_branch=new[id(node.false_branch)],
             )
         elif isinstance(node, Call):
-            lowered = self._lower_call(node, tuple(new[id(a)] for a in node.args))
-            self.progress.advance()
-            return lowered
+            return self._lower_call(node, tuple(new[id(a)] for a in node.args))
         else:
             raise LoweringError(
                 f"lower_te: `main` holds a {type(node).__name__} it cannot lower",
@@ -154,6 +173,7 @@ class _Lowering:
     def _lower_call(self, call: Call, args: tuple[Expr, ...]) -> Expr:
         callee = self.mod[call.op] if isinstance(call.op, GlobalVar) else call.op
         if is_device_copy(call):  # the executor's step, not a kernel (call_lowered.py)
+            self.progress.advance()
             rebuilt = with_changes(call, args=args)
             return rebuilt if rebuilt is call else with_type(rebuilt, call.checked_type)
         if isinstance(callee, Op):
@@ -185,15 +205,18 @@ class _Lowering:
         key = (structural_hash(primitive.func), target, scope)
         for func, gv in self.by_hash.get(key, ()):
             if structural_equal(func, primitive.func):
+                self.calls[gv] += 1
                 return gv
         gv = GlobalVar(unique_name(kernel_name(primitive.func), self.taken))
+        schedule = self.schedule
 
         def make() -> PrimFunc:
             prim_func = build_prim_func(primitive.func, gv.name_hint)
-            return default_schedule(prim_func, target).func if self.schedule else prim_func
+            return default_schedule(prim_func, target).func if schedule else prim_func
 
-        kernel = cached_kernel(primitive.func, gv.name_hint, target, self.schedule, make)
-        self.kernels[gv] = with_param_scope(kernel, scope) if scope else kernel
+        request = KernelRequest(primitive.func, gv.name_hint, target, schedule, make)
+        self.requests.append((gv, scope, request))
+        self.calls[gv] = 1
         self.by_hash.setdefault(key, []).append((primitive.func, gv))
         return gv
 
