@@ -1,5 +1,6 @@
-"""Independent pieces of a compile (each kernel's TensorIR passes) run in forked worker
-processes, as many as the cores this process may use.
+"""Independent pieces of a compile (each kernel's schedule, each kernel's TensorIR passes) run
+in forked worker processes, as many as the compile's `jobs` (by default the cores this process
+may use).
 
 Python runs one thread of Python at a time, so the pieces go to processes. They are forked:
 a worker inherits the caller's memory, so the work and its inputs (whole IR modules) are not

@@ -1,8 +1,8 @@
 """The per-function TensorIR passes of a module's functions, run in worker processes.
 
 Each PrimFuncPass rewrites a function without looking at the others, so a module's functions
-(a model's kernels: ResNet-50 has 58) can go through those passes at the same time, one
-process per core (tessel.support.worker_processes); the module-level passes that follow run
+(a model's kernels: ResNet-50 has 58) can go through those passes at the same time, in up to
+`jobs` processes (tessel.support.worker_processes); the module-level passes that follow run
 once, here. Each function comes back pickled, with its variables and buffers still shared
 where they were, so the module is the one serial lowering gives.
 """

@@ -20,13 +20,14 @@ def _unroll(func: PrimFunc, **options: int | bool) -> PrimFunc:
     return UnrollLoop(**options)(IRModule.from_func(func))[name]
 
 
-def test_an_unrolled_loop_of_extent_4_becomes_four_simplified_copies():
-    @T.prim_func
-    def before(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32")):
-        for i in range(8):
-            for j in T.unroll(4):
-                B[i, j] = A[i, (j + 1) % 4] * T.float32(2)
+@T.prim_func
+def _rotate_and_double(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32")):
+    for i in range(8):
+        for j in T.unroll(4):
+            B[i, j] = A[i, (j + 1) % 4] * T.float32(2)
 
+
+def test_an_unrolled_loop_of_extent_4_becomes_four_simplified_copies():
     @T.prim_func
     def expected(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32")):
         for i in range(8):
@@ -35,22 +36,17 @@ def test_an_unrolled_loop_of_extent_4_becomes_four_simplified_copies():
             B[i, 2] = A[i, 3] * T.float32(2)
             B[i, 3] = A[i, 0] * T.float32(2)
 
-    after = _unroll(before, explicit_unroll=True)
+    after = _unroll(_rotate_and_double, explicit_unroll=True)
     assert_structural_equal(after, with_changes(expected, attrs=after.attrs))
-    check_same_results(before, after)
+    check_same_results(_rotate_and_double, after)
 
 
 def test_a_branch_free_unrolled_loop_is_left_to_the_c_compiler():
-    @T.prim_func
-    def before(A: T.Buffer((8, 4), "float32"), B: T.Buffer((8, 4), "float32")):
-        for i in range(8):
-            for j in T.unroll(4):
-                B[i, j] = A[i, (j + 1) % 4] * T.float32(2)
-
-    mod = IRModule.from_func(before)
+    mod = IRModule.from_func(_rotate_and_double)
     assert UnrollLoop()(mod) is mod
-    assert "#pragma GCC unroll 4" in generate_c_source(before)
-    check_same_results(before, before)  # the interpreter against the C the pragma unrolls
+    assert "#pragma GCC unroll 4" in generate_c_source(_rotate_and_double)
+    # the interpreter against the C whose loop the pragma has the C compiler copy
+    check_same_results(_rotate_and_double, _rotate_and_double)
 
 
 def test_an_unrolled_loop_with_a_nonzero_min_and_an_inner_loop():
