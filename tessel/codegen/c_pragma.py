@@ -13,13 +13,20 @@
 
 from __future__ import annotations
 
-from tessel.ir.expr import IntImm, PrimExpr, StringImm
+from tessel.arith import Analyzer
+from tessel.ir.expr import IntImm, PrimExpr, StringImm, Var
+from tessel.ir.functor import mentions, post_order
+from tessel.ir.node import with_changes
+from tessel.ir.substitute import substitute
 from tessel.support.names import c_comment
 from tessel.tir import stmt as S
+from tessel.tir.buffer import BufferLoad
 
 PRAGMA_PREFIX = "pragma_"
 AUTO_UNROLL_MAX_STEP = "pragma_auto_unroll_max_step"
 SOFTWARE_PREFETCH = "pragma_software_prefetch"
+# The iterations of inner loops prefetch_loads looks at, at most (an unrolled loop's each count).
+_MAX_PREFETCH_POINTS = 64
 
 
 def is_pragma(node: S.AttrStmt) -> bool:
@@ -63,6 +70,38 @@ def prefetch_distance(node: S.AttrStmt) -> int | None:
     if node.attr_key != SOFTWARE_PREFETCH or not isinstance(value, IntImm):
         return None
     return value.value if value.value > 0 else None
+
+
+def prefetch_loads(loop: S.For) -> list[BufferLoad]:
+    """Each contiguous vector load of a non-local buffer in `loop`'s body whose address moves
+    with the loop, its indices at the start of the iteration: inner loops at their first
+    iteration, an unrolled one at each of its iterations (the C compiler's copies are loads of
+    their own)."""
+    nodes = list(post_order(loop.body))
+    points: list[dict[Var, PrimExpr]] = [{}]
+    for inner in (n for n in nodes if isinstance(n, S.For)):
+        values = [inner.min]
+        if inner.kind is S.ForKind.UNROLLED and isinstance(inner.extent, IntImm):
+            values = [inner.min + k for k in range(inner.extent.value)]
+        if len(points) * len(values) > _MAX_PREFETCH_POINTS:
+            values = values[:1]
+        points = [{**point, inner.loop_var: value} for point in points for value in values]
+    moving = [
+        n
+        for n in nodes
+        if isinstance(n, BufferLoad)
+        and n.dtype.is_vector
+        and n.buffer.scope not in ("local", "shared")
+        and any(mentions(index, loop.loop_var) for index in n.indices)
+    ]
+    analyzer = Analyzer()
+    return [
+        with_changes(
+            load, indices=tuple(analyzer.simplify(substitute(i, point)) for i in load.indices)
+        )
+        for point in points
+        for load in moving
+    ]
 
 
 def _value_text(value: object) -> str:

@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from tessel.arith import Analyzer
 from tessel.codegen.c_access import all_lanes_test, masked_copy_helper
 from tessel.codegen.c_alloc import ChunkAllocation
 from tessel.codegen.c_calls import CalleeC, call_text
@@ -31,29 +30,26 @@ from tessel.codegen.c_pragma import (
     loop_pragmas,
     pragma_comment,
     prefetch_distance,
+    prefetch_loads,
 )
 from tessel.codegen.c_types import c_type, float_literal, int_literal
 from tessel.codegen.errors import CodegenError
 from tessel.ir import builders
 from tessel.ir.expr import Call, IntImm, PrimExpr, StringImm, Var
-from tessel.ir.functor import mentions, method_name, post_order
+from tessel.ir.functor import method_name, post_order
 from tessel.ir.node import with_changes
-from tessel.ir.substitute import substitute
 from tessel.ir.target import Target
 from tessel.support.dtype import DataType, int64, uint64
 from tessel.support.names import c_string_literal
 from tessel.tir import builtin
 from tessel.tir import stmt as S
 from tessel.tir.block import Block, BlockRealize
-from tessel.tir.buffer import BufferLoad
 from tessel.tir.layout import extent_product
 from tessel.tir.module_calls import is_module_call
 
 _MAX_UNROLL = 1024
 # Streams one loop prefetches at most: a GEMV reads one, a tile a few.
 _MAX_PREFETCH_STREAMS = 4
-# The iterations of inner loops _streams looks at, at most (an unrolled loop's each count).
-_MAX_PREFETCH_POINTS = 64
 
 
 class StmtPrinter(ExprPrinter, ChunkAllocation):
@@ -398,36 +394,14 @@ class StmtPrinter(ExprPrinter, ChunkAllocation):
         self.emit("return -1;")
 
     def _streams(self, loop: S.For) -> list[str]:
-        """C pointers to the first element of each contiguous vector load of a non-local buffer
-        in `loop`'s body whose address moves with the loop (inner loops at their first
-        iteration, an unrolled one at each of its iterations: the C compiler's copies are
-        loads of their own): what a `pragma_software_prefetch` asks the loop to prefetch."""
-        nodes = list(post_order(loop.body))
-        points: list[dict[Var, PrimExpr]] = [{}]
-        for inner in (n for n in nodes if isinstance(n, S.For)):
-            values = [inner.min]
-            if inner.kind is S.ForKind.UNROLLED and isinstance(inner.extent, IntImm):
-                values = [inner.min + k for k in range(inner.extent.value)]
-            if len(points) * len(values) > _MAX_PREFETCH_POINTS:
-                values = values[:1]
-            points = [{**point, inner.loop_var: value} for point in points for value in values]
-        analyzer = Analyzer()
+        """C pointers to the start of each contiguous stream `loop` loads (prefetch_loads):
+        what a `pragma_software_prefetch` asks the loop to prefetch."""
         pointers: list[str] = []
-        for point in points:
-            for load in nodes:
-                if not isinstance(load, BufferLoad) or not load.dtype.is_vector:
-                    continue
-                if load.buffer.scope in ("local", "shared") or not any(
-                    mentions(index, loop.loop_var) for index in load.indices
-                ):
-                    continue
-                indices = tuple(
-                    analyzer.simplify(substitute(index, point)) for index in load.indices
-                )
-                mark = self.checked_divisions
-                pointer, gathered = self.vector_access(load.buffer, indices, load.dtype.lanes)
-                if gathered is None and self.checked_divisions == mark and pointer not in pointers:
-                    pointers.append(pointer)
+        for load in prefetch_loads(loop):
+            mark = self.checked_divisions
+            pointer, gathered = self.vector_access(load.buffer, load.indices, load.dtype.lanes)
+            if gathered is None and self.checked_divisions == mark and pointer not in pointers:
+                pointers.append(pointer)
         return pointers[:_MAX_PREFETCH_STREAMS]
 
     def stmt_For(self, node: S.For) -> None:

@@ -10,12 +10,12 @@ put under `not (i_o * 7 + 6 < 13)`, has its guards `i_o * 7 + k < 13` decided co
 A `T.unroll` loop without an `if` in its body stays a loop, as does one whose extent is not a
 constant or is larger than `max_extent`: codegen marks it `#pragma GCC unroll` and the C compiler
 makes the copies. Copying a branch-free body here gained little the C compiler does not do
-itself (ResNet-50, SqueezeNet, MobileNetV3, EfficientNet-B0 and DistilBERT ran within 1% either
-way, the ResNet-18-style CNN of benchmarks/models.py 1-2% faster with the copies; outputs bit for
-bit the same or within 1e-7) and cost most of the lowering: every copy was rebuilt and
-simplified by every later pass and printed as C (ResNet-50's lowering 9.9 s of CPU time, 3.4 s
-without; its C 2.2x smaller). `explicit_unroll=True` copies every small `T.unroll` loop, as TVM's
-`tir.UnrollLoop` does with its option of that name.
+itself (over 13 zoo and benchmark models at one thread, the fastest of interleaved rounds: a
+geometric mean of 1.00, from GoogLeNet 5% faster without the copies to ConvNeXt 4% and RegNet
+3% slower; outputs bit for bit the same or within 1e-7) and cost most of the lowering: every
+copy was rebuilt and simplified by every later pass and printed as C (ResNet-50's lowering 9.9 s
+of CPU time, 3.4 s without; its C 2.2x smaller). `explicit_unroll=True` copies every small
+`T.unroll` loop, as TVM's `tir.UnrollLoop` does with its option of that name.
 """
 
 from __future__ import annotations
