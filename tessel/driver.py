@@ -18,12 +18,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tessel.codegen import CodegenError, CSource, generate
+from tessel.codegen import UNIT_SEPARATOR, CodegenError, CSource, generate
 from tessel.ir.module import IRModule
 from tessel.ir.structural import structural_digest
 from tessel.ir.target import Target
 from tessel.ir.transform import Pass, PassInstrument
-from tessel.runtime import BuildError, Module, compile_source, read_artifact, write_artifact
+from tessel.runtime import BuildError, Module, compile_units, read_artifact, write_artifact
 from tessel.schedule.rules import default_schedule
 from tessel.support.errors import UserError
 from tessel.support.fingerprint import source_fingerprint
@@ -50,28 +50,32 @@ def build(
     (`Target.detect()` describes this machine; the plain "c" target, a modest AVX2 core).
     `progress` hears of the stages: lowering (pass by pass, or function by function when
     several run at once), generating C, compiling C. `extra_source` makes C text from the
-    generated source, compiled into the same library after it (an AOT model's C API, which
-    calls the entry `main`). The functions of a module go through the TensorIR passes in up
-    to `jobs` processes (None: the cores this process may use)."""
+    generated source, compiled into the same library after its first translation unit (an AOT
+    model's C API, which calls the entry `main`). The functions of a module go through the
+    TensorIR passes in up to `jobs` processes (None: the cores this process may use), and
+    its C translation units through the compiler as many at once."""
     target = Target.of(target)
     jobs = compile_jobs(jobs)
     if schedule is not None:
         func_or_mod = _scheduled(func_or_mod, schedule, target)
     constants, c_source = _lower_and_generate(func_or_mod, target, cache_dir, progress, jobs)
-    progress.stage("compiling and linking C")  # one compiler run builds the shared object
-    source = c_source.source + (extra_source(c_source) if extra_source is not None else "")
-    library = compile_source(
-        source,
+    progress.stage("compiling and linking C")
+    units = list(c_source.units)
+    if extra_source is not None:  # it may use anything the first unit defines
+        units[0] += extra_source(c_source)
+    library = compile_units(
+        units,
         cache_dir=cache_dir,
         sanitize=target.sanitize,
         fp_contract=target.fp_contract,
         data_files=c_source.data_files,  # with link_params: the blob of constants
+        jobs=jobs,
     )
     # Without link_params the library holds no constant data: the Module is handed it here.
     return Module(
         library,
         list(c_source.entries),
-        source,
+        UNIT_SEPARATOR.join(units),
         constants=constants if c_source.constants else (),
         constant_specs=c_source.constants,
     )

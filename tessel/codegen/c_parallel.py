@@ -13,7 +13,7 @@ parameters (with the same types, so `restrict` pointers stay `restrict`), called
 closure struct by `tessel_parallel_for(body, closure, begin, end)`. Its checked divisions
 record their status in a local that is handed back to the caller's status at the end.
 
-The pool belongs to the library (a static in each generated file), starts its workers at the
+The pool belongs to the library (a static of its first translation unit), starts its workers at the
 first parallel loop and lets a worker that has waited a second without work end. The team size
 is the one OpenMP reports for the calling thread (`omp_get_max_threads`, which
 `tessel.runtime.set_threads` and OMP_NUM_THREADS set), so it is shared by every library a
@@ -125,7 +125,17 @@ def needs_parallel_runtime(code: str) -> bool:
     return "tessel_parallel_for(" in code
 
 
-PARALLEL_RUNTIME = r"""
+# What a translation unit that runs loops on the pool but does not hold it declares
+# (c_units.py); the pool's unit has it too, before the definition.
+PARALLEL_DECLARATION = r"""
+typedef void (*tessel_parallel_body_t)(void* closure, int64_t begin, int64_t end);
+TESSEL_INTERNAL void tessel_parallel_for(tessel_parallel_body_t body, void* closure,
+                                         int64_t begin, int64_t end);
+"""
+
+PARALLEL_RUNTIME = (
+    PARALLEL_DECLARATION
+    + r"""
 /* The thread pool of parallel loops (tessel/codegen/c_parallel.py). One job at a time: the
    claim word holds the job's generation (high 32 bits), the helpers that joined it (8 bits)
    and the next chunk to claim (low 24 bits; all ones once the job is closed). A worker reads
@@ -139,8 +149,6 @@ PARALLEL_RUNTIME = r"""
 #if defined(_OPENMP)
 #include <omp.h>
 #endif
-
-typedef void (*tessel_parallel_body_t)(void* closure, int64_t begin, int64_t end);
 
 #define TESSEL_POOL_CHUNK_BITS 24
 #define TESSEL_POOL_CHUNK_MASK ((UINT64_C(1) << TESSEL_POOL_CHUNK_BITS) - 1)
@@ -295,8 +303,8 @@ static int32_t tessel_pool_team(void) {
 
 /* Run body(closure, b, e) over [begin, end) in chunks, on the calling thread and the workers
    that are free to help; returns when every chunk has run. */
-static void tessel_parallel_for(tessel_parallel_body_t body, void* closure, int64_t begin,
-                                int64_t end) {
+TESSEL_INTERNAL void tessel_parallel_for(tessel_parallel_body_t body, void* closure,
+                                         int64_t begin, int64_t end) {
   int64_t count = end - begin;
   if (count <= 0) return;
   int64_t team = tessel_pool_team();
@@ -339,11 +347,13 @@ static void tessel_parallel_for(tessel_parallel_body_t body, void* closure, int6
   atomic_flag_clear(&tessel_pool.busy);
 }
 """.replace("@CHUNKS_PER_THREAD@", str(CHUNKS_PER_THREAD))
+)
 
 
 __all__ = [
     "CHUNKS_PER_THREAD",
     "PARALLEL_RUNTIME",
+    "PARALLEL_DECLARATION",
     "OutlinedLoop",
     "call_lines",
     "needs_parallel_runtime",

@@ -9,13 +9,18 @@ minimum) goes through a checked helper. C leaves both undefined and x86 traps on
 would kill the Python process), so a checked helper does not divide: it records why in the
 entry function's `tessel_status` and returns 0. The generated code tests that status before any
 store, allocation or call that depends on the value and returns the error (see c_stmt.py).
+
+A library may be compiled from several translation units (c_units.py). Its state (the error
+message, the workspace allocator, the exp floors) is then defined once, in the first, and
+declared `extern` with hidden visibility in every unit, so all share it and no other library
+sees it; a single-unit library has the same text, with the declarations before the definitions.
 """
 
 from __future__ import annotations
 
 ALIGNMENT = 64  # bytes, of every allocation the generated code makes (stack and workspace)
 
-_HEADER = r"""
+_INCLUDES = r"""
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -24,14 +29,8 @@ _HEADER = r"""
 #include <string.h>
 
 #define TESSEL_EXPORT __attribute__((visibility("default")))
-
-/* Vector exp clamps its argument to these (just above the log of the smallest normal number):
-   libmvec's exp is slow on every lane whose result is denormal or zero; the clamped lanes are
-   then set to 0 (tessel.exp_flush_below, written by the pass ClampVectorExp; the values are
-   tessel.tir.builtin.EXP_FLOORS). Variables, not constants, so that gcc cannot fold exp of the
-   bound and drop the clamp (c_tessel_ops.py). */
-__attribute__((visibility("hidden"))) float tessel_exp_floor_f32 = -87.0f;
-__attribute__((visibility("hidden"))) double tessel_exp_floor_f64 = -708.0;
+/* Shared by the library's translation units, invisible outside it. */
+#define TESSEL_INTERNAL __attribute__((visibility("hidden")))
 
 /* Vector math: a vectorized loop calling these gets glibc's libmvec versions (16 lanes at a time
    on AVX-512) instead of one scalar call per lane; the lane loops of vector exp and erf are
@@ -57,11 +56,21 @@ double erf(double);
 double tanh(double);
 #endif
 #endif
+"""
 
-static _Thread_local char tessel_error_message[1024];
+# The library's state, declared in every translation unit and defined in the first
+# (_SHARED_DEFINITIONS), with the inline functions the generated code reaches it through.
+_SHARED_DECLARATIONS = r"""
+/* Vector exp clamps its argument to these (just above the log of the smallest normal number):
+   libmvec's exp is slow on every lane whose result is denormal or zero; the clamped lanes are
+   then set to 0 (tessel.exp_flush_below, written by the pass ClampVectorExp; the values are
+   tessel.tir.builtin.EXP_FLOORS). Variables, not constants, so that gcc cannot fold exp of the
+   bound and drop the clamp (c_tessel_ops.py). */
+extern TESSEL_INTERNAL float tessel_exp_floor_f32;
+extern TESSEL_INTERNAL double tessel_exp_floor_f64;
 
 /* The message of the last failed call in this thread (an assertion, an allocation). */
-TESSEL_EXPORT const char* tessel_get_last_error(void) { return tessel_error_message; }
+extern TESSEL_INTERNAL _Thread_local char tessel_error_message[1024];
 
 static inline void tessel_set_error(const char* message) {
   strncpy(tessel_error_message, message, sizeof(tessel_error_message) - 1);
@@ -74,6 +83,49 @@ static inline void tessel_set_error(const char* message) {
    result is out of memory, which the caller turns into an error naming the buffer. */
 typedef void* (*tessel_workspace_alloc_t)(size_t nbytes, size_t alignment);
 typedef void (*tessel_workspace_free_t)(void* pointer);
+extern TESSEL_INTERNAL tessel_workspace_alloc_t tessel_workspace_alloc_fn;
+extern TESSEL_INTERNAL tessel_workspace_free_t tessel_workspace_free_fn;
+
+static inline void* tessel_workspace_alloc(size_t nbytes) {
+  return tessel_workspace_alloc_fn(nbytes, @ALIGNMENT@);
+}
+
+static inline void tessel_workspace_free(void* pointer) {
+  if (pointer != NULL) tessel_workspace_free_fn(pointer);
+}
+
+/* Statuses of checked divisions: 0 (fine), 1 (division by zero), 2 (overflow). Written
+   atomically: inside a parallel loop, several threads may record a failure. */
+static inline void tessel_fail_division(int32_t* status, int32_t why) {
+  __atomic_store_n(status, why, __ATOMIC_RELAXED);
+}
+
+static inline bool tessel_division_ok(int32_t* status) {
+  return __atomic_load_n(status, __ATOMIC_RELAXED) == 0;
+}
+
+/* Record the message of a failed division, naming where it happened. */
+static inline void tessel_set_division_error(int32_t status, const char* where) {
+  char message[512];
+  const char* what = status == 2
+      ? "integer division overflow (the type's minimum divided by -1)"
+      : "integer division by zero";
+  strncpy(message, what, sizeof(message) - 1);
+  message[sizeof(message) - 1] = '\0';
+  strncat(message, " in ", sizeof(message) - strlen(message) - 1);
+  strncat(message, where, sizeof(message) - strlen(message) - 1);
+  tessel_set_error(message);
+}
+"""
+
+# What _SHARED_DECLARATIONS declares, defined: in the library's first translation unit only.
+_SHARED_DEFINITIONS = r"""
+TESSEL_INTERNAL float tessel_exp_floor_f32 = -87.0f;
+TESSEL_INTERNAL double tessel_exp_floor_f64 = -708.0;
+
+TESSEL_INTERNAL _Thread_local char tessel_error_message[1024];
+
+TESSEL_EXPORT const char* tessel_get_last_error(void) { return tessel_error_message; }
 
 /* The default allocator keeps a few freed blocks of up to 256 KiB per thread and hands them out
    again: a buffer allocated per row of a parallel loop (softmax's exponentials over a 384-long
@@ -132,44 +184,14 @@ static void tessel_default_workspace_free(void* pointer) {
   free((char*)pointer - header->alignment);
 }
 
-static tessel_workspace_alloc_t tessel_workspace_alloc_fn = tessel_default_workspace_alloc;
-static tessel_workspace_free_t tessel_workspace_free_fn = tessel_default_workspace_free;
+TESSEL_INTERNAL tessel_workspace_alloc_t tessel_workspace_alloc_fn =
+    tessel_default_workspace_alloc;
+TESSEL_INTERNAL tessel_workspace_free_t tessel_workspace_free_fn = tessel_default_workspace_free;
 
 TESSEL_EXPORT void tessel_set_workspace_allocator(
     tessel_workspace_alloc_t alloc, tessel_workspace_free_t release) {
   tessel_workspace_alloc_fn = alloc != NULL ? alloc : tessel_default_workspace_alloc;
   tessel_workspace_free_fn = release != NULL ? release : tessel_default_workspace_free;
-}
-
-static inline void* tessel_workspace_alloc(size_t nbytes) {
-  return tessel_workspace_alloc_fn(nbytes, @ALIGNMENT@);
-}
-
-static inline void tessel_workspace_free(void* pointer) {
-  if (pointer != NULL) tessel_workspace_free_fn(pointer);
-}
-
-/* Statuses of checked divisions: 0 (fine), 1 (division by zero), 2 (overflow). Written
-   atomically: inside a parallel loop, several threads may record a failure. */
-static inline void tessel_fail_division(int32_t* status, int32_t why) {
-  __atomic_store_n(status, why, __ATOMIC_RELAXED);
-}
-
-static inline bool tessel_division_ok(int32_t* status) {
-  return __atomic_load_n(status, __ATOMIC_RELAXED) == 0;
-}
-
-/* Record the message of a failed division, naming where it happened. */
-static inline void tessel_set_division_error(int32_t status, const char* where) {
-  char message[512];
-  const char* what = status == 2
-      ? "integer division overflow (the type's minimum divided by -1)"
-      : "integer division by zero";
-  strncpy(message, what, sizeof(message) - 1);
-  message[sizeof(message) - 1] = '\0';
-  strncat(message, " in ", sizeof(message) - strlen(message) - 1);
-  strncat(message, where, sizeof(message) - strlen(message) - 1);
-  tessel_set_error(message);
 }
 """
 
@@ -365,11 +387,17 @@ static inline void tessel_masked_store4x8(void* dst, const void* src, const void
 #endif
 """
 
-PRELUDE = (
-    _HEADER.replace("@ALIGNMENT@", str(ALIGNMENT))
-    + _INT_HELPERS
-    + _FLOAT_HELPERS
-    + _BITCAST_HELPERS
-    + _BFLOAT16_HELPERS
-    + _VECTOR_HELPERS
-).lstrip()
+_HELPERS = _INT_HELPERS + _FLOAT_HELPERS + _BITCAST_HELPERS + _BFLOAT16_HELPERS
+_DECLARATIONS = _SHARED_DECLARATIONS.replace("@ALIGNMENT@", str(ALIGNMENT))
+
+# A library of one translation unit, or the first of several: everything, state defined.
+PRELUDE = (_INCLUDES + _DECLARATIONS + _SHARED_DEFINITIONS + _HELPERS).lstrip()
+# Every other translation unit of a library: the state declared only (c_units.py).
+UNIT_PRELUDE = (_INCLUDES + _DECLARATIONS + _HELPERS).lstrip()
+# Only in a unit that uses them: <immintrin.h> is most of the time gcc spends on a small file.
+MASKED_LANES = _VECTOR_HELPERS
+
+
+def needs_masked_lanes(code: str) -> bool:
+    """True if the C text `code` loads or stores through a lane mask (MASKED_LANES)."""
+    return "tessel_masked_" in code

@@ -1,4 +1,5 @@
-"""Lowered IRModule -> one C source file, plus a plain signature for each entry function.
+"""Lowered IRModule -> C source (one translation unit, or several for a large module:
+c_units.py), plus a plain signature for each entry function.
 
 Every entry function returns `int32_t`: 0 on success, -1 after recording a message that
 `tessel_get_last_error()` returns. Buffer parameters arrive as data pointers (the runtime checks
@@ -13,8 +14,9 @@ which the runtime Module fills from the arrays it is handed at load (`CSource.co
 which). Passing the table, rather than storing it in the library, keeps two Modules loaded from
 one cached library independent.
 
-A function another function of the module calls is also a static internal function, which its
-exported entry wraps and its callers call directly (c_calls.py); a caller passes its own table.
+A function another function of the module calls is also a static internal function (hidden
+instead, when the library has several units), which its exported entry wraps and its callers
+call directly (c_calls.py); a caller passes its own table.
 
 A function that returns a value (`-> T.int32` and `T.ret(v)`, tessel.tir.builtin.ret) keeps
 the status as its C return value and takes one more argument, last: a pointer its `T.ret`
@@ -40,16 +42,12 @@ from tessel.codegen.c_calls import (
     param_c_type,
     wrapper_text,
 )
-from tessel.codegen.c_devices import DEVICE_RUNTIME, needs_device_runtime
 from tessel.codegen.c_expr import STATUS
 from tessel.codegen.c_gpu_intrinsics import refuse_gpu_intrinsics
 from tessel.codegen.c_names import RESERVED_NAMES, NameScope
-from tessel.codegen.c_parallel import PARALLEL_RUNTIME, needs_parallel_runtime
-from tessel.codegen.c_prelude import PRELUDE
-from tessel.codegen.c_random import RANDOM_RUNTIME, needs_random_runtime
 from tessel.codegen.c_stmt import StmtPrinter
-from tessel.codegen.c_strings import STRING_RUNTIME, needs_string_runtime
-from tessel.codegen.c_types import c_type, vector_typedefs
+from tessel.codegen.c_types import c_type
+from tessel.codegen.c_units import UNIT_BYTES, FunctionC, translation_units
 from tessel.codegen.errors import CodegenError
 from tessel.ir.expr import Call, IntImm, Var
 from tessel.ir.functor import post_order
@@ -65,19 +63,29 @@ from tessel.tir.layout import row_major_strides
 from tessel.tir.module_calls import ModuleCallError, check_module_calls
 from tessel.tir.stmt import AllocateConst, Evaluate, SeqStmt, Stmt
 
+# Between the units in `CSource.source`.
+UNIT_SEPARATOR = "\n/* ---- the next translation unit of this library ---- */\n"
+
 
 @dataclass(frozen=True)
 class CSource:
     """Generated C text and how to call each of its entry functions."""
 
-    source: str
+    units: tuple[str, ...]  # translation units, compiled into one library; the first defines
+    # the library's state and holds every function that is not a self-contained kernel
     entries: tuple[FunctionSignature, ...]
     constants: tuple[ConstantSpec, ...] = ()  # what the runtime must be handed at load
     data_files: tuple[DataFile, ...] = ()  # what the compiler must find (the linked blob)
 
+    @property
+    def source(self) -> str:
+        """The units' text, one after the other (to read; compile `units`)."""
+        return UNIT_SEPARATOR.join(self.units)
 
-def generate(mod: IRModule, target: Target | str = "c") -> CSource:
-    """C source for every PrimFunc of a lowered module (run `tessel.transform.lower` first)."""
+
+def generate(mod: IRModule, target: Target | str = "c", *, unit_bytes: int = UNIT_BYTES) -> CSource:
+    """C source for every PrimFunc of a lowered module (run `tessel.transform.lower` first),
+    cut into translation units of about `unit_bytes` of kernels each (c_units.py; 0: one)."""
     target = Target.of(target)
     for gv, func in mod.items():
         if not isinstance(func, PrimFunc):
@@ -87,60 +95,35 @@ def generate(mod: IRModule, target: Target | str = "c") -> CSource:
     taken = set(RESERVED_NAMES)
     symbols = {name: unique_name(c_identifier(name), taken) for name in mod.names()}
     constants = tuple(np.asarray(c) for c in mod.attrs.get("constants", ()))
-    parts, entries = [PRELUDE], []
+    head, entries = [], []
     linked: tuple[str, ...] = ()
     data_files: tuple[DataFile, ...] = ()
     if target.link_params and constants:
         linked = tuple(unique_name(f"tessel_constant_{i}", taken) for i in range(len(constants)))
         text, blob = linked_constants(linked, constants)
-        parts.append(text)
+        head.append(text)
         data_files = (blob,)
     tables = set() if target.link_params else needs_constant_table(mod, _uses_module_constants)
     callees = internal_functions(mod, symbols, taken, tables)
-    definitions, outlined = [], []
+    functions = []
     for gv, func in mod.items():
         name = gv.name_hint
         writer = _FunctionWriter(func, name, symbols[name], taken)
         text, entry = writer.write(
             target, constants, linked, name in tables, callees, callees.get(name)
         )
-        definitions.append(text)
-        outlined.extend(writer.outlined)
+        internal = callees[name].symbol if name in callees else None
+        functions.append(FunctionC(text, tuple(writer.outlined), internal))
         if entry is not None:
             entries.append(entry)
-    parts.extend(outlined)  # parallel loop bodies: they call no module function
-    parts.extend(f"{writer_header};" for writer_header in _prototypes(definitions, callees))
-    parts.extend(definitions)
-    code = "\n".join(parts[1:])
-    typedefs = vector_typedefs(code)
-    if typedefs:
-        parts.insert(1, typedefs)
-    parts = _with_runtimes(parts, code)
+    units = translation_units(functions, head, linked, unit_bytes)
     specs: tuple[ConstantSpec, ...] = ()
     if any(entry.constants for entry in entries):
         specs = tuple(
             ConstantSpec(i, str(a.dtype), tuple(int(n) for n in a.shape))
             for i, a in enumerate(constants)
         )
-    return CSource("\n".join(parts), tuple(entries), specs, data_files)
-
-
-def _with_runtimes(parts: list[str], code: str) -> list[str]:
-    """`parts` with the runtimes `code` uses after the prelude: the thread pool (c_parallel.py),
-    devices (c_devices.py), random numbers (c_random.py), strings (c_strings.py)."""
-    used = [
-        runtime
-        for runtime, needed in (
-            (PARALLEL_RUNTIME, needs_parallel_runtime),
-            (DEVICE_RUNTIME, needs_device_runtime),
-            (RANDOM_RUNTIME, needs_random_runtime),
-            (STRING_RUNTIME, needs_string_runtime),
-        )
-        if needed(code)
-    ]
-    # newlocale, uselocale and the *_l functions are POSIX 2008, outside ISO C11 (-std=c11)
-    feature = ["#define _POSIX_C_SOURCE 200809L"] if STRING_RUNTIME in used else []
-    return [*feature, parts[0], *used, *parts[1:]]
+    return CSource(units, tuple(entries), specs, data_files)
 
 
 def _check_calls(mod: IRModule) -> None:
@@ -149,16 +132,6 @@ def _check_calls(mod: IRModule) -> None:
         check_module_calls(mod)
     except ModuleCallError as err:
         raise CodegenError(err.message, rule=err.rule, hint=err.hint) from err
-
-
-def _prototypes(definitions: list[str], callees: dict[str, CalleeC]) -> list[str]:
-    """The declarations of the internal functions, so that any function may call any other."""
-    symbols = {f"static int32_t {c.symbol}(" for c in callees.values()}
-    return [
-        text.split(" {", 1)[0]
-        for text in definitions
-        if any(text.startswith(symbol) for symbol in symbols)
-    ]
 
 
 class _FunctionWriter:

@@ -5,7 +5,7 @@ Needs only tessel.support and NumPy, so deployed code needs nothing of the compi
 """
 
 from tessel.runtime.artifact_cache import default_cache_dir, read_artifact, write_artifact
-from tessel.runtime.compiler import compile_source, find_compiler
+from tessel.runtime.compiler import compile_source, compile_units, find_compiler
 from tessel.runtime.errors import BuildError, RuntimeCallError
 from tessel.runtime.exported import ExportedModel, TensorSpec, load_model
 from tessel.runtime.module import BoundFunction, Function, Module
@@ -24,6 +24,7 @@ __all__ = [
     "RuntimeCallError",
     "TensorSpec",
     "compile_source",
+    "compile_units",
     "default_cache_dir",
     "find_compiler",
     "load_model",

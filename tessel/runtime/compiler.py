@@ -1,5 +1,8 @@
 """The C compiler driver: find a compiler, compile a shared object, cache it by content.
 
+A library of several translation units (tessel.codegen.c_units) is compiled unit by unit, up to
+`jobs` compiler processes at once, each unit's object cached by its own key, then linked.
+
 The cache key is the sha256 of the compiler's identity, the flags, the source and the data files
 it includes (name and bytes: the blob of linked constants), so a cached object is reused only
 for exactly the same build. Objects are written to a temporary file in the cache directory and
@@ -19,6 +22,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
 
@@ -30,8 +34,11 @@ from tessel.support.abi import DataFile
 # -fno-math-errno: no kernel reads errno, and it lets gcc vectorize calls of libm functions.
 # -ffp-contract=off: `a * b + c` rounds twice, as in the interpreter. gcc's ISO C mode already
 # does so; clang would fuse it into one fma by default and differ in the last bit.
+# -Werror=implicit-function-declaration: a call of a function the unit does not declare is a
+# code generation bug (a function in another unit, undeclared), never a guess at its type.
 BASE_FLAGS = (
     "-O3", "-shared", "-fPIC", "-std=c11", "-fwrapv", "-fno-math-errno", "-ffp-contract=off",
+    "-Werror=implicit-function-declaration",
 )  # fmt: skip
 # Dropped (each separately) only if the compiler rejects them; detected once per compiler.
 # -fno-tree-loop-if-convert: gcc 12.2 miscompiles a loop it vectorizes with a group of three
@@ -128,7 +135,72 @@ def compile_source(
     `sanitize` ("address") adds that sanitizer's flags (and so gives another cache key);
     `data_files` are the binary files the source includes with `.incbin`; `fp_contract` lets
     the compiler fuse `a * b + c` into one multiply-add (ISO C mode keeps them apart)."""
+    return compile_units(
+        (source,),
+        cache_dir=cache_dir,
+        sanitize=sanitize,
+        data_files=data_files,
+        fp_contract=fp_contract,
+    )
+
+
+def compile_units(
+    units: Sequence[str],
+    *,
+    cache_dir: str | Path | None = None,
+    sanitize: str | None = None,
+    data_files: Sequence[DataFile] = (),
+    fp_contract: bool = False,
+    jobs: int = 1,
+) -> Path:
+    """The path of a shared object built from the C translation `units` (as compile_source
+    does for one; the first unit is the one including the data files), compiling each unit
+    that is not cached, up to `jobs` at once, then linking; a unit's object is cached by its
+    content, so units another build shared are not compiled again."""
+    if not units:
+        raise BuildError("no C translation unit to compile", rule="build.compile")
     compiler = find_compiler()
+    flags = _build_flags(compiler, sanitize, fp_contract)
+    directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    data_key = _data_key(data_files)
+    if len(units) == 1:
+        key = _cache_key(compiler, flags, units[0], data_key)
+        library = directory / f"{key}.so"
+        if not library.exists():
+            _build(compiler, flags, units[0], key, library, directory, data_files)
+        return library
+    object_flags = tuple(f for f in flags if f != "-shared") + ("-c",)
+    # Only the first unit includes the data files (tessel.codegen.c_units).
+    keys = [
+        _cache_key(compiler, object_flags, unit, data_key if i == 0 else "")
+        for i, unit in enumerate(units)
+    ]
+    library = directory / f"{_cache_key(compiler, flags, chr(0).join(keys), '')}.so"
+    if library.exists():
+        return library
+    objects = [directory / f"{key}.o" for key in keys]
+    missing = [i for i, path in enumerate(objects) if not path.exists()]
+    missing.sort(key=lambda i: -len(units[i]))  # the longest first: the others fill in
+
+    def build_object(i: int) -> None:
+        data = data_files if i == 0 else ()
+        _build(compiler, object_flags, units[i], keys[i], objects[i], directory, data)
+
+    if jobs > 1 and len(missing) > 1:
+        with ThreadPoolExecutor(max_workers=min(jobs, len(missing))) as pool:
+            list(pool.map(build_object, missing))  # raises the first failure
+    else:
+        for i in missing:
+            build_object(i)
+    _link(compiler, flags, objects, library)
+    return library
+
+
+def _build_flags(
+    compiler: tuple[str, ...], sanitize: str | None, fp_contract: bool
+) -> tuple[str, ...]:
+    """The compiler's flags for a build with these options."""
     flags = compiler_flags(compiler)
     if fp_contract:
         flags = (*flags, "-ffp-contract=fast")
@@ -140,36 +212,46 @@ def compile_source(
                 hint=f"use one of {sorted(SANITIZER_FLAGS)}",
             )
         flags = (*flags, *SANITIZER_FLAGS[sanitize])
-    directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    directory.mkdir(parents=True, exist_ok=True)
-    key = _cache_key(compiler, flags, source, data_files)
-    library = directory / f"{key}.so"
-    if library.exists():
-        return library
+    return flags
+
+
+def _build(
+    compiler: tuple[str, ...],
+    flags: tuple[str, ...],
+    source: str,
+    key: str,
+    output: Path,
+    directory: Path,
+    data_files: Sequence[DataFile],
+) -> None:
+    """Compile `source` to `output` (a library, or an object with -c), keeping the C file
+    beside it for inspection; with data files, in a scratch directory that holds them."""
     source_path = directory / f"{key}.c"
     write_atomically(source_path, source.encode())  # kept for inspection
     if not data_files:
-        _compile(compiler, flags, source_path, library)
-        return library
+        _compile(compiler, flags, source_path, output)
+        return
     with tempfile.TemporaryDirectory(dir=directory, prefix=f".{key}.") as scratch:
         work = Path(scratch)
         (work / source_path.name).write_bytes(source.encode())
         for data_file in data_files:
             (work / data_file.name).write_bytes(data_file.data)
-        _compile(compiler, flags, work / source_path.name, library, cwd=work)
-    return library
+        _compile(compiler, flags, work / source_path.name, output, cwd=work)
 
 
-def _cache_key(
-    compiler: tuple[str, ...],
-    flags: tuple[str, ...],
-    source: str,
-    data_files: Sequence[DataFile],
-) -> str:
+def _data_key(data_files: Sequence[DataFile]) -> str:
+    """What identifies the data files (names and digests of their bytes) in a cache key."""
+    return "\n".join(
+        f"{f.name} {hashlib.sha256(f.data).hexdigest()}"
+        for f in sorted(data_files, key=lambda f: f.name)
+    )
+
+
+def _cache_key(compiler: tuple[str, ...], flags: tuple[str, ...], source: str, data: str) -> str:
     digest = hashlib.sha256()
     parts = [compiler_identity(compiler), " ".join(flags + LINK_FLAGS), source]
-    for data_file in sorted(data_files, key=lambda f: f.name):
-        parts.append(f"{data_file.name} {hashlib.sha256(data_file.data).hexdigest()}")
+    if data:
+        parts.append(data)
     for part in parts:
         digest.update(part.encode())
         digest.update(b"\0")
@@ -183,13 +265,28 @@ def _compile(
     output: Path,
     cwd: Path | None = None,
 ) -> None:
+    link = () if "-c" in flags else LINK_FLAGS
+    _run_into(output, [*compiler, *flags], [str(source), *link], f"on {source}", cwd)
+
+
+def _link(
+    compiler: tuple[str, ...], flags: tuple[str, ...], objects: list[Path], output: Path
+) -> None:
+    """Link the units' objects into the shared object `output`."""
+    inputs = [str(path) for path in objects]
+    _run_into(output, [*compiler, *flags], [*inputs, *LINK_FLAGS], "linking the units")
+
+
+def _run_into(
+    output: Path, command: list[str], inputs: list[str], what: str, cwd: Path | None = None
+) -> None:
+    """Run the compiler writing a temporary file moved to `output` once complete."""
     temporary = temporary_path(output)
     try:
-        command = [*compiler, *flags, "-o", str(temporary), str(source), *LINK_FLAGS]
-        result = _run_compiler(command, cwd)
+        result = _run_compiler([*command, "-o", str(temporary), *inputs], cwd)
         if result.returncode != 0:
             raise BuildError(
-                f"the C compiler failed (exit status {result.returncode}) on {source}",
+                f"the C compiler failed (exit status {result.returncode}) {what}",
                 stderr=result.stderr,
                 rule="build.compile",
                 hint="this is usually a Tessel bug in code generation; please report it",

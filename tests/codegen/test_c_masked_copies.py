@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from tessel.codegen.c_prelude import PRELUDE
+from tessel.codegen.c_prelude import MASKED_LANES, PRELUDE
 from tessel.runtime.compiler import find_compiler
 
 _PROGRAM = r"""
@@ -66,7 +66,7 @@ def test_masked_copies_move_only_the_enabled_lanes(variant, tmp_path):
     if variant == "avx2" and "avx2" not in _cpu_flags():
         pytest.skip("this CPU has no AVX2")
     source = tmp_path / "masked.c"
-    source.write_text(PRELUDE + _PROGRAM)
+    source.write_text(PRELUDE + MASKED_LANES + _PROGRAM)
     binary = tmp_path / "masked"
     compiler = find_compiler()
     build = subprocess.run(

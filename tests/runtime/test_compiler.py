@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tessel.runtime import BuildError, compile_source
+from tessel.runtime import BuildError, compile_source, compile_units
 from tessel.runtime import compiler as compiler_module
 
 SOURCE = "int tessel_test_answer(void) { return 42; }\n"
@@ -69,6 +69,50 @@ def test_compiler_error_raises_build_error_with_stderr_and_leaves_no_files(tmp_p
     assert err.value.rule == "build.compile"
     assert "error" in err.value.stderr
     assert not list(tmp_path.glob("*.so")) and not list(tmp_path.glob(".*tmp"))
+
+
+# Two units of one library: the second calls a hidden function the first defines.
+FIRST_UNIT = """
+__attribute__((visibility("hidden"))) int tessel_test_base = 40;
+__attribute__((visibility("hidden"))) int tessel_test_plus(int x) { return tessel_test_base + x; }
+"""
+SECOND_UNIT = """
+__attribute__((visibility("hidden"))) int tessel_test_plus(int x);
+int tessel_test_answer(void) { return tessel_test_plus(2); }
+"""
+
+
+def test_units_are_compiled_apart_and_linked_into_one_library(tmp_path, counted_compiles):
+    library = compile_units([FIRST_UNIT, SECOND_UNIT], cache_dir=tmp_path, jobs=2)
+    loaded = ctypes.CDLL(str(library))
+    assert loaded.tessel_test_answer() == 42
+    assert not hasattr(loaded, "tessel_test_plus")  # hidden: the units share it, no one else
+    assert len(counted_compiles) == 2 and all("-c" in run for run in counted_compiles)
+    assert compile_units([FIRST_UNIT, SECOND_UNIT], cache_dir=tmp_path, jobs=2) == library
+    assert len(counted_compiles) == 2  # the library is cached as a whole
+
+
+def test_a_unit_another_library_shares_is_not_compiled_again(tmp_path, counted_compiles):
+    compile_units([FIRST_UNIT, SECOND_UNIT], cache_dir=tmp_path)
+    changed = FIRST_UNIT.replace("= 40", "= 41")
+    library = compile_units([changed, SECOND_UNIT], cache_dir=tmp_path)
+    assert ctypes.CDLL(str(library)).tessel_test_answer() == 43
+    assert len(counted_compiles) == 3  # the changed unit only; SECOND_UNIT's object is reused
+
+
+def test_a_failing_unit_is_a_build_error_and_no_library(tmp_path):
+    with pytest.raises(BuildError, match="C compiler failed") as err:
+        compile_units([FIRST_UNIT, "int broken( {\n"], cache_dir=tmp_path, jobs=2)
+    assert err.value.rule == "build.compile"
+    assert not list(tmp_path.glob("*.so")) and not list(tmp_path.glob(".*tmp"))
+
+
+def test_a_call_of_an_undeclared_function_is_a_build_error(tmp_path):
+    # The unit would otherwise guess `int f()` for a function another unit defines.
+    with pytest.raises(BuildError, match="C compiler failed") as err:
+        source = "int tessel_test_call(void) { return tessel_test_elsewhere(); }\n"
+        compile_source(source, cache_dir=tmp_path)
+    assert "implicit declaration" in err.value.stderr
 
 
 def test_missing_compiler_named_by_cc_is_a_build_error(tmp_path, monkeypatch):
