@@ -58,10 +58,10 @@ class ModelInputError(UserError, ValueError):
     """An input of a compiled model has the wrong shape, dtype or kind (a ValueError too)."""
 
 
-def default_passes(target: Target | None = None) -> tuple[Pass, ...]:
+def default_passes(target: Target | None = None, jobs: int | None = None) -> tuple[Pass, ...]:
     """The graph passes `compile` runs before LowerTE for `target` (this machine when None;
-    tessel.graph.passes.pipeline)."""
-    return tuple(default_pipeline(target))
+    tessel.graph.passes.pipeline), compiling in up to `jobs` processes where one compiles."""
+    return tuple(default_pipeline(target, jobs))
 
 
 def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name users look for
@@ -107,7 +107,7 @@ def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name user
     if isinstance(params, str | Path):
         params = load_params(params)
     mod = bind_params(mod, params or {})
-    passes = default_passes(target) if passes is None else passes
+    passes = default_passes(target, jobs) if passes is None else passes
     devices = uses_devices(mod)
     if needs_inlining(mod):  # closures, global functions, `if`: first-order for the executor
         passes = (InlineFunctions(), *passes)

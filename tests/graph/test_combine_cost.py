@@ -15,6 +15,7 @@ from tessel.graph.passes.combine_cost import (
     measured_times,
 )
 from tessel.ir.transform import PassContext
+from tessel.runtime import compiler as compiler_module
 
 SMALL = Signature("nn.dense", (4, 16), (8, 8, 8), "float32", "float32", True, "")
 
@@ -91,3 +92,25 @@ def test_without_measuring_the_concatenated_product_is_predicted():
     }"""
     after = CombineParallelDense()(parse(text), PassContext(config={MEASURE: False}))
     assert "concatenate" in str(after)
+
+
+def test_candidates_compiled_in_workers_leave_only_cache_reads_to_the_caller(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))  # empty caches: the workers fill them
+    compiler_module.compiler_flags(compiler_module.find_compiler())  # its probes: once, first
+    compiler_runs = []
+    real = compiler_module._run_compiler
+
+    def counting(command, cwd=None):
+        compiler_runs.append(command)
+        return real(command, cwd)
+
+    monkeypatch.setattr(compiler_module, "_run_compiler", counting)  # this process only
+    models = combine_cost._compiled_candidates(SMALL, ["separate", "concat", "batch"], None, 2)
+    assert not [run for run in compiler_runs if any(a.endswith(".c") for a in run)]
+    inputs = candidate_inputs(SMALL)
+    want = evaluate(candidate(SMALL, "separate"), *inputs)
+    for out, expected in zip(models["separate"](*inputs), want, strict=True):
+        np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        models["concat"](*inputs), np.concatenate(want, axis=-1), rtol=1e-5, atol=1e-5
+    )

@@ -26,6 +26,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -37,8 +38,10 @@ from tessel.ir.module import IRModule
 from tessel.ir.target import Target
 from tessel.ir.transform import PassContext
 from tessel.runtime import read_artifact, write_artifact
+from tessel.runtime.compiler import compiler_flags, find_compiler
 from tessel.runtime.threads import current_threads, set_threads
 from tessel.support.frozen_map import FrozenMap
+from tessel.support.worker_processes import compile_jobs, map_in_workers
 
 MEASURE = "combine_parallel_dense.measure"
 MEASUREMENTS_KIND = "combine_parallel_dense"
@@ -138,17 +141,14 @@ def candidate_inputs(sig: Signature) -> list[np.ndarray]:
     return inputs
 
 
-def measure(sig: Signature, target: Target | None) -> dict[int, dict[str, float]]:
+def measure(
+    sig: Signature, target: Target | None, jobs: int | None = None
+) -> dict[int, dict[str, float]]:
     """Seconds of each applicable strategy's compiled module (the fastest of ROUNDS rounds,
-    timed interleaved), at one thread and at every thread OpenMP would use (by count)."""
-    from tessel.graph.executor import compile as compile_graph
-    from tessel.graph.passes.pipeline import default_pipeline
-
-    passes = [p for p in default_pipeline(target) if type(p).__name__ != "CombineParallelDense"]
+    timed interleaved), at one thread and at every thread OpenMP would use (by count); the
+    candidates are compiled in up to `jobs` processes (None: the cores this process may use)."""
     strategies = [SEPARATE, CONCAT] + ([BATCH] if sig.batchable else [])
-    models = {
-        s: compile_graph(candidate(sig, s), target=target or "c", passes=passes) for s in strategies
-    }
+    models = _compiled_candidates(sig, strategies, target, compile_jobs(jobs))
     inputs = candidate_inputs(sig)
     most = current_threads()
     result: dict[int, dict[str, float]] = {}
@@ -159,6 +159,28 @@ def measure(sig: Signature, target: Target | None) -> dict[int, dict[str, float]
     finally:
         set_threads(most)
     return result
+
+
+def _compiled_candidates(
+    sig: Signature, strategies: list[str], target: Target | None, jobs: int
+) -> dict[str, Any]:
+    """Each strategy's candidate, compiled. Compiling them is most of a first measurement, so
+    with `jobs` > 1 worker processes compile them first, each one whole (its kernels are too few
+    to share out), and leave the scheduled kernels, lowered modules and libraries in the caches;
+    the compiles here then read them (timing needs the models in this process)."""
+    from tessel.graph.executor import compile as compile_graph
+    from tessel.graph.passes.pipeline import default_pipeline
+
+    passes = [p for p in default_pipeline(target) if type(p).__name__ != "CombineParallelDense"]
+
+    def compiled(i: int) -> Any:
+        mod = candidate(sig, strategies[i])
+        return compile_graph(mod, target=target or "c", passes=passes, jobs=1)
+
+    if jobs > 1:
+        compiler_flags(find_compiler())  # probed once, here: the workers inherit the answer
+        map_in_workers(lambda i: compiled(i) is not None, len(strategies), jobs)
+    return {s: compiled(i) for i, s in enumerate(strategies)}
 
 
 def _timed(models: dict, inputs: list[np.ndarray]) -> dict[str, float]:
@@ -185,10 +207,14 @@ def _once(model, inputs: list[np.ndarray]) -> float:
 
 
 def measured_times(
-    sig: Signature, target: Target | None, cache_dir: str | Path | None = None
+    sig: Signature,
+    target: Target | None,
+    cache_dir: str | Path | None = None,
+    jobs: int | None = None,
 ) -> dict[int, dict[str, float]]:
-    """The table's times for `sig` on `target` (by thread count), measured now when the
-    table (in `cache_dir`, the artifact cache by default) has none."""
+    """The table's times for `sig` on `target` (by thread count), measured now (compiling in
+    up to `jobs` processes) when the table (in `cache_dir`, the artifact cache by default) has
+    none."""
     key = sig.key(target or _host())
     stored = read_artifact(MEASUREMENTS_KIND, TABLE_VERSION, key, cache_dir)
     if stored is not None:
@@ -202,7 +228,7 @@ def measured_times(
                 return times
         except (ValueError, KeyError, TypeError, AttributeError):
             pass  # a damaged entry is measured again and overwritten
-    seconds = measure(sig, target)
+    seconds = measure(sig, target, jobs)
     record = {"signature": repr(sig), "target": repr(target or _host()), "seconds": seconds}
     write_artifact(MEASUREMENTS_KIND, TABLE_VERSION, key, json.dumps(record).encode(), cache_dir)
     return seconds
@@ -246,16 +272,18 @@ def predicted(sig: Signature) -> str:
     return CONCAT
 
 
-def measured_chooser(ctx: PassContext, target: Target | None = None):
-    """The strategy chooser CombineParallelDense uses by default: measured, or predicted when
-    the context says not to measure."""
+def measured_chooser(ctx: PassContext, target: Target | None = None, jobs: int | None = None):
+    """The strategy chooser CombineParallelDense uses by default: measured (compiling in up to
+    `jobs` processes), or predicted when the context says not to measure."""
     measure_now = bool(ctx.config.get(MEASURE, True))
     memo: dict[Signature, str] = {}
 
     def chooser(products: Sequence[Product]) -> str:
         sig = Signature.of(products)
         if sig not in memo:
-            memo[sig] = choose(measured_times(sig, target)) if measure_now else predicted(sig)
+            memo[sig] = (
+                choose(measured_times(sig, target, jobs=jobs)) if measure_now else predicted(sig)
+            )
         return memo[sig]
 
     return chooser

@@ -346,6 +346,7 @@ class CombineParallelDense(Pass):
     min_num_branches: int = 3
     to_batch: bool | None = None
     target: Target | None = None  # what the cost model measures on (None: this machine)
+    jobs: int | None = None  # processes compiling its candidates (None: the usable cores)
     name: ClassVar[str] = "combine_parallel_dense"
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
@@ -358,7 +359,7 @@ class CombineParallelDense(Pass):
         if choose is None and self.to_batch is None:
             from tessel.graph.passes.combine_cost import measured_chooser
 
-            choose = measured_chooser(ctx, self.target)
+            choose = measured_chooser(ctx, self.target, self.jobs)
         return rewrite_functions(
             mod,
             lambda _, func: combine(func, self.min_num_branches, self.to_batch, choose, mod),

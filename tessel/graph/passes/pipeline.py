@@ -17,14 +17,15 @@ from tessel.ir.transform import Pass, Sequential
 from tessel.support.errors import UserError
 
 
-def default_pipeline(target: Target | None = None) -> list[Pass]:
-    """The passes before LowerTE, for `target` (this machine when None)."""
+def default_pipeline(target: Target | None = None, jobs: int | None = None) -> list[Pass]:
+    """The passes before LowerTE, for `target` (this machine when None); a pass that compiles
+    (CombineParallelDense's measurements) uses up to `jobs` processes (None: the usable cores)."""
     return [
         InferType(),  # every later pass reads checked types
         ToGraphNormalForm(),  # a `main` written with lets is the dataflow graph it binds
         SimplifyExpr(),  # importers leave reshape/transpose chains and no-op casts
         # Q/K/V projections and gates as one product where measuring says it pays
-        CombineParallelDense(target=target),
+        CombineParallelDense(target=target, jobs=jobs),
         AlterOpLayout(target),  # convolutions in NCHW[x]c: whole vectors of channels, no transposes
         FoldConstant(),  # shape computations and transforms of weights happen once, here
         DeadCodeElimination(),  # what folding left unused
