@@ -394,7 +394,7 @@ def test_show_after_combine_parallel_dense_prints_the_chosen_strategy(
     from tessel.graph.passes import combine_cost
 
     table = {1: {"separate": 1.0, "concat": 0.5, "batch": 0.8}}
-    monkeypatch.setattr(combine_cost, "measured_times", lambda sig, target: table)
+    monkeypatch.setattr(combine_cost, "measured_times", lambda sig, target, **_: table)
     _three_projections(tmp_path / "qkv.onnx")
     argv = ["show", str(tmp_path / "qkv.onnx"), "--after", "CombineParallelDense", "-q"]
     assert cli.main(argv) == 0

@@ -12,8 +12,9 @@ more than the domains) is refused (`predicate`), as is a move under a parallel l
 iterations would all write the same elements (`parallel-race`).
 
 reverse_compute_at also refuses what it cannot show to be safe (issue 12): a consumer that would
-read elements its producers have not written in that iteration (`reads-unwritten`) or have only
-partly reduced (`partial-reduction`), per-iteration domains that leave iterations out or, for a
+read elements its producers have not written in that iteration (`reads-unwritten`: beyond
+their writes, or in holes of them, region_hulls.py) or have only partly reduced
+(`partial-reduction`), per-iteration domains that leave iterations out or, for a
 reduction split across iterations, run some twice (`uncovered-iterations`, `repeated-reduction`).
 Skewed domains (TVM cannot solve them either) are not computed.
 """
@@ -43,6 +44,7 @@ from tessel.schedule.primitives.block_scope import (
     remove_stmt,
     scope_of,
 )
+from tessel.schedule.primitives.region_hulls import fills_hull, relax_dimension, union_is_box
 from tessel.schedule.state import (
     Located,
     find_block_realize,
@@ -95,6 +97,7 @@ class _Move:
         self.block = self.realize.block
         self.loop_located: Located = find_loop(sch.func, self.loop.loop_var)  # type: ignore[assignment]  # exists
         self.scope: Scope = scope_of(sch.func, self.located)
+        self.gaps: list[ScheduleError] = []  # reverse: producers' writes with holes (_find_gaps)
 
     def fail(self, rule: str, message: str, *culprits: Node) -> ScheduleError:
         return ScheduleError(
@@ -216,14 +219,42 @@ class _Move:
             for region in theirs:
                 if id(region.buffer) not in buffers:
                     continue
-                hull = [_relax(analyzer, substitute(r, binding), inner) for r in region.region]
+                ranges = [substitute(r, binding) for r in region.region]
+                if not self.forward:
+                    self._find_gaps(analyzer, node.block, region.buffer, ranges, inner)
+                hull = [relax_dimension(analyzer, r, inner) for r in ranges]
                 old = required.get(region.buffer)
+                if old is not None and not self.forward and not union_is_box(analyzer, old, hull):
+                    self.gaps.append(self._gaps(node.block, region.buffer, "beside another's"))
                 required[region.buffer] = (
                     hull
                     if old is None
                     else [a.union(b, analyzer.simplify) for a, b in zip(old, hull, strict=True)]
                 )
         return required
+
+    def _find_gaps(
+        self,
+        analyzer: Analyzer,
+        producer: Block,
+        buffer: Buffer,
+        ranges: list[Range],
+        inner: dict[Var, Range],
+    ) -> None:
+        """reverse_compute_at: the producer's region must fill its hull (region_hulls.py);
+        a move is refused for holes after the checks that say more precisely why."""
+        for dim, rng in enumerate(ranges):
+            if not fills_hull(analyzer, rng, inner):
+                self.gaps.append(self._gaps(producer, buffer, f"in dimension {dim}"))
+
+    def _gaps(self, producer: Block, buffer: Buffer, where: str) -> ScheduleError:
+        return self.fail(
+            "reads-unwritten",
+            f"under loop `{self.loop.loop_var.name}`, block `{producer.name_hint}` writes "
+            f"`{buffer.name}` with gaps {where} in one iteration, which block "
+            f"`{self.block.name_hint}` would read before they are written; move it under an "
+            "outer loop",
+        )
 
     def _narrowed(self, inner: dict[Var, Range], predicate: PrimExpr) -> dict[Var, Range]:
         """The inner loops' ranges cut to the bounds a block's predicate sets on each: a tail's
@@ -279,7 +310,7 @@ class _Move:
             if written is None:
                 continue
             for dim, (rng, have) in enumerate(zip(region.region, written, strict=True)):
-                if _within(analyzer, _relax(analyzer, rng, ranges), have):
+                if _within(analyzer, relax_dimension(analyzer, rng, ranges), have):
                     continue
                 raise self.fail(
                     "reads-unwritten",
@@ -423,6 +454,8 @@ class _Move:
         domains = self._domains(analyzer, required)
         if not self.forward:
             self._check_final(required)
+            if self.gaps:
+                raise self.gaps[0]
             self._check_ready(analyzer, required, domains)
             self._check_coverage(analyzer, domains)
         self._check_parallel_writes(domains)
@@ -432,14 +465,6 @@ class _Move:
         body = SeqStmt.flatten([*items[:position], subtree, *items[position:]])
         func = replace_stmt(self.sch.func, self.loop, with_changes(self.loop, body=body))
         return remove_stmt(func, target)
-
-
-def _relax(analyzer: Analyzer, rng: Range, inner: dict[Var, Range]) -> IntSet:
-    """The values of a region dimension as the loops inside the target loop run."""
-    last = builders.sub(builders.add(rng.min, rng.extent), 1)
-    lo = analyzer.int_set(rng.min, inner).min_value
-    hi = analyzer.int_set(last, inner).max_value
-    return IntSet(lo, hi)
 
 
 def _solve(
