@@ -8,7 +8,7 @@ analysis assumes integer arithmetic does not overflow.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -487,8 +487,29 @@ def int_set(
     (constant bounds of expressions over those symbols) decides signs of symbolic factors and
     whether a `%` operand stays within one period.
     """
-    dom = {
-        var: domain if isinstance(domain, IntSet) else IntSet.from_range(domain, simplify)
-        for var, domain in dom_map.items()
-    }
-    return _SetAnalysis(dom, simplify, const_bound).analyse(expr)
+    return _SetAnalysis(_Domains(dom_map, simplify), simplify, const_bound).analyse(expr)
+
+
+class _Domains(Mapping[Var, IntSet]):
+    """`dom_map` with each Range made an IntSet when the analysis first reaches its variable:
+    callers pass every loop around an access, and most of them are not in the expression (the
+    conversion simplifies an end point, which was most of the time of a buffer's regions)."""
+
+    def __init__(self, dom_map: Mapping[Var, Range | IntSet], simplify: Simplify) -> None:
+        self.dom_map, self.simplify = dom_map, simplify
+        self.sets: dict[Var, IntSet] = {}
+
+    def __getitem__(self, var: Var) -> IntSet:
+        found = self.sets.get(var)
+        if found is None:
+            domain = self.dom_map[var]
+            if not isinstance(domain, IntSet):
+                domain = IntSet.from_range(domain, self.simplify)
+            found = self.sets[var] = domain
+        return found
+
+    def __iter__(self) -> Iterator[Var]:
+        return iter(self.dom_map)
+
+    def __len__(self) -> int:
+        return len(self.dom_map)

@@ -11,9 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tessel.arith.analyzer import Analyzer
+from tessel.arith.int_set import IntSet
 from tessel.ir import builders
 from tessel.ir.expr import Let, PrimExpr, Range, Var
 from tessel.ir.functor import Visitor, post_order
+from tessel.ir.structural import same_expr
 from tessel.ir.substitute import substitute
 from tessel.tir.block import Block, BlockRealize
 from tessel.tir.buffer import Buffer, BufferLoad, BufferRegion
@@ -61,10 +63,14 @@ class _UseCollector(Visitor):
 
     def _record(self, buffer: Buffer, bounds: Bounds, path: list[Stmt]) -> None:
         if buffer in self.uses.accesses:
-            bound = tuple(
-                (substitute(lo, self.bindings), substitute(hi, self.bindings)) for lo, hi in bounds
-            )
+            bound = tuple(self._bound(lo, hi) for lo, hi in bounds)
             self.uses.accesses[buffer].append(Access(bound, tuple(path)))
+
+    def _bound(self, lo: PrimExpr, hi: PrimExpr) -> tuple[PrimExpr, PrimExpr]:
+        """The bounds over the loops; a load's or store's one index stays one object, so that
+        relaxed_region analyses it once."""
+        low = substitute(lo, self.bindings)
+        return low, low if hi is lo else substitute(hi, self.bindings)
 
     def visit_Var(self, var: Var) -> None:
         buffer = self.by_data.get(var)
@@ -138,13 +144,15 @@ def relaxed_region(
     its loops when `scope` is None), as inclusive bounds free of any variable defined below
     `scope`; None when no such bounds exist."""
     union: list[tuple[PrimExpr, PrimExpr]] | None = None
+    loop_sets: dict[int, IntSet] = {}  # each loop's range, made a set once for every access
     for access in uses.accesses[buffer]:
         inner = access.path if scope is None else access.path[_index(access.path, scope) + 1 :]
         loops = [s for s in inner if isinstance(s, For)]
-        dom = {loop.loop_var: Range(loop.min, loop.extent) for loop in loops}
+        dom = {loop.loop_var: _loop_set(loop, loop_sets, analyzer) for loop in loops}
         bounds = []
         for lo, hi in access.bounds:
-            lo_set, hi_set = analyzer.int_set(lo, dom), analyzer.int_set(hi, dom)
+            lo_set = analyzer.int_set(lo, dom)
+            hi_set = lo_set if hi is lo else analyzer.int_set(hi, dom)
             if lo_set.min_value is None or hi_set.max_value is None:
                 return None
             bounds.append((lo_set.min_value, hi_set.max_value))
@@ -157,6 +165,13 @@ def relaxed_region(
     return None if union is None else tuple(union)
 
 
+def _loop_set(loop: For, sets: dict[int, IntSet], analyzer: Analyzer) -> IntSet:
+    found = sets.get(id(loop))
+    if found is None:
+        found = sets[id(loop)] = IntSet.from_range(Range(loop.min, loop.extent), analyzer.simplify)
+    return found
+
+
 def _index(path: tuple[Stmt, ...], scope: Stmt) -> int:
     for position, node in enumerate(path):
         if node is scope:
@@ -167,10 +182,10 @@ def _index(path: tuple[Stmt, ...], scope: Stmt) -> int:
 def _hull(
     a: tuple[PrimExpr, PrimExpr], b: tuple[PrimExpr, PrimExpr], analyzer: Analyzer
 ) -> tuple[PrimExpr, PrimExpr]:
-    return (
-        analyzer.simplify(builders.min_value(a[0], b[0])),
-        analyzer.simplify(builders.max_value(a[1], b[1])),
-    )
+    # Most accesses of a buffer repeat one another's bounds (a load and a store of one element).
+    low = a[0] if same_expr(a[0], b[0]) else analyzer.simplify(builders.min_value(a[0], b[0]))
+    high = a[1] if same_expr(a[1], b[1]) else analyzer.simplify(builders.max_value(a[1], b[1]))
+    return low, high
 
 
 def _uses_inner_vars(expr: PrimExpr, inner: tuple[Stmt, ...], let_vars: set[Var]) -> bool:
