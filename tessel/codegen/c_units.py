@@ -2,15 +2,15 @@
 so that the C compiler builds them in parallel (tessel.runtime.compiler.compile_units).
 
 gcc spends seconds on the C of a whole model in one process, while the kernels need nothing
-of each other. A module whose kernels hold more than `UNIT_BYTES` of C is cut: the first unit
-keeps the prelude with the library's state, the runtimes, the linked constants, every
-function that uses them and every function that calls another (an AOT model's `main`, and the
-C API appended after it, which calls `main`); the kernels that need only the prelude and the
-thread pool go, whole with their parallel loop bodies, into
-units of about `UNIT_BYTES` each (largest first, each to the unit holding least). A unit
-other than the first starts with `UNIT_PRELUDE`, which declares the shared state instead of
-defining it. A function another calls is then `TESSEL_INTERNAL` (hidden, not `static`) and
-every unit declares every such function, so a call may cross units; the calls stay direct.
+of each other. A module whose kernels hold more than `UNIT_BYTES` of C is cut. The first unit
+keeps the prelude with the library's state, the runtimes, the linked constants, every function
+that uses them and every function that calls another (an AOT model's `main`, and the C API
+appended after it, which calls `main`). The kernels that need only the prelude and the thread
+pool go, whole with their parallel loop bodies, into units of about `UNIT_BYTES` each (largest
+first, each to the unit holding least). A unit other than the first starts with
+`UNIT_PRELUDE`, which declares the shared state instead of defining it. A function another
+calls is then `TESSEL_INTERNAL` (hidden, not `static`) and every unit declares every such
+function, so a call may cross units; the calls stay direct.
 
 A small module (most tests, small models) stays one unit: its text is what it always was.
 """
