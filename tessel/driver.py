@@ -15,10 +15,11 @@ from __future__ import annotations
 import hashlib
 import pickle
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tessel.codegen import UNIT_SEPARATOR, CodegenError, CSource, generate
+from tessel.codegen import CodegenError, CSource, generate
 from tessel.ir.module import IRModule
 from tessel.ir.structural import structural_digest
 from tessel.ir.target import Target
@@ -60,11 +61,11 @@ def build(
         func_or_mod = _scheduled(func_or_mod, schedule, target)
     constants, c_source = _lower_and_generate(func_or_mod, target, cache_dir, progress, jobs)
     progress.stage("compiling and linking C")
-    units = list(c_source.units)
     if extra_source is not None:  # it may use anything the first unit defines
-        units[0] += extra_source(c_source)
+        first, *others = c_source.units
+        c_source = replace(c_source, units=(first + extra_source(c_source), *others))
     library = compile_units(
-        units,
+        c_source.units,
         cache_dir=cache_dir,
         sanitize=target.sanitize,
         fp_contract=target.fp_contract,
@@ -75,7 +76,7 @@ def build(
     return Module(
         library,
         list(c_source.entries),
-        UNIT_SEPARATOR.join(units),
+        c_source.source,
         constants=constants if c_source.constants else (),
         constant_specs=c_source.constants,
     )

@@ -65,7 +65,8 @@ def translation_units(
     constants), `linked` the symbols it defines for them."""
     first_only = set(linked) | {f.internal for f in functions if f.internal is not None}
     movable = [i for i, f in enumerate(functions) if _movable(f, first_only)]
-    kernel_bytes = sum(len(functions[i].text) for i in movable)
+    size = {i: len(functions[i].text) for i in movable}
+    kernel_bytes = sum(size.values())
     count = min(kernel_bytes // unit_bytes, len(movable)) if unit_bytes > 0 else 0
     if count == 0:
         return (_first_unit(functions, head, _prototypes(functions)),)
@@ -73,10 +74,10 @@ def translation_units(
     prototypes = _prototypes(functions)
     bins: list[list[int]] = [[] for _ in range(count)]
     sizes = [0] * count
-    for i in sorted(movable, key=lambda i: (-len(functions[i].text), i)):
+    for i in sorted(movable, key=lambda i: (-size[i], i)):
         smallest = sizes.index(min(sizes))
         bins[smallest].append(i)
-        sizes[smallest] += len(functions[i].text)
+        sizes[smallest] += size[i]
     moved = {i for members in bins for i in members}
     first = [f for i, f in enumerate(functions) if i not in moved]
     others = [_other_unit([functions[i] for i in sorted(b)], prototypes) for b in bins if b]
@@ -112,8 +113,8 @@ def _first_unit(
     ]
     # newlocale, uselocale and the *_l functions are POSIX 2008, outside ISO C11 (-std=c11)
     feature = ["#define _POSIX_C_SOURCE 200809L"] if STRING_RUNTIME in used else []
-    typedefs = [vector_typedefs(code)] if vector_typedefs(code) else []
-    return "\n".join([*feature, PRELUDE, *used, *typedefs, *parts])
+    typedefs = vector_typedefs(code)
+    return "\n".join([*feature, PRELUDE, *used, *([typedefs] if typedefs else []), *parts])
 
 
 def _first_unit_runtimes() -> list[tuple[str, Callable[[str], bool]]]:
@@ -132,8 +133,9 @@ def _other_unit(functions: list[FunctionC], prototypes: list[str]) -> str:
     parts.extend(f.definition for f in functions)
     code = "\n".join(parts)
     declared = [UNIT_PRELUDE]
-    if vector_typedefs(code):
-        declared.append(vector_typedefs(code))
+    typedefs = vector_typedefs(code)
+    if typedefs:
+        declared.append(typedefs)
     if needs_masked_lanes(code):
         declared.append(MASKED_LANES)
     if needs_parallel_runtime(code):

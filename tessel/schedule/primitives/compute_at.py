@@ -44,7 +44,14 @@ from tessel.schedule.primitives.block_scope import (
     remove_stmt,
     scope_of,
 )
-from tessel.schedule.primitives.region_hulls import fills_hull, relax_dimension, union_is_box
+from tessel.schedule.primitives.region_hulls import (
+    affine_steps,
+    fills_hull,
+    relax_dimension,
+    solve_iterator,
+    union_is_box,
+    within,
+)
 from tessel.schedule.state import (
     Located,
     find_block_realize,
@@ -287,7 +294,7 @@ class _Move:
         provided = self.block.writes if self.forward else self.block.reads
         for region in provided:
             for rng, need in zip(region.region, required.get(region.buffer, ()), strict=False):
-                found = _solve(analyzer, rng, need, iter_vars, self.forward)
+                found = solve_iterator(analyzer, rng, need, iter_vars, self.forward)
                 if found is not None:
                     var, dom = found
                     old = demanded.get(var)
@@ -310,7 +317,7 @@ class _Move:
             if written is None:
                 continue
             for dim, (rng, have) in enumerate(zip(region.region, written, strict=True)):
-                if _within(analyzer, relax_dimension(analyzer, rng, ranges), have):
+                if within(analyzer, relax_dimension(analyzer, rng, ranges), have):
                     continue
                 raise self.fail(
                     "reads-unwritten",
@@ -467,39 +474,6 @@ class _Move:
         return remove_stmt(func, target)
 
 
-def _solve(
-    analyzer: Analyzer, rng: Range, need: IntSet, iter_vars: dict[Var, IterVar], cover: bool
-) -> tuple[Var, IntSet] | None:
-    """For a dimension `[a * v + c, a * v + c + e)` (a > 0 and e constant), the values of v whose
-    accesses cover `need` (compute_at) or lie within it (reverse_compute_at)."""
-    used = {id(n): n for n in post_order(rng.min) if isinstance(n, Var) and n in iter_vars}
-    if len(used) != 1 or not isinstance(rng.extent, IntImm):
-        return None
-    var = next(iter(used.values()))
-    offset = analyzer.simplify(substitute(rng.min, {var: builders.const(0, var.dtype)}))
-    scale = analyzer.simplify(
-        builders.sub(substitute(rng.min, {var: builders.const(1, var.dtype)}), offset)
-    )
-    if not isinstance(scale, IntImm) or scale.value <= 0 or _mentions(offset, iter_vars):
-        return None
-    if not analyzer.can_prove_equal(rng.min, builders.add(builders.mul(var, scale), offset)):
-        return None
-    if need.min_value is None or need.max_value is None:
-        return var, IntSet.everything()
-    slack = rng.extent.value - 1
-    lo = builders.sub(need.min_value, offset)
-    hi = builders.sub(need.max_value, offset)
-    lo, hi = (builders.sub(lo, slack), hi) if cover else (lo, builders.sub(hi, slack))
-    first = builders.floordiv(builders.add(lo, scale.value - 1), scale.value)  # ceil(lo / a)
-    return var, IntSet(
-        analyzer.simplify(first), analyzer.simplify(builders.floordiv(hi, scale.value))
-    )
-
-
-def _mentions(expr: PrimExpr, variables: dict[Var, IterVar]) -> bool:
-    return any(isinstance(n, Var) and n in variables for n in post_order(expr))
-
-
 def _domain_of(analyzer: Analyzer, iv: IterVar, demanded: IntSet | None) -> _Domain:
     """The demanded domain within the iterator's own, or with a bound check where neither
     contains the other (TVM's BlockVarDomainInfo::Simplify)."""
@@ -513,20 +487,6 @@ def _domain_of(analyzer: Analyzer, iv: IterVar, demanded: IntSet | None) -> _Dom
     if analyzer.can_prove(builders.logical_and(builders.ge(bl, dl), builders.le(bh, dh))):
         return _Domain(bl, bh)
     return _Domain(dl, dh, (bl, bh))
-
-
-def _within(analyzer: Analyzer, inner: IntSet, outer: IntSet) -> bool:
-    """Whether `inner` provably lies within `outer` (an unbounded side of `outer` holds all)."""
-    ends = (
-        (outer.min_value, inner.min_value, builders.ge),
-        (outer.max_value, inner.max_value, builders.le),
-    )
-    for bound, value, compare in ends:
-        if bound is None:
-            continue
-        if value is None or not analyzer.can_prove(compare(value, bound)):
-            return False
-    return True
 
 
 def _is_full(analyzer: Analyzer, iv: IterVar, dom: _Domain) -> bool:
@@ -550,19 +510,10 @@ def _tiles(analyzer: Analyzer, iv: IterVar, dom: _Domain, loops: list[For], exac
     width = analyzer.simplify(builders.sub(builders.add(dom.hi, 1), dom.lo))
     if any(_mentions_loop(_Domain(width, width), f.loop_var) for f in loops):
         return False
-    start = {f.loop_var: f.min for f in loops}
-    base = analyzer.simplify(substitute(dom.lo, start))
-    slopes = [
-        analyzer.simplify(
-            builders.sub(substitute(dom.lo, {**start, f.loop_var: builders.add(f.min, 1)}), base)
-        )
-        for f in loops
-    ]
-    linear = base
-    for f, slope in zip(loops, slopes, strict=True):
-        linear = builders.add(linear, builders.mul(slope, builders.sub(f.loop_var, f.min)))
-    if not analyzer.can_prove_equal(dom.lo, linear):
+    affine = affine_steps(analyzer, dom.lo, {f.loop_var: Range(f.min, f.extent) for f in loops})
+    if affine is None:
         return False
+    base, slopes = affine
     for k, slope in enumerate(slopes):
         shift: PrimExpr = slope
         for f, inner in zip(loops[k + 1 :], slopes[k + 1 :], strict=True):
