@@ -359,3 +359,16 @@ def test_run_takes_and_prints_strings(tmp_path, capsys):
     assert cli.main(["run", str(tmp_path / "strings.onnx"), *inputs]) == 0
     out = capsys.readouterr().out
     assert "output 0: shape [2] object" in out and "['ab!' '中?']" in out
+
+
+def test_show_schedules_prints_each_kernels_plans(tmp_path, capsys):
+    """`tessel show --schedules`: a paragraph per kernel, with the plan each rule chose (the
+    MLP's dense layers: the GEMM rule's tile) and the blocks left to the default loops."""
+    _mlp(tmp_path / "mlp.onnx")
+    args = ["show", str(tmp_path / "mlp.onnx"), "--shape", "x=2x8", "-q", "--schedules"]
+    assert cli.main(args) == 0
+    paragraphs = capsys.readouterr().out.strip().split("\n\n")
+    assert all(p.startswith("kernel ") for p in paragraphs)
+    plans = [line.strip() for p in paragraphs for line in p.splitlines()[1:]]
+    assert any(line.startswith("GemmPlan(block=") for line in plans)
+    assert all(line.startswith(("GemmPlan(", "default loops: ", "refused ")) for line in plans)

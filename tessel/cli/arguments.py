@@ -109,6 +109,13 @@ def _model_commands(commands: Any) -> None:
         "memory scope) with its allocated and peak live bytes, the constants per device, the "
         "copies between devices per run, and the largest tensors",
     )
+    show_cmd.add_argument(
+        "--schedules",
+        action="store_true",
+        help="print each kernel's schedule plan instead: the plan every default-schedule rule "
+        "chose for its blocks (tiles, packing, padding, vector lanes, prefetch, parallel "
+        "loops), the steps the schedule refused, and the blocks left to the default loops",
+    )
 
 
 def _threads_argument(command: argparse.ArgumentParser) -> None:

@@ -243,7 +243,8 @@ RATIO_COLUMN = "time vs tessel"
 
 def show_model(args: argparse.Namespace) -> int:
     """`tessel show`: the imported graph in the text format, after the passes up to --after;
-    with --memory, the compiled model's memory plan."""
+    with --memory, the compiled model's memory plan; with --schedules, each kernel's schedule
+    plans."""
     from tessel.graph import astext
     from tessel.graph.passes import pipeline_until
 
@@ -251,6 +252,15 @@ def show_model(args: argparse.Namespace) -> int:
         from tessel.graph.memory_report import memory_report
 
         print(memory_report(_compile(args).plan))
+        return 0
+    if args.schedules:
+        from tessel.graph.schedule_report import kernel_plans, schedule_report
+
+        with command_progress(args.quiet) as progress:
+            mod, params = _import(args, progress)
+            progress.stage("planning schedules")
+            kernels = kernel_plans(mod, params)
+        print(schedule_report(kernels))
         return 0
 
     passes = pipeline_until(args.after)  # an unknown pass is refused before the import

@@ -14,7 +14,8 @@ import pytest
 from tessel.graph import InferType, TensorType, parse
 from tessel.ir.module import IRModule
 from tessel.schedule.rules.default import gemm_columns, host_target
-from tessel.schedule.rules.gemm import SHORT_REDUCTION, TILE_J
+from tessel.schedule.rules.gemm import SHORT_REDUCTION
+from tessel.schedule.rules.plan import vector_lanes
 
 MLP = """#[version = "0.0.5"]
 def @main(%x: Tensor[(2, 784), float32], %w1: Tensor[(512, 784), float32], %b1: Tensor[(512), float32],
@@ -105,22 +106,24 @@ def assert_close(actual: np.ndarray, expected: np.ndarray, rtol: float = 1e-4) -
     )
 
 
-# The columns of the GEMM rule's tile (and of a packed dense weight) on this machine.
+# The columns of the GEMM rule's tile (and of a packed dense weight) on this machine, and one
+# vector of float32 (the columns of a short reduction's or a narrow output's tile).
 COLUMNS = gemm_columns(host_target())
+LANES = vector_lanes(host_target(), 32)
 
 
 def exported_weights(weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The MLP's weights as a compiled model holds them: LayoutRewrite packs each dense weight
     W[j, k] into `<name>_packed`, laid out [j // c, k, j % c] and zero-padded, c the GEMM
-    rule's columns on this machine (COLUMNS; one vector, TILE_J, for a short reduction or at
-    most TILE_J outputs)."""
+    rule's columns on this machine (COLUMNS; one vector, LANES, for a short reduction or at
+    most LANES outputs)."""
     held = {}
     for name, value in weights.items():
         if value.ndim != 2:
             held[name] = value
             continue
         n, k = value.shape
-        columns = COLUMNS if n > TILE_J and k >= SHORT_REDUCTION else TILE_J
+        columns = COLUMNS if n > LANES and k >= SHORT_REDUCTION else LANES
         padded = np.zeros((-(-n // columns) * columns, k), value.dtype)
         padded[:n] = value
         held[f"{name}_packed"] = padded.reshape(-1, columns, k).transpose(0, 2, 1).copy()

@@ -11,6 +11,7 @@ import tessel.graph as graph
 from tessel.graph import InferType, evaluate, parse
 from tessel.graph.executor import default_passes
 from tessel.graph.passes.layout_rewrite import lift_packing_stages, packing_left
+from tessel.script import parse as parse_script
 from tessel.script import tir as T
 
 
@@ -88,6 +89,7 @@ def _packs_then_computes(
     for i, j in T.grid(4, 8):
         with T.block("pack"):
             vi, vj = T.axis.remap("SS", [i, j])
+            T.block_attr({"meta_schedule.layout_rewrite_preproc": True})
             wt[vi, vj] = w[vj, vi]
     for i, j, k in T.grid(4, 4, 8):
         with T.block("mm"):
@@ -105,6 +107,7 @@ def _reads_the_weight_twice(
     for i, j in T.grid(4, 8):
         with T.block("pack"):
             vi, vj = T.axis.remap("SS", [i, j])
+            T.block_attr({"meta_schedule.layout_rewrite_preproc": True})
             wt[vi, vj] = w[vj, vi]
     for i, j, k in T.grid(4, 4, 8):
         with T.block("mm"):
@@ -131,6 +134,16 @@ def test_lift_splits_a_kernel_into_packing_and_compute():
     tessel.build(_packs_then_computes)(a, w, whole)
     tessel.build(lifted.kernel)(a, packed, split)
     np.testing.assert_allclose(split, whole, rtol=1e-6)
+
+
+def test_a_copy_no_rule_marked_as_packing_is_not_lifted():
+    """The mark (`meta_schedule.layout_rewrite_preproc`) says what a packing stage is, not the
+    nest's shape: the same copy without it stays in the kernel."""
+    unmarked = _packs_then_computes.script().replace(
+        'T.block_attr({"meta_schedule.layout_rewrite_preproc": True})', ""
+    )
+    assert unmarked != _packs_then_computes.script()
+    assert lift_packing_stages(parse_script(unmarked), [1]) is None
 
 
 def test_weight_read_outside_its_packing_is_not_lifted():

@@ -8,9 +8,12 @@ import numpy as np
 import tessel.graph as graph
 from tessel.graph import InferType, evaluate, parse
 from tessel.schedule.rules.default import accumulator_rows, gemm_columns, host_target
+from tessel.schedule.rules.plan import vector_lanes
 
-# The GEMM rule's register tile on this machine: at most ROWS rows of COLUMNS accumulators.
+# The GEMM rule's register tile on this machine: at most ROWS rows of COLUMNS float32
+# accumulators, in vectors of LANES.
 ROWS, COLUMNS = accumulator_rows(host_target()), gemm_columns(host_target())
+LANES = vector_lanes(host_target(), 32)
 
 
 def model(body: str, params: str) -> object:

@@ -6,13 +6,21 @@ import re
 
 import numpy as np
 import pytest
-from rules_testing import COLUMNS, ROWS, compile_and_check, model, rand
+from rules_testing import COLUMNS, LANES, ROWS, compile_and_check, model, rand
 
 import tessel
 from tessel import te, topi
 from tessel.ir.target import Target
+from tessel.schedule import Schedule
 from tessel.schedule.rules import default_schedule
-from tessel.schedule.rules.gemm import PACK_ROWS, SHORT_REDUCTION, TILE_J
+from tessel.schedule.rules.default import schedule_with_plans
+from tessel.schedule.rules.gemm import (
+    PACK_ROWS,
+    PREFETCH_BYTES,
+    SHORT_REDUCTION,
+    OperandPacking,
+    plan_gemm,
+)
 from tessel.schedule.rules.gemm import row_tile as gemm_row_tile
 
 ODD = (1, 7, 13, 127, 129)
@@ -24,7 +32,7 @@ def row_tile(rows: int) -> int:
 
 
 def _assert_tiled(tir: str, rows: int) -> None:
-    assert "T.vectorized(16)" in tir  # j_i
+    assert f"T.vectorized({LANES})" in tir  # j_i
     assert f"T.unroll({row_tile(rows)})" in tir
     assert "_init" in tir  # decompose_reduction
     assert 'scope="local"' in tir  # the accumulators
@@ -69,7 +77,7 @@ def test_dense_bias_relu(m, k, n):
     # W[j, k] is strided along j: packed into [j // c, k, j % c], at compile time since it is
     # a constant (LayoutRewrite): the kernel takes the packed weight
     # A short reduction, or at most one vector of columns: one vector.
-    columns = COLUMNS if k >= SHORT_REDUCTION and n > TILE_J else TILE_J
+    columns = COLUMNS if k >= SHORT_REDUCTION and n > LANES else LANES
     assert f'p1_global: T.Buffer(({-(-n // columns)}, {k}, {columns}), "float32")' in tir
     # Nothing allocated but the accumulators and, where the tile does not divide the rows or
     # the columns, the padded input and output of pad_einsum.
@@ -109,9 +117,11 @@ def test_a_tall_matmul_packs_its_contiguous_operand_into_panels():
     the tile then reads one stream instead of k strided rows."""
     a, b = te.placeholder((PACK_ROWS, 3), name="A"), te.placeholder((3, 37), name="B")
     func = te.create_prim_func([a, b, topi.matmul(a, b)])
+    sch = Schedule(func)
+    plan = plan_gemm(sch.block(sch.get_block("T_matmul")).block)
+    columns = COLUMNS if 3 >= SHORT_REDUCTION else LANES
+    assert plan is not None and plan.packing == OperandPacking(1, 1, 0, columns)
     scheduled = default_schedule(func).func
-    columns = COLUMNS if 3 >= SHORT_REDUCTION else TILE_J
-    assert f"B_global = T.alloc_buffer(({-(-37 // columns)}, 3, {columns})" in scheduled.script()
     x = np.random.default_rng(0).standard_normal((PACK_ROWS, 3)).astype("float32")
     y = np.random.default_rng(1).standard_normal((3, 37)).astype("float32")
     out = np.zeros((PACK_ROWS, 37), "float32")
@@ -143,10 +153,13 @@ def test_a_one_row_gemm_prefetches_its_weight_stream(m, prefetched):
     a = te.placeholder((m, 64), name="a")
     w = te.placeholder((48, 64), name="w")
     func = te.create_prim_func([a, w, topi.nn.dense(a, w)])
-    scheduled = default_schedule(func, Target(vector_bytes=64, vector_registers=32)).func
-    assert ('annotations={"pragma_software_prefetch": 1024}' in scheduled.script()) == prefetched
+    target = Target(vector_bytes=64, vector_registers=32)
+    report = schedule_with_plans(func, target)
+    (applied,) = report.applied
+    assert applied.plan.prefetch_bytes == (PREFETCH_BYTES if prefetched else 0)
+    assert ("pragma_software_prefetch" in report.schedule.func.script()) == prefetched
     x, y = rand(m, 64), rand(48, 64, seed=1)
     expected, got = np.zeros((m, 48), "float32"), np.zeros((m, 48), "float32")
     tessel.build(func)(x, y, expected)
-    tessel.build(scheduled)(x, y, got)
+    tessel.build(report.schedule.func)(x, y, got)
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)

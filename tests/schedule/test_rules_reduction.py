@@ -11,6 +11,7 @@ from tessel import te, topi
 from tessel.graph import InferType, evaluate, parse
 from tessel.ir.functor import post_order
 from tessel.ir.structural import assert_structural_equal
+from tessel.ir.target import Target
 from tessel.schedule import Schedule
 from tessel.schedule.rules import default_schedule
 from tessel.schedule.rules.reduction import match_row_reduction, schedule_row_reduction
@@ -21,6 +22,7 @@ from tessel.tir.function import PrimFunc
 from tessel.tir.stmt import For, ForKind
 
 SHAPES = [(2, 3, 7), (1, 5, 129), (4, 1)]
+AVX2 = Target()  # 32-byte vectors: 8 float32 lanes
 OPS = ["softmax", "log_softmax", "layer_norm", "sum", "sum_keepdims", "mean", "mean_keepdims",
        "max", "min_keepdims"]  # fmt: skip
 
@@ -37,13 +39,16 @@ def _func(op: str, shape: tuple[int, ...], dtype: str = "float32") -> PrimFunc:
     return te.create_prim_func([x, getattr(topi, name)(x, -1, keepdims=bool(keepdims))])
 
 
-def _inline_and_schedule(sch: Schedule) -> set[str]:
+def _inline_and_schedule(sch: Schedule, target: Target = AVX2) -> set[str]:
     """What default_schedule does before the rule: inline the injective intermediates (softmax's
-    exp, layer_norm's squared deviation, mean's division), then the rule on the first block."""
+    exp, layer_norm's squared deviation, mean's division), then the rule on the first block,
+    for `target` (default: 32-byte vectors); the blocks the rule scheduled."""
     for name in ("T_softmax_exp", "T_log_softmax_exp", "T_mean", "T_ln_sq_dev", "T_mean_1"):
         if name in _block_names(sch) and name not in _output_names(sch.func):
             sch.compute_inline(sch.get_block(name))
-    return schedule_row_reduction(sch, _block_names(sch)[1])  # [0] is the root
+    applied = schedule_row_reduction(sch, _block_names(sch)[1], target)  # [0] is the root
+    assert applied is not None
+    return set(applied.blocks)
 
 
 def _block_names(sch: Schedule) -> list[str]:
@@ -131,7 +136,7 @@ def test_rows_of_several_vectors_reduce_in_independent_chains(op, shape, vector_
         for name in ("T_softmax_exp", "T_mean", "T_ln_sq_dev", "T_mean_1"):
             if name in _block_names(sch):
                 sch.compute_inline(sch.get_block(name))
-        schedule_row_reduction(sch, _block_names(sch)[1], vector_bytes)
+        schedule_row_reduction(sch, _block_names(sch)[1], Target(vector_bytes=vector_bytes))
 
     sch = check_schedule(_func(op, shape), steps, rtol=1e-5, atol=1e-5)
     tiled = _vector_loops_under_unrolled(sch.func)
@@ -174,7 +179,7 @@ def test_other_blocks_are_left_alone(make):
     func = te.create_prim_func([x, make(x)])
     sch = Schedule(func)
     for name in _block_names(sch)[1:]:
-        assert schedule_row_reduction(sch, name) == set()
+        assert schedule_row_reduction(sch, name) is None
     assert_structural_equal(sch.func, func)
 
 

@@ -32,7 +32,8 @@ def _pool(shape, kernel, stride, padding, pool_type):
 def _schedule_pool(sch: Schedule) -> set[str]:
     for name in block_names(sch.func):
         if name != "root" and window_spatial_count(sch.block(sch.get_block(name)).block):
-            return schedule_window_reduction(sch, name)
+            applied = schedule_window_reduction(sch, name)
+            return set(applied.blocks) if applied is not None else set()
     return set()
 
 

@@ -8,10 +8,14 @@ a packed buffer at the start of the kernel (cache_read + transform_layout, paddi
 so the kernel is correct whatever its caller passes. This pass, on the module LowerTE made,
 lifts such a packing stage out of the kernel wherever the caller passes a constant:
 
-- in the kernel: a top-level loop nest of the root block that reads only a parameter P (read
-  nowhere else) and writes only a buffer P' the root allocates (written nowhere else, and
-  before any use) is a packing stage. The kernel loses the stage, and P' becomes the parameter
-  in P's place; the stage alone becomes a packing function (P -> P').
+- in the kernel: a top-level loop nest of the root block whose block the rule marked as a
+  packing stage (the annotation `meta_schedule.layout_rewrite_preproc`, TVM's, set by the
+  rules' plans: tessel.schedule.rules.plan.LAYOUT_REWRITE_PREPROC) is lifted if it reads only a
+  parameter P (read nowhere else) and writes only a buffer P' the root allocates (written
+  nowhere else, and before any use). The mark, not the nest's shape, says what a stage is:
+  a copy a user's schedule wrote for another reason stays in the kernel. The kernel loses the
+  stage, and P' becomes the parameter in P's place; the stage alone becomes a packing function
+  (P -> P').
 - in `main`: each `call_lowered` of the kernel whose argument for P is a Constant gets the
   packed kernel and the Constant packed by running the packing function (compiled to C once
   for all kernels), so the compiled model loads pre-packed weights and runs no packing. Calls
@@ -41,6 +45,7 @@ from tessel.ir.module import IRModule
 from tessel.ir.node import with_changes
 from tessel.ir.target import Target
 from tessel.ir.transform import Pass, PassContext
+from tessel.schedule.rules.plan import LAYOUT_REWRITE_PREPROC
 from tessel.support.dtype import DataType
 from tessel.support.frozen_map import FrozenMap
 from tessel.support.names import unique_name
@@ -171,7 +176,17 @@ def _stage_of(
         reads, writes = accesses[index]
         if writes != {packed} or not reads <= {param}:
             return None  # more than a copy of P into P'
+    if not all(_marked(statements[index]) for index in writers):
+        return None  # a copy, but not one a rule marked as packing
     return packed, writers
+
+
+def _marked(stmt: Stmt) -> bool:
+    """Whether a block in `stmt` carries the packing-stage annotation."""
+    return any(
+        isinstance(node, Block) and bool(node.annotations.get(LAYOUT_REWRITE_PREPROC))
+        for node in post_order(stmt)
+    )
 
 
 @dataclass(frozen=True)

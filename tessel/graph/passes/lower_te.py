@@ -66,7 +66,7 @@ def is_primitive(func: object) -> bool:
 class LowerTE(Pass):
     """Lower the primitive functions called from `main` to PrimFuncs; `schedule=False` keeps
     the kernels as te.create_prim_func builds them (naive loop nests). `target` is the CPU the
-    default schedules are for (None: this machine's tiles, TVM's 32-byte row vectors);
+    default schedules are for (None: this machine, Target.detect);
     `progress` hears of each kernel call lowered, out of main's calls. `devices` reads each
     call's device from a module PlanDevices planned: every call_lowered then names its device,
     a kernel is built for that device's target, and a planned memory scope becomes the scope

@@ -23,25 +23,37 @@ the tile's write-back from moving under the tile, so those accumulators stay in 
 this machine fused conv chains are slower than apart, and the cost model does not fuse them.
 
 Whether a chain is fused at all is the graph's decision (FuseOps' `max_anchors` and its cost
-model, tessel.graph.passes.fuse_cost); this rule only schedules the kernels it is given. Each
-step is tried and skipped where the schedule refuses it: a refusal costs speed, never
-correctness."""
+model, tessel.graph.passes.fuse_cost); this rule only schedules the kernels it is given. The
+rule is a plan (`plan_anchor_chain`: AnchorChainPlan) and its application (`apply_anchor_chain`,
+which reports the steps the schedule refused: a refusal costs speed, never correctness)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 
+from tessel.ir.target import Target
 from tessel.schedule import BlockRV, LoopRV, Schedule, ScheduleError
 from tessel.schedule.primitives.block_queries import mentions_var
-from tessel.schedule.rules.conv_nchwc import match_conv_nchwc, tile_conv_nchwc
+from tessel.schedule.rules.conv_nchwc import (
+    ConvNCHWcPlan,
+    match_conv_nchwc,
+    plan_conv_nchwc,
+    tile_conv_nchwc,
+)
 from tessel.schedule.rules.gemm import (
+    PREFETCH_BYTES,
     Gemm,
-    gemm_columns_for,
+    GemmPlan,
+    OperandPacking,
+    accumulator_rows,
+    apply_packing,
     match_gemm,
-    pack_strided_operand,
+    plan_gemm,
     row_tile,
     tile_gemm,
 )
+from tessel.schedule.rules.plan import Applied, recording_refusals, refuse, rule_target
 from tessel.schedule.rules.reduction import match_row_reduction, vectorize_reduction
 from tessel.schedule.rules.steps import is_plain_nest, parallel_fused, try_step
 from tessel.schedule.state import block_names
@@ -101,79 +113,157 @@ def chain_operands(sch: Schedule, chain: list[str]) -> set[str]:
     return kept
 
 
-def schedule_anchor_chain(
-    sch: Schedule, chain: list[str], max_rows: int, columns: int, vector_bytes: int
-) -> set[str]:
-    """Schedule the chain's blocks together under the last anchor's row blocks; the names of
-    the blocks it scheduled (empty if the last anchor could not be split)."""
-    if _is_conv(sch, chain[-1]):
-        return _schedule_conv_chain(sch, chain, max_rows, columns)
-    for name in chain:
-        block = sch.get_block(name)
-        gemm = match_gemm(sch.block(block).block)
-        assert gemm is not None
-        pack_strided_operand(
-            sch, block, gemm, gemm_columns_for(sch.block(block).block, gemm, columns)
-        )
-    before = set(block_names(sch.func))
-    last = sch.get_block(chain[-1])
-    last_gemm = match_gemm(sch.block(last).block)
-    assert last_gemm is not None
-    *batch, i, j, k = sch.get_loops(last)
-    rows = _extent(sch.block(last).block, last_gemm.i)
+@dataclass(frozen=True, slots=True)
+class AnchorChainPlan:
+    """The anchor-chain rule's choices for a kernel: the `anchors` (GEMMs, or channel-blocked
+    convolutions when `conv`), the `members` computed per row block (the first anchor and the
+    blocks up to the last), `block_rows` rows of the last anchor per row block (the kernel's
+    parallel loop), the anchors' operand packings (GEMMs), and `tiles`: the register tiles the
+    anchors get, each planned once it is under the shared loop (from its loops there), so
+    the plan that `apply_anchor_chain` reports has them and the one `plan_anchor_chain` makes
+    has none."""
+
+    block: str
+    anchors: tuple[str, ...]
+    members: tuple[str, ...]
+    block_rows: int
+    conv: bool = False
+    packings: tuple[OperandPacking | None, ...] = ()
+    tiles: tuple[GemmPlan | ConvNCHWcPlan, ...] = ()
+
+
+def plan_anchor_chain(
+    sch: Schedule, chain: list[str], target: Target | str | None = None
+) -> AnchorChainPlan:
+    """The anchor-chain rule's plan for the `chain` (gemm_chain or conv_chain) on `target`
+    (None: this machine): its members and row blocks, read from the schedule."""
+    cpu = rule_target(target)
     members = _members(sch, chain)
-    block_rows = _block_rows(sch, members, rows, max_rows)
-    split = try_step(lambda: sch.split(i, [None, block_rows]))
+    last = sch.block(sch.get_block(chain[-1])).block
+    if _is_conv(sch, chain[-1]):
+        height = getattr(last.iter_vars[2].dom.extent, "value", 0)
+        rows = conv_block_rows(height, _row_bytes(sch, members))
+        return AnchorChainPlan(chain[-1], tuple(chain), tuple(members), rows, conv=True)
+    packings = []
+    for name in chain:
+        plan = plan_gemm(sch.block(sch.get_block(name)).block, cpu)
+        assert plan is not None
+        packings.append(plan.packing)
+    last_gemm = match_gemm(last)
+    assert last_gemm is not None
+    rows = _extent(last, last_gemm.i)
+    block_rows = _block_rows(sch, members, rows, accumulator_rows(cpu))
+    return AnchorChainPlan(
+        chain[-1], tuple(chain), tuple(members), block_rows, packings=tuple(packings)
+    )
+
+
+def apply_anchor_chain(
+    sch: Schedule, plan: AnchorChainPlan, target: Target | str | None = None
+) -> Applied:
+    """Apply `plan`: the chain's blocks under the last anchor's row blocks, each anchor with
+    its register tile for `target` (None: this machine); the blocks scheduled are empty if
+    the last anchor could not be split. The plan reported has the tiles chosen."""
+    cpu = rule_target(target)
+    tiles: list[GemmPlan | ConvNCHWcPlan] = []
+    with recording_refusals() as refused:
+        if plan.conv:
+            blocks = _schedule_conv_chain(sch, plan, cpu, tiles)
+        else:
+            blocks = _schedule_gemm_chain(sch, plan, cpu, tiles)
+    return Applied(replace(plan, tiles=tuple(tiles)), frozenset(blocks), tuple(refused))
+
+
+def schedule_anchor_chain(
+    sch: Schedule, chain: list[str], target: Target | str | None = None
+) -> Applied:
+    """Plan and apply the anchor-chain rule to `chain`."""
+    return apply_anchor_chain(sch, plan_anchor_chain(sch, chain, target), target)
+
+
+def _schedule_gemm_chain(
+    sch: Schedule, plan: AnchorChainPlan, cpu: Target, tiles: list[GemmPlan | ConvNCHWcPlan]
+) -> set[str]:
+    """The GEMM chain's blocks under (batch, row block) of the last GEMM, after the anchors'
+    operands are packed at the root (once for all row blocks)."""
+    for name, packing in zip(plan.anchors, plan.packings, strict=True):
+        apply_packing(sch, sch.get_block(name), packing)
+    before = set(block_names(sch.func))
+    last = sch.get_block(plan.anchors[-1])
+    *batch, i, j, k = sch.get_loops(last)
+    split = try_step(lambda: sch.split(i, [None, plan.block_rows]))
     if split is False:
         return set()
     i_o, i_i = split
-    moved = [n for n in reversed(members) if _compute_at(sch, sch.get_block(n), i_o)]
+    moved = [n for n in reversed(plan.members) if _compute_at(sch, sch.get_block(n), i_o)]
     shared = len(batch) + 1
-    done = {chain[-1]} | set(moved)
+    done = {plan.anchors[-1]} | set(moved)
     for name in moved:
-        done |= _schedule_member(sch, name, shared, max_rows, columns, vector_bytes)
-    last_columns = gemm_columns_for(sch.block(last).block, last_gemm, columns)
-    done |= tile_gemm(
-        sch, last, [], (i_i, j, k), row_tile(block_rows, max_rows), last_columns, parallel=False
-    )
+        done |= _schedule_member(sch, name, shared, cpu, tiles)
+    last_plan = _tile_in_chain(sch.block(last).block, cpu, plan.block_rows)
+    tiles.append(last_plan)
+    done |= tile_gemm(sch, last, [], (i_i, j, k), last_plan)
     parallel_fused(sch, [*batch, i_o])
     return done | (set(block_names(sch.func)) - before)
 
 
+def _tile_in_chain(block: Block, cpu: Target, rows: int) -> GemmPlan:
+    """The GEMM rule's tile for an anchor under the chain's shared loop, over `rows` rows:
+    nothing packed (the chain packs at the root) or padded, no loop of its own in parallel."""
+    plan = plan_gemm(block, cpu)
+    assert plan is not None
+    tile = row_tile(rows, accumulator_rows(cpu))
+    return replace(
+        plan,
+        rows=tile,
+        packing=None,
+        padding=(),
+        prefetch_bytes=PREFETCH_BYTES if tile == 1 else 0,
+        parallel=False,
+    )
+
+
 def _schedule_conv_chain(
-    sch: Schedule, chain: list[str], max_columns: int, max_channels: int
+    sch: Schedule, plan: AnchorChainPlan, cpu: Target, tiles: list[GemmPlan | ConvNCHWcPlan]
 ) -> set[str]:
     """The conv chain's blocks under (batch, row block) of the last convolution: each row block
     computes the rows of every intermediate it reads (with the rows of the windows' halo, which
     neighbouring blocks compute again), each convolution tiled by the blocked-conv rule."""
     before = set(block_names(sch.func))
-    last = sch.get_block(chain[-1])
+    last = sch.get_block(plan.anchors[-1])
     n, oc, oh, ow, ocb, *reductions = sch.get_loops(last)
-    height = getattr(sch.loop(oh).extent, "value", 0)
-    members = _members(sch, chain)
-    rows = conv_block_rows(height, _row_bytes(sch, members))
     try:
-        oh_o, oh_i = sch.split(oh, [None, rows])
+        oh_o, oh_i = sch.split(oh, [None, plan.block_rows])
         sch.reorder(oh_o, oc)
-    except ScheduleError:
+    except ScheduleError as error:
+        refuse(error)
         return set()
-    moved = [m for m in reversed(members) if _compute_at(sch, sch.get_block(m), oh_o, True)]
-    done = {chain[-1]} | set(moved)
+    moved = [m for m in reversed(plan.members) if _compute_at(sch, sch.get_block(m), oh_o, True)]
+    done = {plan.anchors[-1]} | set(moved)
     for name in moved:
         block = sch.get_block(name)
         own = sch.get_loops(block)[2:]
         if match_conv_nchwc(sch.block(block).block) and len(own) >= 7:
             spatial = (own[1], own[2], own[3], own[4])
-            done |= tile_conv_nchwc(
-                sch, block, [own[0]], spatial, own[5:], max_columns, max_channels, False
-            )
+            tile = _conv_tile_in_chain(sch, block, own[2], cpu)
+            tiles.append(tile)
+            done |= tile_conv_nchwc(sch, block, [own[0]], spatial, own[5:], tile)
         elif own:
             try_step(lambda own=own: sch.vectorize(own[-1]))
-    done |= tile_conv_nchwc(
-        sch, last, [], (oc, oh_i, ow, ocb), reductions, max_columns, max_channels, False
-    )
+    tile = _conv_tile_in_chain(sch, last, oh_i, cpu)
+    tiles.append(tile)
+    done |= tile_conv_nchwc(sch, last, [], (oc, oh_i, ow, ocb), reductions, tile)
     parallel_fused(sch, [n, oh_o])
     return done | (set(block_names(sch.func)) - before)
+
+
+def _conv_tile_in_chain(sch: Schedule, block: BlockRV, rows: LoopRV, cpu: Target) -> ConvNCHWcPlan:
+    """The blocked-conv rule's tile for a convolution under the chain's shared loop, over the
+    rows of its loop `rows` there, without a parallel loop of its own."""
+    height = getattr(sch.loop(rows).extent, "value", 1)
+    plan = plan_conv_nchwc(sch.block(block).block, cpu, height=height)
+    assert plan is not None
+    return replace(plan, parallel=False)
 
 
 def _row_bytes(sch: Schedule, members: list[str]) -> int:
@@ -276,7 +366,7 @@ def _compute_at(sch: Schedule, block: BlockRV, loop: LoopRV, unit_loops: bool = 
 
 
 def _schedule_member(
-    sch: Schedule, name: str, shared: int, max_rows: int, columns: int, vector_bytes: int
+    sch: Schedule, name: str, shared: int, cpu: Target, tiles: list[GemmPlan | ConvNCHWcPlan]
 ) -> set[str]:
     """Schedule one block moved under the shared loop by its own loops: a GEMM's register
     tile, a reduction's vectors of partial results, else its last loop vectorized."""
@@ -288,11 +378,12 @@ def _schedule_member(
         ijk = _gemm_loops(sch, block, gemm, own)
         if ijk is None:
             return set()
-        rows = row_tile(sch.loop(ijk[0]).extent.value, max_rows)  # type: ignore[attr-defined]  # constant loops (_gemm_loops)
-        width = gemm_columns_for(realize.block, gemm, columns)
-        return tile_gemm(sch, block, [], ijk, rows, width, parallel=False)
+        rows = sch.loop(ijk[0]).extent.value  # type: ignore[attr-defined]  # constant loops (_gemm_loops)
+        plan = _tile_in_chain(realize.block, cpu, rows)
+        tiles.append(plan)
+        return tile_gemm(sch, block, [], ijk, plan)
     if match_row_reduction(realize.block) is not None or _is_reduction(realize.block):
-        return vectorize_reduction(sch, block, vector_bytes)
+        return vectorize_reduction(sch, block, cpu.vector_bytes)
     if own:
         try_step(lambda: sch.vectorize(own[-1]))
     return set()
@@ -322,10 +413,13 @@ def _gemm_loops(
 
 
 __all__ = [
+    "AnchorChainPlan",
+    "apply_anchor_chain",
     "block_rows",
     "chain_operands",
     "conv_block_rows",
     "conv_chain",
     "gemm_chain",
+    "plan_anchor_chain",
     "schedule_anchor_chain",
 ]

@@ -34,23 +34,36 @@ shorter rows it takes the channel-blocked tile when its channel multiplier is 1 
 112x112 had gone from 0.43 to 0.28 ms that way); else the reductions go outside x, which is
 vectorized, and n, c, y run in parallel. The zero-padding block
 feeding a convolution is kept as its own loop nest (`conv_padding`): inlined, its bounds check
-makes the vector loop fall back to scalar code. Each step is tried and skipped where the schedule
-refuses it (ScheduleError): a refusal costs speed, never correctness."""
+makes the vector loop fall back to scalar code.
+
+The rule is a plan (`plan_conv`: one of ConvTilePlan, GroupedRowsPlan, DepthwiseRowsPlan,
+DepthwiseLoopsPlan) and its application (`apply_conv`, which reports the steps the schedule
+refused: a refusal costs speed, never correctness)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tessel.ir.expr import Add, IntImm, Mul, PrimExpr, Var
 from tessel.ir.functor import post_order
+from tessel.ir.target import Target
 from tessel.schedule import BlockRV, Schedule, ScheduleError
 from tessel.schedule.rules.conv_nchwc import X_TILES, column_tile, match_conv_nchwc
+from tessel.schedule.rules.gemm import accumulator_rows, gemm_columns
+from tessel.schedule.rules.plan import (
+    LAYOUT_REWRITE_PREPROC,
+    Applied,
+    recording_refusals,
+    refuse,
+    rule_target,
+    vector_lanes,
+)
 from tessel.schedule.rules.steps import (
     consumer_under,
     inline_consumer,
     is_accumulation,
-    is_plain_nest,
     parallel_fused,
+    plan_and_apply,
     try_step,
     uncast,
     vectorized_init,
@@ -61,10 +74,8 @@ from tessel.tir.buffer import BufferLoad
 from tessel.tir.index_map import IndexMap
 from tessel.tir.stmt import BufferStore
 
-TILE_F = 16
-# Grouped: output columns are the vector, of up to VECTOR_X lanes (a row of 7 is one vector of 8,
-# 7 lanes enabled), and GROUPED_TILE_F channels' accumulators.
-VECTOR_X = 16
+# Grouped: output columns are the vector, of up to a vector's lanes (a row of 7 is one vector of
+# 8, 7 lanes enabled), and GROUPED_TILE_F channels' accumulators.
 GROUPED_TILE_F = 16
 # Grouped convs with at least this many output channels per group (RegNet's 8, ResNeXt's 4 x 32
 # and up) take the conv2d micro-kernel with a tile of a group's channels (_group_channel_tile).
@@ -138,62 +149,162 @@ def conv_padding(sch: Schedule) -> set[str]:
     return names
 
 
-def schedule_conv(
-    sch: Schedule,
-    name: str,
-    max_columns: int = X_TILES[0],
-    max_channels: int = TILE_F,
-    max_lanes: int = VECTOR_X,
-) -> set[str]:
-    """Tile the conv block `name`, with at most `max_columns` output columns of `max_channels`
-    channels' accumulators (what the vector registers hold: 8 x 32 with 32 of them) and vectors
-    of at most `max_lanes` float32; the names of the blocks it scheduled, empty (nothing
-    changed) if it is not one or its loops are not the plain nest TOPI builds."""
-    block = sch.get_block(name)
-    realize = sch.block(block)
-    conv = match_conv(realize.block)
-    if conv is None or not is_plain_nest(sch, block):
-        return set()
+@dataclass(frozen=True, slots=True)
+class ConvTilePlan:
+    """The conv2d micro-kernel for one block: `channels` output channels (vectors of `lanes`)
+    by `columns` output columns of accumulators; the weight packed to [f // channels, c, r, s,
+    f % channels] (`pack_weight`); for a depthwise conv, the input laid out in blocks of
+    `data_blocks` channels first (0: not), and `fallback` applied instead if the schedule
+    refuses that layout."""
+
+    block: str
+    channels: int
+    columns: int
+    lanes: int
+    pack_weight: bool = True
+    data_blocks: int = 0
+    fallback: GroupedRowsPlan | DepthwiseLoopsPlan | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GroupedRowsPlan:
+    """A grouped or depthwise conv vectorized along the output row: vectors of up to `lanes`
+    columns (the row cut into chunks of `lanes` when `split_row`), `channels` channels'
+    accumulators unrolled; the padded input laid out by column parity for a column `stride`
+    of 2 to 4 (1: as it is)."""
+
+    block: str
+    channels: int
+    lanes: int
+    split_row: bool
+    stride: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class DepthwiseRowsPlan:
+    """TOPI's depthwise_conv2d_nchw with stride 1 on long rows: vectors of `lanes` columns,
+    tiles of `rows` rows accumulating in registers, each channel's padding computed in its own
+    parallel iteration."""
+
+    block: str
+    rows: int
+    lanes: int
+
+
+@dataclass(frozen=True, slots=True)
+class DepthwiseLoopsPlan:
+    """The last resort for a depthwise conv: the window outside the row, which is vectorized;
+    n, c, y in parallel."""
+
+    block: str
+
+
+ConvPlan = ConvTilePlan | GroupedRowsPlan | DepthwiseRowsPlan | DepthwiseLoopsPlan
+
+
+def plan_conv(block: Block, target: Target | str | None = None) -> ConvPlan | None:
+    """The NCHW conv rule's plan for `block` on `target` (None: this machine), or None if
+    `block` is not a convolution (match_conv)."""
+    conv = match_conv(block)
+    if conv is None:
+        return None
+    cpu = rule_target(target)
+    bits = block.writes[0].buffer.dtype.bits if block.writes else 32
+    lanes = vector_lanes(cpu, bits)
+    max_columns, max_channels = accumulator_rows(cpu), gemm_columns(cpu, bits)
+    name = block.name_hint
+    extents = [getattr(iv.dom.extent, "value", None) for iv in block.iter_vars]
     if conv.grouped:
-        group_tile = _group_channel_tile(sch, block, max_channels)
+        group_tile = _group_channel_tile(block, extents, max_channels)
         if group_tile is not None:
-            return _schedule_conv2d(sch, block, name, max_columns, f_tile=group_tile)
-    if conv.depthwise or conv.grouped:
-        rows = _schedule_depthwise_rows(sch, block, name, max_lanes) if conv.depthwise else None
+            return _tile_plan(block, extents, group_tile, max_columns, lanes)
+    if not (conv.depthwise or conv.grouped):
+        channels = _channel_tile(extents[1], max_channels)
+        return _tile_plan(block, extents, channels, max_columns, lanes)
+    if conv.depthwise:
+        rows = _depthwise_rows_plan(block, extents, lanes)
         if rows is not None:
             return rows
-        blocked = _block_depthwise_data(sch, block)
-        if blocked is None:
-            fallback = _schedule_depthwise if conv.depthwise else _schedule_grouped
-            return fallback(sch, block, name)
-        tile = _channel_tile(sch.loop(sch.get_loops(block)[1]).extent)
-        return _schedule_conv2d(sch, block, name, max_columns, f_tile=tile) | blocked
-    return _schedule_conv2d(sch, block, name, max_columns, max_channels)
+    fallback: GroupedRowsPlan | DepthwiseLoopsPlan
+    if conv.depthwise:
+        fallback = DepthwiseLoopsPlan(name)
+    else:
+        fallback = _grouped_rows_plan(block, extents, lanes)
+    data_blocks = _depthwise_data_blocks(block, lanes)
+    if data_blocks is None:
+        return fallback
+    tile = _tile_plan(block, extents, data_blocks, max_columns, lanes)
+    return replace(tile, data_blocks=data_blocks, fallback=fallback)
 
 
-def _schedule_conv2d(
-    sch: Schedule,
-    block: BlockRV,
-    name: str,
-    max_columns: int,
-    max_channels: int = TILE_F,
-    f_tile: int | None = None,
-) -> set[str]:
+def _tile_plan(
+    block: Block, extents: list[int | None], channels: int, max_columns: int, lanes: int
+) -> ConvTilePlan:
+    """The conv2d micro-kernel of `channels` output channels for `block`: its columns by the
+    cost of the row's tiles (conv_nchwc.column_tile)."""
+    width = extents[3] or 1  # a symbolic row: tiles of 1
+    vectors = max(1, channels // lanes)  # accumulator vectors a column
+    columns = column_tile(width, tuple(t for t in X_TILES if t <= max_columns), vectors)
+    return ConvTilePlan(block.name_hint, channels, columns, lanes, _weight_read(block) is not None)
+
+
+def _grouped_rows_plan(block: Block, extents: list[int | None], lanes: int) -> GroupedRowsPlan:
+    width = extents[3] or 0
+    data = _data_load(block)
+    stride = _column_stride(data.indices[3]) if data is not None and len(data.indices) == 4 else 1
+    return GroupedRowsPlan(
+        block.name_hint,
+        _channel_tile(extents[1], GROUPED_TILE_F),
+        lanes,
+        split_row=not 0 < width <= lanes,
+        stride=stride if stride in (2, 3, 4) else 1,
+    )
+
+
+def apply_conv(sch: Schedule, block: BlockRV, plan: ConvPlan) -> Applied:
+    """Apply `plan` to the conv `block` (in the plain nest TOPI builds); the blocks scheduled
+    are empty if the schedule refused the tiling."""
+    with recording_refusals() as refused:
+        blocks = _apply(sch, block, plan)
+    return Applied(plan, frozenset(blocks), tuple(refused))
+
+
+def _apply(sch: Schedule, block: BlockRV, plan: ConvPlan) -> set[str]:
+    if isinstance(plan, DepthwiseRowsPlan):
+        return _schedule_depthwise_rows(sch, block, plan)
+    if isinstance(plan, GroupedRowsPlan):
+        return _schedule_grouped(sch, block, plan)
+    if isinstance(plan, DepthwiseLoopsPlan):
+        return _schedule_depthwise(sch, block)
+    blocked: set[str] = set()
+    if plan.data_blocks:
+        layout = _block_depthwise_data(sch, block, plan.data_blocks)
+        if layout is None:
+            assert plan.fallback is not None
+            return _apply(sch, block, plan.fallback)
+        blocked = layout
+    return _schedule_conv2d(sch, block, plan) | blocked
+
+
+def schedule_conv(sch: Schedule, name: str, target: Target | str | None = None) -> Applied | None:
+    """Plan and apply the NCHW conv rule to the block `name`; None (nothing changed) if it is
+    not a convolution or its loops are not the plain nest TOPI builds."""
+    return plan_and_apply(sch, name, lambda block: plan_conv(block, target), apply_conv)
+
+
+def _schedule_conv2d(sch: Schedule, block: BlockRV, plan: ConvTilePlan) -> set[str]:
     # TOPI's depthwise_conv2d_nchw has no input-channel reduction: the nest is (n, f, y, x, r, s).
+    name = block.name
     loops = sch.get_loops(block)
     n, f, y, x = loops[:4]
     reductions = loops[4:]
-    if f_tile is None:
-        f_tile = _channel_tile(sch.loop(f).extent, max_channels)
-    width = getattr(sch.loop(x).extent, "value", 1)  # a symbolic row: tiles of 1
-    vectors = max(1, f_tile // TILE_F)  # accumulator vectors a column (f_i is split by TILE_F)
-    x_tile = column_tile(width, tuple(t for t in X_TILES if t <= max_columns), vectors)
-    packed = _pack_weight(sch, block, f_tile)
+    packed = _pack_weight(sch, block, plan.channels) if plan.pack_weight else None
     try:
-        f_o, f_i = sch.split(f, [None, f_tile])
-        x, x_i = sch.split(x, [None, x_tile])
+        f_o, f_i = sch.split(f, [None, plan.channels])
+        x, x_i = sch.split(x, [None, plan.columns])
         sch.reorder(f_o, y, x, *reductions, x_i, f_i)
-    except ScheduleError:
+    except ScheduleError as error:
+        refuse(error)
         return {packed} if packed else set()
     # The tile's accumulators in a scope-local buffer laid out [x, f]: allocated per tile
     # (PlanBufferAllocation), a few vectors the C compiler keeps in registers, stored to the
@@ -217,8 +328,8 @@ def _schedule_conv2d(
     # Fused after compute_at: the write-back's coverage proof needs the tile loops unfused.
     outer = parallel_fused(sch, [n, f_o, y])
     init = vectorized_init(sch, block, reductions[0])
-    if f_tile > TILE_F:  # vectors of TILE_F channels, unrolled
-        vectors = try_step(lambda: sch.split(f_i, [None, TILE_F]))
+    if plan.channels > plan.lanes:  # vectors of `lanes` channels, unrolled
+        vectors = try_step(lambda: sch.split(f_i, [None, plan.lanes]))
         if vectors:
             f_io, f_i = vectors
             try_step(lambda: sch.unroll(f_io))
@@ -231,23 +342,25 @@ def _schedule_conv2d(
     return names | {rv.name for rv in blocks if isinstance(rv, BlockRV)}
 
 
-def _schedule_grouped(sch: Schedule, block: BlockRV, name: str) -> set[str]:
+def _schedule_grouped(sch: Schedule, block: BlockRV, plan: GroupedRowsPlan) -> set[str]:
     """A grouped or depthwise conv2d: its f_i output channels read f_i different input
-    channels, so the vector runs along the output columns x_i (a whole row up to VECTOR_X, in
-    chunks of VECTOR_X beyond: a tail is masked, UnswitchGuards keeps it off the full chunks),
-    the f_i accumulators unrolled in a scope-local tile [f, x] the C compiler keeps in
+    channels, so the vector runs along the output columns x_i (a whole row up to the plan's
+    lanes, in chunks of lanes beyond: a tail is masked, UnswitchGuards keeps it off the full
+    chunks), the f_i accumulators unrolled in a scope-local tile [f, x] the C compiler keeps in
     registers, with the epilogue inlined into its write-back. With stride 2 the padded input
     is laid out by column parity (_split_by_stride), so each vector reads contiguous columns."""
+    name = block.name
     n, f, y, x, c, r, s = sch.get_loops(block)
-    width = getattr(sch.loop(x).extent, "value", 0)
-    _split_by_stride(sch, block)
+    if plan.stride > 1:
+        _split_by_stride(sch, block, plan.stride)
     try:
-        f_o, f_i = sch.split(f, [None, _channel_tile(sch.loop(f).extent, GROUPED_TILE_F)])
+        f_o, f_i = sch.split(f, [None, plan.channels])
         x_o = None
-        if not 0 < width <= VECTOR_X:
-            x_o, x = sch.split(x, [None, VECTOR_X])
+        if plan.split_row:
+            x_o, x = sch.split(x, [None, plan.lanes])
         sch.reorder(f_o, y, *([x_o] if x_o is not None else []), c, r, s, f_i, x)
-    except ScheduleError:
+    except ScheduleError as error:
+        refuse(error)
         return set()
     tile = x_o if x_o is not None else y
     write_back = try_step(lambda: sch.cache_write(block, 0, "local"))
@@ -266,39 +379,40 @@ def _schedule_grouped(sch: Schedule, block: BlockRV, name: str) -> set[str]:
     return {name} | {rv.name for rv in blocks if isinstance(rv, BlockRV)}
 
 
-def _schedule_depthwise_rows(
-    sch: Schedule, block: BlockRV, name: str, max_lanes: int
-) -> set[str] | None:
-    """TOPI's depthwise_conv2d_nchw with stride 1 on rows of at least DEPTHWISE_ROW_MIN
-    columns: the vector runs along the output row (lanes dividing the width, so no masked
-    tail), a tile of up to 4 rows of it accumulates over the window in registers (each weight
-    broadcast once per 4 vectors), and each channel's zero padding is computed in its own
-    parallel iteration (compute_at), a plane that stays in cache. 32 channels at 112x112:
-    0.29 ms in the channel-blocked layout (a gather to block, a transpose to write back), 0.087
-    here. The names of the blocks it scheduled, or None where it does not apply (nothing
-    changed, unless the schedule refused a split or the reorder half way)."""
-    loops = sch.get_loops(block)
-    realize = sch.block(block)
-    store = realize.block.body
-    assert isinstance(store, BufferStore)
-    data = uncast(uncast(store.value.b).a)  # type: ignore[attr-defined]  # an Add (is_accumulation)
-    if len(loops) != 6 or not isinstance(data, BufferLoad) or len(data.indices) != 4:
+def _depthwise_rows_plan(
+    block: Block, extents: list[int | None], max_lanes: int
+) -> DepthwiseRowsPlan | None:
+    """TOPI's depthwise_conv2d_nchw (loops n, c, y, x, r, s) with stride 1 on rows of at
+    least DEPTHWISE_ROW_MIN columns: lanes dividing the width (no masked tail), up to 4 rows
+    a tile; None where it does not apply."""
+    data = _data_load(block)
+    if len(extents) != 6 or data is None or len(data.indices) != 4:
         return None
     if _column_stride(data.indices[3]) != 1:
         return None  # strided columns: a vector would gather
-    n, c, y, x, r, s = loops
-    width = getattr(sch.loop(x).extent, "value", 0)
+    width = extents[3] or 0
     lanes = next((v for v in (16, 8, 4) if v <= max_lanes and width % v == 0), 0)
     if width < DEPTHWISE_ROW_MIN or not lanes:
         return None
-    rows = _divisor_tile(sch.loop(y).extent, (4, 3, 2, 1))
+    return DepthwiseRowsPlan(block.name_hint, _divisor_tile(extents[2], (4, 3, 2, 1)), lanes)
+
+
+def _schedule_depthwise_rows(sch: Schedule, block: BlockRV, plan: DepthwiseRowsPlan) -> set[str]:
+    """The vector along the output row, a tile of `plan.rows` rows of it accumulating over
+    the window in registers (each weight broadcast once per tile's vectors), and each
+    channel's zero padding computed in its own parallel iteration (compute_at), a plane that
+    stays in cache. 32 channels at 112x112: 0.29 ms in the channel-blocked layout (a gather
+    to block, a transpose to write back), 0.087 here."""
+    name = block.name
+    n, c, y, x, r, s = sch.get_loops(block)
     producers = try_step(lambda: sch.get_producers(block)) or []
     try:
-        y, y_i = sch.split(y, [None, rows])
-        x, x_i = sch.split(x, [None, lanes])
+        y, y_i = sch.split(y, [None, plan.rows])
+        x, x_i = sch.split(x, [None, plan.lanes])
         sch.reorder(y, x, r, s, y_i, x_i)
-    except ScheduleError:
-        return None
+    except ScheduleError as error:
+        refuse(error)
+        return set()
     write_back = try_step(lambda: sch.cache_write(block, 0, "local"))
     if isinstance(write_back, BlockRV):
         inline_consumer(sch, write_back)
@@ -322,22 +436,17 @@ def _schedule_depthwise_rows(
     return {name} | padded | {rv.name for rv in blocks if isinstance(rv, BlockRV)}
 
 
-def _block_depthwise_data(sch: Schedule, block: BlockRV) -> set[str] | None:  # noqa: C901 - a pattern match over the block's form
+def _depthwise_data_blocks(block: Block, lanes: int) -> int | None:
     """For a depthwise conv2d (output channel f reads input channel f alone: `I[n, f + rc, ..]`
-    with one rc, or `I[n, f, ..]` in TOPI's depthwise_conv2d_nchw), lay the input it reads
-    out by channel blocks, [n, c // F, h, w, c % F] (F the channel tile), so that F output
-    channels read one contiguous vector and the conv2d tile (f vectorized, x unrolled,
-    accumulators [x, f]) applies: on 7x7 and 14x14 maps a row is too short to be the vector.
-    The input's producer (the zero padding) writes that layout, F channels a vector; without
-    one, a copy (cache_read) does. The names of the blocks added, or None (nothing changed) if
-    the block is not depthwise or the layout is refused."""
-    realize = sch.block(block)
-    store = realize.block.body
-    assert isinstance(store, BufferStore)
-    data = uncast(uncast(store.value.b).a)  # type: ignore[attr-defined]  # an Add (is_accumulation)
-    f = realize.block.iter_vars[1]
-    reductions = [iv for iv in realize.block.iter_vars if iv.iter_type == IterVarType.COMM_REDUCE]
-    if not isinstance(data, BufferLoad) or len(data.indices) != 4:
+    with one rc, or `I[n, f, ..]` in TOPI's depthwise_conv2d_nchw), the channel blocks its
+    input is laid out in, [n, c // F, h, w, c % F] (F the channel tile, at most a vector of
+    `lanes`), so that F output channels read one contiguous vector and the conv2d tile (f
+    vectorized, x unrolled, accumulators [x, f]) applies: on 7x7 and 14x14 maps a row is too
+    short to be the vector. None if the block is not depthwise or F would be under 4."""
+    data = _data_load(block)
+    f = block.iter_vars[1]
+    reductions = [iv for iv in block.iter_vars if iv.iter_type == IterVarType.COMM_REDUCE]
+    if data is None or len(data.indices) != 4:
         return None
     if len(reductions) == 2:  # TOPI's depthwise_conv2d_nchw: channel f reads channel f
         if data.indices[1] is not f.var:
@@ -348,12 +457,20 @@ def _block_depthwise_data(sch: Schedule, block: BlockRV) -> set[str] | None:  # 
             data.indices[1], f.var, rc.var
         ):
             return None
-    tile = _channel_tile(f.dom.extent)
-    if tile < 4:
+    tile = _channel_tile(getattr(f.dom.extent, "value", None), lanes)
+    if tile < 4 or data.buffer not in [region.buffer for region in block.reads]:
         return None
-    reads = [region.buffer for region in realize.block.reads]
-    if data.buffer not in reads:
-        return None
+    return tile
+
+
+def _block_depthwise_data(sch: Schedule, block: BlockRV, tile: int) -> set[str] | None:
+    """Lay the depthwise conv's input out in blocks of `tile` channels (_depthwise_data_blocks):
+    its producer (the zero padding) writes that layout, `tile` channels a vector; without one,
+    a copy (cache_read) does. The names of the blocks added, or None (nothing changed) if the
+    layout is refused."""
+    data = _data_load(sch.block(block).block)
+    assert data is not None
+    reads = [region.buffer for region in sch.block(block).block.reads]
     producers = try_step(lambda: sch.get_producers(block)) or []
     added: set[str] = set()
     if not producers:
@@ -383,21 +500,14 @@ def _is_channel(index: PrimExpr, f: Var, rc: Var) -> bool:
     return isinstance(index, Add) and index.a is f and index.b is rc
 
 
-def _split_by_stride(sch: Schedule, block: BlockRV) -> None:
+def _split_by_stride(sch: Schedule, block: BlockRV, stride: int) -> None:
     """Lay the padded input a strided convolution reads at [.., y * S + r, x * S + s] out as
     [.., h, w % S, w // S] (its producer writes it so), so that consecutive x read consecutive
     addresses: vector loads instead of one load per lane."""
-    store = sch.block(block).block.body
-    assert isinstance(store, BufferStore)
-    data = uncast(uncast(store.value.b).a)  # type: ignore[attr-defined]  # an Add (is_accumulation)
-    if not isinstance(data, BufferLoad) or len(data.indices) != 4:
-        return
-    stride = _column_stride(data.indices[3])
+    data = _data_load(sch.block(block).block)
     producers = try_step(lambda: sch.get_producers(block)) or []
-    if stride not in (2, 3, 4) or not producers:
-        return
     reads = [region.buffer for region in sch.block(block).block.reads]
-    if data.buffer not in reads:
+    if data is None or not producers or data.buffer not in reads:
         return
     layout = IndexMap.from_func(lambda b, o, h, w: (b, o, h, w % stride, w // stride), ndim=4)
     if (
@@ -426,19 +536,35 @@ def _column_stride(index: PrimExpr) -> int:
     return 1
 
 
+def _data_load(block: Block) -> BufferLoad | None:
+    """The data operand of the conv's update (the product's first factor), if it is a load."""
+    store = block.body
+    assert isinstance(store, BufferStore)
+    data = uncast(uncast(store.value.b).a)  # type: ignore[attr-defined]  # an Add (is_accumulation)
+    return data if isinstance(data, BufferLoad) else None
+
+
+def _weight_read(block: Block) -> int | None:
+    """The read index of the conv's weight (the product's second factor), if it is a load of
+    a buffer the block declares it reads."""
+    store = block.body
+    assert isinstance(store, BufferStore)
+    weight = uncast(uncast(store.value.b).b)  # type: ignore[attr-defined]  # an Add (is_accumulation)
+    reads = [region.buffer for region in block.reads]
+    if not isinstance(weight, BufferLoad) or weight.buffer not in reads:
+        return None
+    return reads.index(weight.buffer)
+
+
 def _pack_weight(sch: Schedule, block: BlockRV, f_tile: int) -> str | None:
     """Copy the weight W[f, c, r, s] into W'[f // f_tile, c, r, s, f % f_tile], so the tile's
     f_tile output channels are one contiguous vector per (c, r, s); the copy block's name.
     A weight that is a constant of the model is packed once at compile time instead
-    (tessel.graph.passes.layout_rewrite lifts this block out of the kernel)."""
-    store = sch.block(block).block.body
-    assert isinstance(store, BufferStore)
-    product = uncast(store.value.b)  # type: ignore[attr-defined]  # an Add (is_accumulation)
-    weight = uncast(product.b)
-    reads = [region.buffer for region in sch.block(block).block.reads]
-    if not isinstance(weight, BufferLoad) or weight.buffer not in reads:
+    (tessel.graph.passes.layout_rewrite lifts this block, marked LAYOUT_REWRITE_PREPROC, out
+    of the kernel)."""
+    index = _weight_read(sch.block(block).block)
+    if index is None:
         return None
-    index = reads.index(weight.buffer)
 
     def packed(o: PrimExpr, i: PrimExpr, h: PrimExpr, w: PrimExpr) -> tuple[PrimExpr, ...]:
         return (o // f_tile, i, h, w, o % f_tile)
@@ -448,55 +574,53 @@ def _pack_weight(sch: Schedule, block: BlockRV, f_tile: int) -> str | None:
         return None
     layout = IndexMap.from_func(packed, ndim=4)
     try_step(lambda: sch.transform_layout(block, ("read", index), layout))
+    try_step(lambda: sch.annotate(copy, LAYOUT_REWRITE_PREPROC, True))
     # In parallel over (f, c): a kernel called with a weight that is not a constant packs it
     # at every call (128 -> 128 3x3: 0.6 MB, serial it was 6% of the conv at two threads).
     parallel_fused(sch, sch.get_loops(copy)[:2])
     return copy.name
 
 
-def _group_channel_tile(sch: Schedule, block: BlockRV, largest: int) -> int | None:
+def _group_channel_tile(block: Block, extents: list[int | None], largest: int) -> int | None:
     """For a grouped conv2d whose groups have at least GROUP_VECTOR_MIN output channels, the
     channel tile of the conv2d micro-kernel: a power of two dividing the group's output
     channels, so the tile's channels all read the same input channels (one broadcast input
     element per step, as in an ungrouped conv2d). None where the groups are narrower (their
     channels read different inputs: _schedule_grouped vectorizes the row instead)."""
-    loops = sch.get_loops(block)
-    store = sch.block(block).block.body
-    assert isinstance(store, BufferStore)
-    data = uncast(uncast(store.value.b).a)  # type: ignore[attr-defined]  # an Add
-    if not isinstance(data, BufferLoad) or len(data.buffer.shape) != 4 or len(loops) != 7:
+    data = _data_load(block)
+    if data is None or len(data.buffer.shape) != 4 or len(extents) != 7:
         return None
-    extents = [getattr(sch.loop(loop).extent, "value", None) for loop in (loops[1], loops[4])]
+    outputs, per_group_in = extents[1], extents[4]
     inputs = getattr(data.buffer.shape[1], "value", None)
-    if None in (*extents, inputs) or not inputs:
+    if outputs is None or per_group_in is None or not inputs:
         return None
-    outputs, per_group_in = extents
     groups = inputs // per_group_in
     if groups < 1 or inputs % per_group_in or outputs % groups:
         return None
-    tile = _divisor_tile(IntImm("int32", outputs // groups), (32, 16, 8, 4, 2, 1))
-    tile = min(tile, largest)
+    tile = min(_divisor_tile(outputs // groups, (32, 16, 8, 4, 2, 1)), largest)
     return tile if tile >= GROUP_VECTOR_MIN else None
 
 
-def _divisor_tile(extent: PrimExpr, tiles: tuple[int, ...]) -> int:
-    """The first of `tiles` dividing a constant `extent` (1 for a symbolic one)."""
-    value = getattr(extent, "value", 1)
+def _divisor_tile(extent: int | None, tiles: tuple[int, ...]) -> int:
+    """The first of `tiles` dividing a constant `extent` (1 for a symbolic one, None)."""
+    value = 1 if extent is None else extent
     return next(t for t in tiles if value % t == 0)
 
 
-def _channel_tile(extent: PrimExpr, largest: int = TILE_F) -> int:
-    """The largest power of two up to TILE_F dividing `extent`: a split with no tail, since a
+def _channel_tile(extent: int | None, largest: int) -> int:
+    """The largest power of two up to `largest` dividing `extent`: a split with no tail, since a
     tail's guard makes every vector access of the unrolled tile predicated (slow, and long to
     compile: MobileNet's cold build took 190 s with tails)."""
     return _divisor_tile(extent, tuple(t for t in (32, 16, 8, 4, 2, 1) if t <= largest))
 
 
-def _schedule_depthwise(sch: Schedule, block: BlockRV, name: str) -> set[str]:
+def _schedule_depthwise(sch: Schedule, block: BlockRV) -> set[str]:
+    name = block.name
     n, c, y, x, r, s = sch.get_loops(block)
     try:
         sch.reorder(r, s, x)
-    except ScheduleError:
+    except ScheduleError as error:
+        refuse(error)
         return set()
     outer = parallel_fused(sch, [n, c, y])
     init = vectorized_init(sch, block, r)

@@ -14,17 +14,24 @@ window unrolled; the accumulators are a scope-local tile stored once per tile by
 which the epilogue (bias, clip, a residual add) is inlined, as whole vectors; n, oc_o, oh_o fused
 and run in parallel. The zero padding stays its own loop nest (a vector copy of oc_bn channels per
 pixel), except for depthwise convs and input blocks of one channel, which read through it inlined.
-Each step is tried and skipped where the schedule refuses it."""
+The rule is a plan (`plan_conv_nchwc`: ConvNCHWcPlan) and its application (`apply_conv_nchwc`,
+which reports the steps the schedule refused: a refusal costs speed, never correctness)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from tessel.ir.expr import Var
+from tessel.ir.target import Target
 from tessel.schedule import BlockRV, LoopRV, Schedule, ScheduleError
+from tessel.schedule.rules.gemm import accumulator_rows, gemm_columns
+from tessel.schedule.rules.plan import Applied, recording_refusals, refuse, rule_target
 from tessel.schedule.rules.steps import (
     inline_consumer,
     is_accumulation,
     is_plain_nest,
     parallel_fused,
+    plan_and_apply,
     try_step,
     uncast,
     vectorized_init,
@@ -98,56 +105,43 @@ def _last_index_is(load: BufferLoad, var: Var) -> bool:
     return bool(load.indices) and load.indices[-1] is var
 
 
-def schedule_conv_nchwc(
-    sch: Schedule, name: str, max_columns: int = X_TILES[0], max_channels: int = 32
-) -> set[str]:
-    """Tile the blocked conv block `name`, with at most `max_columns` output columns of
-    `max_channels` channels' accumulators; the names of the blocks it scheduled, empty
-    (nothing changed) if it is not one or its loops are not the plain nest TOPI builds."""
-    block = sch.get_block(name)
-    if not match_conv_nchwc(sch.block(block).block) or not is_plain_nest(sch, block):
-        return set()
-    depthwise = len(sch.block(block).block.iter_vars) == 7
-    if depthwise or getattr(sch.loop(sch.get_loops(block)[-1]).extent, "value", 0) == 1:
-        # The zero padding inlined for depthwise: its bounds test is one scalar condition per
-        # input vector (the lanes are channels), a select per load; the copy it saves cost as
-        # much as the convolution (MobileNetV2: 1.12x to 1.03x ORT). And for an input block of
-        # one channel (a first conv on RGB), whose copy is one scalar per pixel (3x3 3->32 at
-        # 112x112: 0.049 to 0.038 ms; 7x7 3->64: 0.275 to 0.25). conv2d over blocks of 16
-        # keeps the copy: a test per broadcast input element costs more (ResNet-18: 0.86x to
-        # 0.96x).
-        for producer in try_step(lambda: sch.get_producers(block)) or []:
-            if _copies_a_parameter(sch, producer):
-                try_step(lambda producer=producer: sch.compute_inline(producer))
-    padding = _schedule_padding(sch, block)
-    n, oc, oh, ow, ocb, *reductions = sch.get_loops(block)
-    done = tile_conv_nchwc(
-        sch, block, [n], (oc, oh, ow, ocb), reductions, max_columns, max_channels
-    )
-    if not done:
-        return set()
-    return done | ({padding.name} if isinstance(padding, BlockRV) else set())
+@dataclass(frozen=True, slots=True)
+class ConvNCHWcPlan:
+    """The blocked-conv rule's choices for one block: a register tile of `channel_blocks`
+    output channel blocks x `rows` rows x `columns` columns of accumulator vectors (the row's
+    last tile shorter where `columns` does not divide it); ic_inner `ic_steps` steps a loop
+    iteration (unrolled), kw unrolled instead where ic_inner is 1 (`unroll_kw`), the depthwise
+    window unrolled (`unroll_window`); the zero padding inlined into the convolution
+    (`inline_padding`) rather than a copy of its own; the outer loops fused into the kernel's
+    parallel loop (`parallel`; else the caller runs an enclosing loop in parallel)."""
+
+    block: str
+    channel_blocks: int
+    rows: int
+    columns: int
+    ic_steps: int = 1
+    unroll_kw: bool = False
+    unroll_window: bool = False
+    inline_padding: bool = False
+    parallel: bool = True
 
 
-def tile_conv_nchwc(  # noqa: C901 - the rule's steps in order; issue 32 splits it into plan and apply
-    sch: Schedule,
-    block: BlockRV,
-    outer: list[LoopRV],
-    spatial: tuple[LoopRV, LoopRV, LoopRV, LoopRV],
-    reductions: list[LoopRV],
-    max_columns: int = X_TILES[0],
-    max_channels: int = 32,
-    parallel: bool = True,
-) -> set[str]:
-    """The register tile of the blocked conv `block` over its loops `spatial` (output channel
-    blocks, rows, columns, lanes) and `reductions`, under `outer`: the module's rule from the
-    split on; `outer` with the channel and row tiles fused into one parallel loop when
-    `parallel` (else an enclosing loop runs in parallel). The names of the blocks scheduled,
-    empty if the tiling was refused."""
-    name = block.name
-    oc, oh, ow, ocb = spatial
-    block_lanes = getattr(sch.loop(ocb).extent, "value", 1)
-    chunks = getattr(sch.loop(oc).extent, "value", 1)
+def plan_conv_nchwc(
+    block: Block, target: Target | str | None = None, *, height: int | None = None
+) -> ConvNCHWcPlan | None:
+    """The blocked-conv rule's plan for `block` on `target` (None: this machine), or None if
+    `block` is not a blocked convolution; `height` overrides the rows the tile spans (a conv
+    chain's row block)."""
+    if not match_conv_nchwc(block):
+        return None
+    cpu = rule_target(target)
+    max_columns, max_channels = accumulator_rows(cpu), gemm_columns(cpu)
+    # Symbolic extents: one channel block, row and column a tile; ic_inner not stepped.
+    extents = [getattr(iv.dom.extent, "value", None) for iv in block.iter_vars]
+    _, chunks, rows, width, block_lanes = (1 if e is None else e for e in extents[:5])
+    reductions = extents[5:]
+    if height is not None:
+        rows = height
     # conv2d: two channel blocks a tile where the accumulators fit, each broadcast input read
     # once for both, or three (fewer columns) when the blocks are an odd multiple of 3 (144
     # channels: 32 -> 144 1x1 at 28x28 from 0.054 to 0.042 ms); depthwise reads a different
@@ -157,23 +151,80 @@ def tile_conv_nchwc(  # noqa: C901 - the rule's steps in order; issue 32 splits 
         pair = 2 if chunks % 2 == 0 else (3 if chunks % 3 == 0 else 1)
     if pair == 3:  # the accumulators of two blocks' tile, in three blocks
         max_columns = max(1, max_columns * 2 // 3)
-    columns = getattr(sch.loop(ow).extent, "value", 1)
     # Two blocks of 8 columns are 16 accumulators besides the two steps' weights: gcc 12 then
     # copies every accumulator at the loop's back edge and spills one, so 7 where it divides
     # the row too (3x3 64->64 at 56x56: 1.09 to 0.93 ms; 32->32 at 112x112: 1.10 to 0.91).
     tiles = (7, *X_TILES) if pair == 2 else X_TILES
-    x_tile = column_tile(columns, tuple(t for t in tiles if t <= max_columns), pair)
+    x_tile = column_tile(width, tuple(t for t in tiles if t <= max_columns), pair)
     # A row shorter than the tile (4x4 maps): several rows a tile, so the accumulators still
     # fill the registers and each weight vector loaded serves twice the outputs (ResNet-18's
     # 512-channel convs at 4x4 are weight-bound: the model went from 0.91x to 0.86x ORT).
-    height = getattr(sch.loop(oh).extent, "value", 1)
-    rows = next(r for r in (4, 2, 1) if r * x_tile <= max_columns and height % r == 0)
+    tile_rows = next(r for r in (4, 2, 1) if r * x_tile <= max_columns and rows % r == 0)
+    ic_inner = (reductions[3] or 0) if len(reductions) == 4 else 0
+    return ConvNCHWcPlan(
+        block.name_hint,
+        pair,
+        tile_rows,
+        x_tile,
+        ic_steps=2 if ic_inner and ic_inner % 2 == 0 else 1,
+        unroll_kw=ic_inner == 1,
+        unroll_window=len(reductions) == 2,
+        # The zero padding inlined for depthwise: its bounds test is one scalar condition per
+        # input vector (the lanes are channels), a select per load; the copy it saves cost as
+        # much as the convolution (MobileNetV2: 1.12x to 1.03x ORT). And for an input block of
+        # one channel (a first conv on RGB), whose copy is one scalar per pixel (3x3 3->32 at
+        # 112x112: 0.049 to 0.038 ms; 7x7 3->64: 0.275 to 0.25). conv2d over blocks of 16
+        # keeps the copy: a test per broadcast input element costs more (ResNet-18: 0.86x to
+        # 0.96x).
+        inline_padding=len(reductions) == 2 or ic_inner == 1,
+    )
+
+
+def apply_conv_nchwc(sch: Schedule, block: BlockRV, plan: ConvNCHWcPlan) -> Applied:
+    """Apply `plan` to the blocked conv `block` (in the plain nest TOPI builds): its zero
+    padding inlined or scheduled as a vector copy, then the register tile."""
+    with recording_refusals() as refused:
+        if plan.inline_padding:
+            for producer in try_step(lambda: sch.get_producers(block)) or []:
+                if _copies_a_parameter(sch, producer):
+                    try_step(lambda producer=producer: sch.compute_inline(producer))
+        padding = _schedule_padding(sch, block)
+        n, oc, oh, ow, ocb, *reductions = sch.get_loops(block)
+        done = tile_conv_nchwc(sch, block, [n], (oc, oh, ow, ocb), reductions, plan)
+        if done and isinstance(padding, BlockRV):
+            done.add(padding.name)
+    return Applied(plan, frozenset(done), tuple(refused))
+
+
+def schedule_conv_nchwc(
+    sch: Schedule, name: str, target: Target | str | None = None
+) -> Applied | None:
+    """Plan and apply the blocked-conv rule to the block `name`; None (nothing changed) if it
+    is not one or its loops are not the plain nest TOPI builds."""
+    return plan_and_apply(sch, name, lambda block: plan_conv_nchwc(block, target), apply_conv_nchwc)
+
+
+def tile_conv_nchwc(
+    sch: Schedule,
+    block: BlockRV,
+    outer: list[LoopRV],
+    spatial: tuple[LoopRV, LoopRV, LoopRV, LoopRV],
+    reductions: list[LoopRV],
+    plan: ConvNCHWcPlan,
+) -> set[str]:
+    """The register tile of `plan` for the blocked conv `block` over its loops `spatial`
+    (output channel blocks, rows, columns, lanes) and `reductions`, under `outer`; `outer`
+    with the channel and row tiles fused into one parallel loop when the plan says so. The
+    names of the blocks scheduled, empty if the tiling was refused."""
+    name = block.name
+    oc, oh, ow, ocb = spatial
     try:
-        oc_o, oc_i = sch.split(oc, [None, pair])
-        oh, oh_i = sch.split(oh, [None, rows])
-        ow_o, ow_i = sch.split(ow, [None, x_tile])
+        oc_o, oc_i = sch.split(oc, [None, plan.channel_blocks])
+        oh, oh_i = sch.split(oh, [None, plan.rows])
+        ow_o, ow_i = sch.split(ow, [None, plan.columns])
         sch.reorder(oc_o, oh, ow_o, *reductions, oh_i, ow_i, oc_i, ocb)
-    except ScheduleError:
+    except ScheduleError as error:
+        refuse(error)
         return set()
     write_back = try_step(lambda: sch.cache_write(block, 0, "local"))
     if isinstance(write_back, BlockRV):
@@ -190,31 +241,36 @@ def tile_conv_nchwc(  # noqa: C901 - the rule's steps in order; issue 32 splits 
         else:
             write_back = None
     # Fused after compute_at: the write-back's coverage proof needs the tile loops unfused.
-    if parallel:
+    if plan.parallel:
         parallel_fused(sch, [*outer, oc_o, oh])
     init = vectorized_init(sch, block, reductions[0])
     try_step(lambda: sch.vectorize(ocb))
     try_step(lambda: sch.unroll(oh_i))
     try_step(lambda: sch.unroll(ow_i))
     try_step(lambda: sch.unroll(oc_i))
-    if len(reductions) == 4 and getattr(sch.loop(reductions[3]).extent, "value", 1) % 2 == 0:
+    _unroll_reductions(sch, reductions, plan)
+    blocks = (init, write_back)
+    return {name} | {rv.name for rv in blocks if isinstance(rv, BlockRV)}
+
+
+def _unroll_reductions(sch: Schedule, reductions: list[LoopRV], plan: ConvNCHWcPlan) -> None:
+    """ic_inner in steps of the plan's `ic_steps`, or kw or the depthwise window unrolled."""
+    if plan.ic_steps > 1:
         # ic_inner, innermost, two steps a loop iteration: gcc copied all 16 accumulators between
         # registers at each back edge of a one-step loop. In the weights' order, (ic_outer, kh,
         # kw, ic_inner), the kernel streams them in order: ResNet-18 ran at 0.91x onnxruntime
         # so, 1.32x with ic_inner outside the window, 1.07x with four steps unrolled.
-        parts = try_step(lambda: sch.split(reductions[3], [None, 2]))
+        parts = try_step(lambda: sch.split(reductions[3], [None, plan.ic_steps]))
         if parts:
             try_step(lambda: sch.unroll(parts[1]))
-    elif len(reductions) == 4 and getattr(sch.loop(reductions[3]).extent, "value", 0) == 1:
+    elif plan.unroll_kw:
         # ic_inner of 1 (3 input channels, a first conv): kw is innermost, unrolled instead.
         try_step(lambda: sch.unroll(reductions[2]))
-    if len(reductions) == 2:
+    if plan.unroll_window:
         # Depthwise: the window unrolled with the columns, so the C compiler loads each input
         # vector once for the kw outputs that read it (10 loads per row of 8, not 24).
         for loop in reductions:
             try_step(lambda loop=loop: sch.unroll(loop))
-    blocks = (init, write_back)
-    return {name} | {rv.name for rv in blocks if isinstance(rv, BlockRV)}
 
 
 def _copies_a_parameter(sch: Schedule, block: BlockRV) -> bool:

@@ -10,7 +10,7 @@ cannot inline): a refusal costs speed, never correctness."""
 
 from __future__ import annotations
 
-from functools import cache
+from dataclasses import dataclass
 
 from tessel.ir.expr import Call, PrimExpr, Var
 from tessel.ir.functor import post_order
@@ -24,7 +24,8 @@ from tessel.schedule.rules.anchor_chain import (
 )
 from tessel.schedule.rules.conv import conv_padding, schedule_conv
 from tessel.schedule.rules.conv_nchwc import schedule_conv_nchwc
-from tessel.schedule.rules.gemm import TILE_J, schedule_gemm
+from tessel.schedule.rules.gemm import accumulator_rows, gemm_columns, schedule_gemm
+from tessel.schedule.rules.plan import Applied, host_target, rule_target
 from tessel.schedule.rules.reduction import schedule_row_reduction
 from tessel.schedule.rules.steps import try_step
 from tessel.schedule.rules.window import schedule_window_reduction
@@ -34,41 +35,56 @@ from tessel.tir.builtin import call_pure_extern_op
 from tessel.tir.function import PrimFunc
 
 
+@dataclass(frozen=True)
+class ScheduleReport:
+    """A kernel's default schedule and the rules' plans applied to it, in the order applied:
+    what `tessel show --schedules` prints, and what a tuner starts from."""
+
+    schedule: Schedule
+    applied: tuple[Applied, ...]
+
+
 def default_schedule(func: PrimFunc, target: Target | str | None = None) -> Schedule:
     """The default schedule of `func`: injective intermediates inlined, then each block given
     to the first rule that matches it (conv2d, GEMM-like, row reduction, window reduction), any
     other nest made parallel and vectorized. Every step is a schedule primitive, so `.trace`
-    shows (and replays) them all and `.func` is the scheduled function. `target` (default: this
-    machine, which the C compiler builds for) sizes the register tiles by its vector
-    registers; the row reductions use its vector width (default 32 bytes, the lowering's
-    vector chunk)."""
-    vector_bytes = Target.of(target).vector_bytes if target is not None else Target().vector_bytes
-    cpu = Target.of(target) if target is not None else host_target()
-    tile = accumulator_rows(cpu)
-    columns = gemm_columns(cpu)
+    shows (and replays) them all and `.func` is the scheduled function. `target` (None: this
+    machine, which the C compiler builds for) sizes the register tiles by its vector registers
+    and the vectors by its width."""
+    return schedule_with_plans(func, target).schedule
+
+
+def schedule_with_plans(func: PrimFunc, target: Target | str | None = None) -> ScheduleReport:
+    """`default_schedule`, with the plan each rule chose and the steps the schedule refused."""
+    cpu = rule_target(target)
     sch = Schedule(func)
     if _calls_a_runtime(func):
         # Each element is a call of the string or random-number runtime: string records have
         # no vectors and the string heap is per thread, so these loops stay serial and scalar.
-        return sch
+        return ScheduleReport(sch, ())
     chain = gemm_chain(sch) or conv_chain(sch)
     _inline_injective(sch, keep=conv_padding(sch) | chain_operands(sch, chain))
     done = {"root"}
+    applied: list[Applied] = []
     if chain:
-        done |= schedule_anchor_chain(sch, chain, tile, columns, vector_bytes)
+        applied.append(schedule_anchor_chain(sch, chain, cpu))
+        done |= applied[-1].blocks
     for name in block_names(sch.func):
         if name not in done and _exists(sch, name):  # a rule may have inlined a later block
-            done |= (
-                schedule_conv_nchwc(sch, name, tile, columns)
-                or schedule_conv(sch, name, tile, columns, cpu.vector_bytes // 4)
-                or schedule_gemm(sch, name, tile, columns)
-                or schedule_row_reduction(sch, name, vector_bytes)
+            record = (
+                schedule_conv_nchwc(sch, name, cpu)
+                or schedule_conv(sch, name, cpu)
+                or schedule_gemm(sch, name, cpu)
+                or schedule_row_reduction(sch, name, cpu)
                 or schedule_window_reduction(sch, name)
             )
+            if record is not None:
+                applied.append(record)
+                done |= record.blocks
     for name in block_names(sch.func):
         if name not in done:
             _parallel_and_vectorize(sch, name)
-    return sch
+    return ScheduleReport(sch, tuple(applied))
 
 
 def _calls_a_runtime(func: PrimFunc) -> bool:
@@ -85,27 +101,6 @@ def _calls_a_runtime(func: PrimFunc) -> bool:
 
 def _is_random(call: Call) -> bool:
     return str(getattr(call.args[0], "value", "")).startswith("tessel_random_")
-
-
-@cache
-def host_target() -> Target:
-    """This machine (Target.detect): what the C compiler's -march=native builds for."""
-    return Target.detect()
-
-
-def accumulator_rows(target: Target) -> int:
-    """How many rows (GEMM) or columns (conv2d) of 16 float32 accumulators a register tile may
-    have: the vector registers less four (operands and broadcasts), 8 at most. AVX-512: 8;
-    AVX2: 6."""
-    per_row = max(1, 64 // target.vector_bytes)
-    return max(1, min(8, (target.vector_registers - 4) // per_row))
-
-
-def gemm_columns(target: Target) -> int:
-    """Columns of a GEMM register tile (output channels of a conv2d tile): two vectors of TILE_J
-    float32 where 32 vector registers hold 8 x 32 accumulators (8-10% faster on MiniLM's dense
-    layers, 10-25% on ResNet's 3x3 convs with AVX-512), else one."""
-    return 2 * TILE_J if target.vector_registers >= 32 else TILE_J
 
 
 def _exists(sch: Schedule, name: str) -> bool:
@@ -187,3 +182,13 @@ def _spatial_prefix(sch: Schedule, block: BlockRV, loops: list[LoopRV]) -> list[
 
 def _vars_in(expr: PrimExpr) -> list[Var]:
     return [node for node in post_order(expr) if isinstance(node, Var)]
+
+
+__all__ = [
+    "ScheduleReport",
+    "accumulator_rows",
+    "default_schedule",
+    "gemm_columns",
+    "host_target",
+    "schedule_with_plans",
+]

@@ -10,8 +10,10 @@ update vectorized: a max/min update is a vector compare and select since codegen
 as a lane loop it took softmax's max 0.32 ms for 0.06 ms at [1, 12, 128, 128]), up to four
 independent ones where the row is long enough, and a write-back that reduces them to one vector,
 then its lanes; the anchor's loop along the row is vectorized; the row loops are fused into one
-parallel loop. Each step is tried and skipped where the schedule refuses it (ScheduleError): a
-refusal costs speed, never correctness."""
+parallel loop. The partial results of one reduction fill one vector register of the target; a row
+shorter than that stays scalar. The rule is a plan (`plan_row_reduction`: RowReductionPlan) and its
+application (`apply_row_reduction`, which reports the steps the schedule refused: a refusal costs
+speed, never correctness)."""
 
 from __future__ import annotations
 
@@ -20,7 +22,9 @@ from dataclasses import dataclass
 from tessel.ir.builders import is_const_int
 from tessel.ir.expr import IntImm, Var
 from tessel.ir.functor import post_order
+from tessel.ir.target import Target
 from tessel.schedule import BlockRV, LoopRV, Schedule, ScheduleError
+from tessel.schedule.rules.plan import Applied, recording_refusals, refuse, rule_target
 from tessel.schedule.rules.steps import (
     is_plain_nest,
     parallel_fused,
@@ -32,10 +36,6 @@ from tessel.schedule.state import block_names
 from tessel.tir.block import Block, IterVarType
 from tessel.tir.buffer import BufferLoad
 from tessel.tir.stmt import BufferStore
-
-# The partial results of one reduction fill one 32-byte vector (8 float32 lanes: AVX2's
-# register, the chunk VectorizeLoop uses by default); a row shorter than that stays scalar.
-VECTOR_BYTES = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,20 +91,62 @@ def _vars_in(load: BufferLoad) -> list[Var]:
     return [node for index in load.indices for node in post_order(index) if isinstance(node, Var)]
 
 
-def schedule_row_reduction(sch: Schedule, name: str, vector_bytes: int = VECTOR_BYTES) -> set[str]:
-    """Schedule the row reduction `name` with the blocks that consume it row by row; the names
-    of the blocks it scheduled, empty (nothing changed) if `name` is not a row reduction in the
-    plain nest (rows.., k) TOPI builds."""
+@dataclass(frozen=True, slots=True)
+class RowReductionPlan:
+    """The row-reduction rule's choices for a group: the `reductions` (softmax's max and sum),
+    the data-parallel `middles` between them (softmax's exp), the `anchor` that consumes them
+    row by row (None: the last reduction ends the group) with its `row_loops` row loops, each
+    reduction split into vectors of partial results of `vector_bytes`."""
+
+    block: str
+    reductions: tuple[str, ...]
+    middles: tuple[str, ...]
+    anchor: str | None
+    row_loops: int
+    vector_bytes: int
+
+
+def plan_row_reduction(
+    sch: Schedule, name: str, target: Target | str | None = None
+) -> RowReductionPlan | None:
+    """The row-reduction rule's plan for the group that starts at the block `name` on `target`
+    (None: this machine), or None if `name` is not a row reduction in the plain nest (rows..,
+    k) TOPI builds. The plan reads the schedule: the group is the blocks that read the first
+    one's results."""
     block = sch.get_block(name)
     reduction = match_row_reduction(sch.block(block).block)
     if reduction is None or not is_plain_nest(sch, block):
-        return set()
+        return None
     reductions, middles, anchor, anchor_rows = _group(sch, name, reduction.rows)
+    return RowReductionPlan(
+        name,
+        tuple(rv.name for rv in reductions),
+        tuple(rv.name for rv in middles),
+        anchor.name if anchor is not None else None,
+        # The anchor's own row loops: a reshape fused after softmax over (1, 3, 197, 197)
+        # writes (3, 197, 197), two row loops for the reductions' three (the unit one dropped).
+        anchor_rows if anchor is not None else reduction.rows,
+        rule_target(target).vector_bytes,
+    )
+
+
+def apply_row_reduction(sch: Schedule, plan: RowReductionPlan) -> Applied:
+    """Apply `plan`: every block of the group under the innermost row loop of the anchor (or
+    the last reduction), the reductions in vectors of partial results, the row loops fused
+    into one parallel loop."""
+    with recording_refusals() as refused:
+        blocks = _apply(sch, plan)
+    return Applied(plan, frozenset(blocks), tuple(refused))
+
+
+def _apply(sch: Schedule, plan: RowReductionPlan) -> set[str]:
+    reductions = [sch.get_block(n) for n in plan.reductions]
+    middles = [sch.get_block(n) for n in plan.middles]
+    anchor = sch.get_block(plan.anchor) if plan.anchor is not None else None
     last = anchor if anchor is not None else reductions.pop()
-    # The anchor's own row loops: a reshape fused after softmax over (1, 3, 197, 197) writes
-    # (3, 197, 197), two row loops for the reductions' three (the unit one dropped).
-    row_count = anchor_rows if anchor is not None else reduction.rows
-    rows = sch.get_loops(last)[:row_count]
+    first_rows = match_row_reduction(sch.block(sch.get_block(plan.block)).block)
+    assert first_rows is not None
+    rows = sch.get_loops(last)[: plan.row_loops]
     # compute_at under the innermost row loop, consumers first, before fusing: the schedule
     # then need not prove that the fused loop's `f // 128 % 12` covers every row.
     group = sorted(reductions + middles, key=lambda rv: block_names(sch.func).index(rv.name))
@@ -112,15 +154,24 @@ def schedule_row_reduction(sch: Schedule, name: str, vector_bytes: int = VECTOR_
     done = {last.name} | {rv.name for rv in moved}
     for rv in moved:
         if rv in middles:
-            _vectorize_row(sch, rv, reduction.rows)
+            _vectorize_row(sch, rv, first_rows.rows)
         else:
-            done |= vectorize_reduction(sch, rv, vector_bytes)
+            done |= vectorize_reduction(sch, rv, plan.vector_bytes)
     if anchor is not None:
-        _vectorize_row(sch, anchor, row_count)
+        _vectorize_row(sch, anchor, plan.row_loops)
     else:
-        done |= _vectorize_last_reduction(sch, last, rows[-1], vector_bytes)
+        done |= _vectorize_last_reduction(sch, last, rows[-1], plan.vector_bytes)
     parallel_fused(sch, rows)
     return done
+
+
+def schedule_row_reduction(
+    sch: Schedule, name: str, target: Target | str | None = None
+) -> Applied | None:
+    """Plan and apply the row-reduction rule to the group that starts at `name`; None (nothing
+    changed) if `name` is not a row reduction in the plain nest (rows.., k) TOPI builds."""
+    plan = plan_row_reduction(sch, name, target)
+    return None if plan is None else apply_row_reduction(sch, plan)
 
 
 def _compute_at(sch: Schedule, block: BlockRV, loop: LoopRV) -> bool:
@@ -239,7 +290,8 @@ def vectorize_reduction(
         else:
             k_outer, k_inner = sch.split(k, [None, lanes])
         rf = sch.rfactor(k_inner, factor_axis=-1)
-    except ScheduleError:
+    except ScheduleError as error:
+        refuse(error)
         return set()
     init = vectorized_init(sch, rf, k_outer, lanes)
     vectorize_by(sch, sch.get_loops(rf)[-1], lanes)
@@ -281,7 +333,8 @@ def _reduce_chains(sch: Schedule, write_back: BlockRV, vector_bytes: int) -> set
     try:
         chain, lane = sch.split(loop, [None, lanes])
         rf = sch.rfactor(lane, factor_axis=-1)
-    except ScheduleError:
+    except ScheduleError as error:
+        refuse(error)
         return set()
     init = vectorized_init(sch, rf, chain)
     try_step(lambda: sch.vectorize(lane))

@@ -1,5 +1,6 @@
 """The steps the schedule rules share: each tries schedule primitives and keeps what the schedule
-accepts (a refused step costs speed, never correctness), and the block shapes they match."""
+accepts (a refused step costs speed, never correctness, and is recorded: plan.Refusal), and the
+block shapes they match."""
 
 from __future__ import annotations
 
@@ -8,17 +9,22 @@ from typing import TypeVar
 
 from tessel.ir.expr import Add, Cast, IntImm, Mul, PrimExpr
 from tessel.schedule import BlockRV, LoopRV, Schedule, ScheduleError
+from tessel.schedule.rules.plan import Applied, refuse
+from tessel.tir.block import Block
 from tessel.tir.buffer import BufferLoad
 from tessel.tir.stmt import BufferStore
 
 T = TypeVar("T")
+P = TypeVar("P")
 
 
 def try_step(step: Callable[[], T]) -> T | bool:
-    """The step's result (True for None), or False when the schedule refuses it."""
+    """The step's result (True for None), or False when the schedule refuses it (the refusal
+    recorded: tessel.schedule.rules.plan.recording_refusals)."""
     try:
         result = step()
-    except ScheduleError:
+    except ScheduleError as error:
+        refuse(error)
         return False
     return True if result is None else result
 
@@ -56,7 +62,8 @@ def parallel_fused(sch: Schedule, loops: list[LoopRV]) -> LoopRV:
     and the last is returned."""
     try:
         fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
-    except ScheduleError:
+    except ScheduleError as error:
+        refuse(error)
         try_step(lambda: sch.parallel(loops[0]))
         return loops[-1]
     try_step(lambda: sch.parallel(fused))
@@ -111,3 +118,18 @@ def consumer_under(sch: Schedule, block: BlockRV, loop: LoopRV) -> BlockRV | Non
         return None
     try_step(lambda: sch.vectorize(sch.get_loops(consumer)[-1]))
     return consumer
+
+
+def plan_and_apply(
+    sch: Schedule,
+    name: str,
+    plan: Callable[[Block], P | None],
+    apply: Callable[[Schedule, BlockRV, P], Applied],
+) -> Applied | None:
+    """A rule on the block `name`: `plan` it, then `apply` the plan; None (nothing changed)
+    where the rule does not match or the block's loops are not the plain nest TOPI builds."""
+    block = sch.get_block(name)
+    chosen = plan(sch.block(block).block)
+    if chosen is None or not is_plain_nest(sch, block):
+        return None
+    return apply(sch, block, chosen)

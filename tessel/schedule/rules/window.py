@@ -9,13 +9,21 @@ inside: ResNet's 3x3 stride-2 max pool over 64 x 56 x 56 took 0.164 ms on two th
 this rule it takes 0.12 ms on one (0.27 before stride-2 vector loads became two loads and a
 shuffle, tessel/codegen/c_expr.py). A global pooling reduces over the data's last axis (x is
 not in its last index) and is left to the other rules. Each step is tried and skipped where
-the schedule refuses it."""
+the schedule refuses it, and reported (plan_window_reduction, apply_window_reduction)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from tessel.ir.functor import mentions, post_order
-from tessel.schedule import Schedule, ScheduleError
-from tessel.schedule.rules.steps import is_plain_nest, parallel_fused, try_step, vectorized_init
+from tessel.schedule import BlockRV, Schedule, ScheduleError
+from tessel.schedule.rules.plan import Applied, recording_refusals, refuse
+from tessel.schedule.rules.steps import (
+    parallel_fused,
+    plan_and_apply,
+    try_step,
+    vectorized_init,
+)
 from tessel.tir.block import Block, IterVarType
 from tessel.tir.buffer import BufferLoad
 from tessel.tir.stmt import BufferStore, IfThenElse
@@ -47,20 +55,44 @@ def window_spatial_count(block: Block) -> int | None:
     return spatial
 
 
-def schedule_window_reduction(sch: Schedule, name: str) -> set[str]:
-    """Schedule the window reduction `name` (see the module docstring); the names of the blocks
-    it scheduled, empty (nothing changed) if it is not one in the plain nest TOPI builds."""
-    block = sch.get_block(name)
-    spatial = window_spatial_count(sch.block(block).block)
-    if spatial is None or not is_plain_nest(sch, block):
-        return set()
+@dataclass(frozen=True, slots=True)
+class WindowPlan:
+    """The window rule's choices for one block: its first `spatial` data-parallel iterators
+    (the last of them, x, vectorized along the output row, the others fused into the parallel
+    loop) and the window's loops moved inside them."""
+
+    block: str
+    spatial: int
+
+
+def plan_window_reduction(block: Block) -> WindowPlan | None:
+    """The window rule's plan for `block`, or None if it is not a window reduction."""
+    spatial = window_spatial_count(block)
+    return None if spatial is None else WindowPlan(block.name_hint, spatial)
+
+
+def apply_window_reduction(sch: Schedule, block: BlockRV, plan: WindowPlan) -> Applied:
+    """Apply `plan` to the window reduction `block` (in the plain nest TOPI builds)."""
+    with recording_refusals() as refused:
+        blocks = _apply(sch, block, plan)
+    return Applied(plan, frozenset(blocks), tuple(refused))
+
+
+def _apply(sch: Schedule, block: BlockRV, plan: WindowPlan) -> set[str]:
     loops = sch.get_loops(block)
-    rows, x, window = loops[: spatial - 1], loops[spatial - 1], loops[spatial:]
+    rows, x, window = loops[: plan.spatial - 1], loops[plan.spatial - 1], loops[plan.spatial :]
     try:
         sch.reorder(*window, x)
-    except ScheduleError:
+    except ScheduleError as error:
+        refuse(error)
         return set()
     parallel_fused(sch, rows)
     init = vectorized_init(sch, block, window[0])
     try_step(lambda: sch.vectorize(x))
-    return {name} | ({init.name} if not isinstance(init, bool) else set())
+    return {block.name} | ({init.name} if not isinstance(init, bool) else set())
+
+
+def schedule_window_reduction(sch: Schedule, name: str) -> Applied | None:
+    """Plan and apply the window rule to the block `name`; None (nothing changed) if it is not
+    a window reduction in the plain nest TOPI builds."""
+    return plan_and_apply(sch, name, plan_window_reduction, apply_window_reduction)
