@@ -5,7 +5,7 @@ refused, and the blocks no rule claimed (the default's parallel, vectorized loop
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tessel.graph.executor import bind_params, default_passes
@@ -13,6 +13,7 @@ from tessel.graph.passes.inline_functions import InlineFunctions, needs_inlining
 from tessel.graph.passes.lower_te import LowerTE
 from tessel.ir.module import IRModule
 from tessel.ir.target import Target
+from tessel.ir.transform import Pass
 from tessel.schedule.rules.default import ScheduleReport, schedule_with_plans
 from tessel.schedule.rules.plan import rule_target
 from tessel.schedule.state import block_names
@@ -24,13 +25,14 @@ def kernel_plans(
     params: Mapping[str, Any] | None = None,
     target: Target | None = None,
     jobs: int | None = None,
+    passes: Sequence[Pass] | None = None,
 ) -> list[tuple[str, ScheduleReport]]:
     """The kernels `graph.compile` makes of `mod` with `params` bound, for `target` (None: this
-    machine): the same graph passes, then each kernel as LowerTE builds it, scheduled by the
-    default rules with their plans recorded."""
+    machine): the same graph passes (or `passes`, as `compile` takes them), then each kernel as
+    LowerTE builds it, scheduled by the default rules with their plans recorded."""
     cpu = rule_target(target)
     mod = bind_params(mod, params or {})
-    passes = default_passes(cpu, jobs)
+    passes = default_passes(cpu, jobs) if passes is None else tuple(passes)
     if needs_inlining(mod):
         passes = (InlineFunctions(), *passes)
     for pass_ in passes:

@@ -1,5 +1,6 @@
 """Helpers of the schedule-rule tests that go through the graph compiler: a model from Relay
-text, compiled and checked against the evaluator, and seeded random inputs."""
+text, compiled and checked against the evaluator, the plans the rules chose for its kernels,
+and seeded random inputs."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import numpy as np
 
 import tessel.graph as graph
 from tessel.graph import InferType, evaluate, parse
+from tessel.graph.schedule_report import kernel_plans
 from tessel.schedule.rules.default import accumulator_rows, gemm_columns, host_target
 from tessel.schedule.rules.plan import vector_lanes
 
@@ -28,6 +30,13 @@ def compile_and_check(mod, inputs: dict, weights: dict, passes=None) -> str:
     expected = evaluate(mod, *inputs.values(), params=weights)
     np.testing.assert_allclose(compiled(*inputs.values()), expected, rtol=1e-4, atol=1e-4)
     return "\n".join(f.script() for gv, f in compiled.lowered.items() if gv.name_hint != "main")
+
+
+def rule_plans(mod, weights: dict, passes=None) -> list:
+    """The plans the default schedule's rules chose for the kernels `graph.compile` makes of
+    `mod` (with the graph `passes`, the default ones when None), in order."""
+    kernels = kernel_plans(mod, weights, passes=passes)
+    return [applied.plan for _, report in kernels for applied in report.applied]
 
 
 def rand(*shape: int, seed: int = 0) -> np.ndarray:

@@ -11,15 +11,9 @@ import pytest
 from tessel import te, topi
 from tessel.ir.target import Target
 from tessel.schedule import Schedule
-from tessel.schedule.rules.conv import (
-    ConvTilePlan,
-    DepthwiseLoopsPlan,
-    DepthwiseRowsPlan,
-    GroupedRowsPlan,
-    apply_conv,
-    plan_conv,
-)
+from tessel.schedule.rules.conv import ConvTilePlan, apply_conv, plan_conv
 from tessel.schedule.rules.conv_nchwc import ConvNCHWcPlan, apply_conv_nchwc, plan_conv_nchwc
+from tessel.schedule.rules.conv_rows import DepthwiseLoopsPlan, DepthwiseRowsPlan, GroupedRowsPlan
 from tessel.schedule.rules.default import schedule_with_plans
 from tessel.schedule.rules.gemm import (
     PREFETCH_BYTES,

@@ -5,11 +5,9 @@ kernels that give the reference results.
 Models are compiled without AlterOpLayout here, so their convolutions stay NCHW (the blocked
 ones: test_rules_conv_nchwc.py)."""
 
-import re
-
 import numpy as np
 import pytest
-from rules_testing import compile_and_check, model, rand
+from rules_testing import COLUMNS, LANES, compile_and_check, model, rand, rule_plans
 
 import tessel
 from tessel import te, topi
@@ -18,7 +16,9 @@ from tessel.graph.passes import AlterOpLayout
 from tessel.ir.structural import assert_structural_equal
 from tessel.ir.target import Target
 from tessel.schedule import Schedule
-from tessel.schedule.rules import default_schedule
+from tessel.schedule.rules import default_schedule, schedule_with_plans
+from tessel.schedule.rules.conv import ConvTilePlan
+from tessel.schedule.rules.conv_rows import DepthwiseLoopsPlan, DepthwiseRowsPlan, GroupedRowsPlan
 from tessel.testing import check_same_results
 
 NCHW_PASSES = [p for p in default_passes() if not isinstance(p, AlterOpLayout)]
@@ -63,9 +63,10 @@ def test_conv2d_relu(n, ci, co, size, k, s, p, d):
     # vector a column: a row of 13 in a tile of 8 and a tail of 5, not 13 tiles of one column;
     # 9 in 8 and 1, not 3 tiles of 3 accumulators, each waiting on its FMA's latency)
     columns = {13: 8, 9: 8}.get(width, dividing)
-    assert f"T.unroll({columns})" in tir
-    tile = next(t for t in (16, 8, 4, 2) if co % t == 0) if co % 2 == 0 else 1
-    assert tile == 1 or f"T.vectorized({tile})" in tir  # f_i, the same
+    (plan,) = rule_plans(mod, {"w": rand(co, ci, k, k, seed=1)}, NCHW_PASSES)
+    tile = next(t for t in (32, 16, 8, 4, 2, 1) if co % t == 0 and t <= COLUMNS)
+    assert isinstance(plan, ConvTilePlan) and plan.pack_weight
+    assert (plan.columns, plan.channels, plan.lanes) == (columns, tile, LANES)
     assert "conv2d_nchw_init" in tir  # decompose_reduction
     assert 'scope="local"' in tir  # the accumulators
     assert "T.max(conv2d_nchw_local" in tir  # the relu, inlined into the write-back
@@ -98,14 +99,16 @@ def test_depthwise_relu(c, size, k, s, p):
     )
     assert "group_conv2d_nchw_init" in tir  # groups=c: the grouped tile, with c of extent 1
     assert 'scope="local"' in tir  # the accumulators, with the relu in their write-back
-    width = (size + 2 * p - k) // s + 1
-    tile = next(t for t in (16, 8, 4, 2, 1) if c % t == 0)
+    (plan,) = rule_plans(mod, {"w": rand(c, 1, k, k, seed=1)}, NCHW_PASSES)
+    tile = next(t for t in (16, 8, 4, 2, 1) if c % t == 0 and t <= LANES)
     if tile >= 4:  # channel blocks: the input laid out [n, c // tile, h, w, c % tile]
-        assert f"T.vectorized({tile})" in tir
+        assert isinstance(plan, ConvTilePlan)
+        assert plan.channels == plan.data_blocks == tile
         padded = size + 2 * p
         assert f"({1}, {c // tile}, {padded}, {padded}, {tile})" in tir
-    else:  # rows: the vector is the output row, whole up to 16 columns
-        assert f"T.vectorized({min(width, 16)})" in tir
+    else:  # rows: the vector is the output row, whole up to a vector's lanes
+        width = (size + 2 * p - k) // s + 1
+        assert plan == GroupedRowsPlan(plan.block, tile, LANES, width > LANES, s if s > 1 else 1)
         if s == 2:  # the padded input laid out by column parity
             half = (size + 2 * p + 1) // 2
             assert f', 2, {half}), "float32")' in tir
@@ -137,13 +140,14 @@ def test_grouped_conv_relu(ci, co, g, size, k, s, p):
     )
     per_group = co // g
     assert 'scope="local"' in tir  # the accumulators, with the relu in their write-back
+    (plan,) = rule_plans(mod, {"w": rand(co, ci // g, k, k, seed=1)}, NCHW_PASSES)
     if per_group % 8 == 0:  # the conv2d tile of a group's channels: one broadcast input a step
-        tile = int(re.search(rf"\(\d+, {ci // g}, {k}, {k}, (\d+)\), \"float32\"", tir)[1])
-        assert per_group % tile == 0  # the weight packed [f // F, c, r, s, F], F in one group
-        assert f"T.vectorized({min(tile, 16)})" in tir
+        assert isinstance(plan, ConvTilePlan)
+        assert per_group % plan.channels == 0  # the weight packed [f // F, c, r, s, F]
+        assert f"({co // plan.channels}, {ci // g}, {k}, {k}, {plan.channels})" in tir
     else:  # narrower groups: the output row is the vector
         width = (size + 2 * p - k) // s + 1
-        assert f"T.vectorized({min(width, 16)})" in tir
+        assert isinstance(plan, GroupedRowsPlan) and plan.split_row == (width > LANES)
 
 
 @pytest.mark.parametrize(
@@ -164,18 +168,18 @@ def test_topi_depthwise(c, m, size, k, s, p):
     kernel = te.placeholder((c, m, k, k), name="kernel")
     out = topi.nn.depthwise_conv2d_nchw(data, kernel, s, p, 1)
     func = te.create_prim_func([data, kernel, out])
-    scheduled = default_schedule(func).func
-    tir = scheduled.script()
-    assert "DepthwiseConv2d_init" in tir
+    report = schedule_with_plans(func)
+    scheduled = report.schedule.func
+    (applied,) = report.applied
     tile = next(t for t in (16, 8, 4, 2, 1) if c % t == 0)
     if m == 1 and tile >= 4:
+        assert isinstance(applied.plan, ConvTilePlan)
+        assert applied.plan.data_blocks == applied.plan.channels == tile
         padded = size + 2 * p
-        assert f"(1, {c // tile}, {padded}, {padded}, {tile})" in tir
-        assert f"T.vectorized({tile})" in tir
-        assert 'scope="local"' in tir  # the accumulators
+        assert f"(1, {c // tile}, {padded}, {padded}, {tile})" in scheduled.script()
     else:
-        assert 'T.block("PaddedInput")' in tir  # kept, not inlined
-        assert f"T.vectorized({(size + 2 * p - k) // s + 1})" in tir
+        assert applied.plan == DepthwiseLoopsPlan("DepthwiseConv2d")
+        assert 'T.block("PaddedInput")' in scheduled.script()  # kept, not inlined
     x, w = rand(1, c, size, size), rand(c, m, k, k, seed=1)
     expected, got = np.zeros(out.shape, "float32"), np.zeros(out.shape, "float32")
     tessel.build(func)(x, w, expected)
@@ -200,14 +204,15 @@ def test_topi_depthwise_on_long_rows_vectorizes_the_row(c, m, height, width, lan
     kernel = te.placeholder((c, m, 3, 3), name="kernel")
     out = topi.nn.depthwise_conv2d_nchw(data, kernel, 1, 1, 1)
     func = te.create_prim_func([data, kernel, out])
-    scheduled = default_schedule(func, Target(vector_bytes=64, vector_registers=32))
+    target = Target(vector_bytes=64, vector_registers=32)
+    scheduled = default_schedule(func, target)
     check_same_results(func, scheduled.func, rtol=1e-4, atol=1e-4)
     replayed = Schedule(func)
     scheduled.trace.apply_to_schedule(replayed)
     assert_structural_equal(replayed.func, scheduled.func)
+    (plan,) = (applied.plan for applied in schedule_with_plans(func, target).applied)
+    assert plan == DepthwiseRowsPlan("DepthwiseConv2d", rows, lanes)
     tir = scheduled.func.script()
-    assert f"T.vectorized({lanes})" in tir
-    assert rows == 1 or f"T.unroll({rows})" in tir
     assert 'scope="local"' in tir  # the tile's accumulators
     assert f"T.parallel({c * m})" in tir  # one iteration a channel, its padding inside
 
@@ -221,11 +226,13 @@ def test_conv2d_channel_tile_follows_the_register_file(registers):
     out = topi.nn.relu(topi.nn.conv2d_nchw(data, kernel, 1, 1, 1))
     func = te.create_prim_func([data, kernel, out])
     target = Target(kind="c", vector_bytes=64, vector_registers=registers)
-    scheduled = default_schedule(func, target).func
+    report = schedule_with_plans(func, target)
+    scheduled = report.schedule.func
     tir = scheduled.script()
+    (applied,) = report.applied
     packed = 32 if registers == 32 else 16
-    assert f"(64 // {packed}" in tir or f"({64 // packed}, 5, 3, 3, {packed})" in tir
-    assert ("T.unroll(2)" in tir) == (registers == 32)
+    assert (applied.plan.channels, applied.plan.lanes) == (packed, 16)
+    assert f"({64 // packed}, 5, 3, 3, {packed})" in tir  # the packed weight
     # the weight's packing copy (a weight passed at run time is packed at every call) runs
     # in parallel over output and input channels
     assert "for ax0_ax1_fused in T.parallel(320):" in tir

@@ -12,8 +12,13 @@ from tessel import te, topi
 from tessel.ir.structural import assert_structural_equal
 from tessel.ir.target import Target
 from tessel.schedule import Schedule
-from tessel.schedule.rules import default_schedule
-from tessel.schedule.rules.conv_nchwc import column_tile, match_conv_nchwc, row_cycles
+from tessel.schedule.rules import default_schedule, schedule_with_plans
+from tessel.schedule.rules.conv_nchwc import (
+    ConvNCHWcPlan,
+    column_tile,
+    match_conv_nchwc,
+    row_cycles,
+)
 from tessel.testing import check_same_results
 
 AVX512 = Target(kind="c", vector_bytes=64, vector_registers=32)
@@ -73,25 +78,28 @@ def test_blocked_conv_keeps_results_and_its_trace_replays(case):
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_blocked_conv_tiles_as_the_rule_says(case):
     n, c, f, size, k, stride, pad, ic_bn, oc_bn, depthwise = CASES[case]
-    tir = default_schedule(_blocked_conv(*CASES[case]), AVX512).func.script()
+    report = schedule_with_plans(_blocked_conv(*CASES[case]), AVX512)
+    (applied,) = report.applied
+    plan = applied.plan
     width = (size + 2 * pad - k) // stride + 1
-    paired = not depthwise and (f // oc_bn) % 2 == 0 and oc_bn == 16
-    tiles = (7, 8, 6, 5, 4, 3, 2, 1) if paired else (8, 7, 6, 5, 4, 3, 2, 1)
-    columns = next(t for t in tiles if width % t == 0)
-    columns = TAILED.get(case, columns)
-    assert f"T.vectorized({oc_bn})" in tir  # a vector of output channels
-    if columns > 1:
-        assert f"T.unroll({columns})" in tir  # the tile's columns
+    chunks = f // oc_bn
+    blocks = 1
+    if not depthwise and oc_bn == 16:  # two channel blocks a tile, or three (48 channels)
+        blocks = 2 if chunks % 2 == 0 else (3 if chunks % 3 == 0 else 1)
+    tiles = (7, 8, 6, 5, 4, 3, 2, 1) if blocks == 2 else (8, 7, 6, 5, 4, 3, 2, 1)
+    if blocks == 3:
+        tiles = tuple(t for t in tiles if t <= 5)
+    columns = TAILED.get(case, next(t for t in tiles if width % t == 0))
+    # conv2d over blocks of channels keeps the zero padding as its own nest; depthwise, and
+    # an input block of one channel, inline it (a guard per load)
+    inlined = depthwise or ic_bn == 1
+    assert isinstance(plan, ConvNCHWcPlan)
+    assert (plan.channel_blocks, plan.columns, plan.inline_padding) == (blocks, columns, inlined)
+    assert plan.unroll_window == depthwise
+    tir = report.schedule.func.script()
     assert 'scope="local"' in tir  # the accumulators
     assert "T.min(T.max(" in tir or "T.max(T.min(" in tir  # clip, inlined into the write-back
-    chunks = f // oc_bn
-    if not depthwise and chunks % 2 == 0 and oc_bn == 16:
-        assert "T.unroll(2)" in tir  # two channel blocks a tile
-    if not depthwise and chunks % 2 == 1 and chunks % 3 == 0 and oc_bn == 16:
-        assert "T.unroll(3)" in tir  # three: 48 channels
-    if pad:  # conv2d over blocks of channels keeps the zero padding as its own nest;
-        # depthwise, and an input block of one channel, inline it (a guard per load)
-        inlined = depthwise or ic_bn == 1
+    if pad:
         padded = size + 2 * pad
         assert (f"({n}, {c // ic_bn}, {padded}, {padded}, {ic_bn})" in tir) == (not inlined)
         assert ("T.if_then_else(" in tir.split("_init")[-1]) == inlined
@@ -101,9 +109,9 @@ def test_blocked_conv_tiles_as_the_rule_says(case):
 def test_two_block_tiles_take_seven_columns_where_seven_divides_the_row(width, columns):
     """Two channel blocks of 8 columns are 16 accumulators, which gcc copies at each back edge
     (and spills): 7 columns where 7 divides the row too, else 8."""
-    tir = default_schedule(_blocked_conv(1, 16, 32, width, 1, 1, 0, 16, 16), AVX512).func.script()
-    assert f"T.unroll({columns})" in tir
-    assert f"T.unroll({15 - columns})" not in tir
+    func = _blocked_conv(1, 16, 32, width, 1, 1, 0, 16, 16)
+    (applied,) = schedule_with_plans(func, AVX512).applied
+    assert (applied.plan.channel_blocks, applied.plan.columns) == (2, columns)
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ import re
 
 import numpy as np
 import pytest
-from rules_testing import COLUMNS, LANES, ROWS, compile_and_check, model, rand
+from rules_testing import COLUMNS, LANES, ROWS, compile_and_check, model, rand, rule_plans
 
 import tessel
 from tessel import te, topi
@@ -18,6 +18,7 @@ from tessel.schedule.rules.gemm import (
     PACK_ROWS,
     PREFETCH_BYTES,
     SHORT_REDUCTION,
+    GemmPlan,
     OperandPacking,
     plan_gemm,
 )
@@ -31,11 +32,15 @@ def row_tile(rows: int) -> int:
     return gemm_row_tile(rows, ROWS)
 
 
-def _assert_tiled(tir: str, rows: int) -> None:
-    assert f"T.vectorized({LANES})" in tir  # j_i
-    assert f"T.unroll({row_tile(rows)})" in tir
+def _assert_tiled(mod, weights: dict, tir: str, rows: int) -> GemmPlan:
+    """The model's one GEMM plan has the rule's row tile and vectors of this machine's lanes,
+    and its kernel the init and the accumulators the plan's application makes."""
+    (plan,) = rule_plans(mod, weights)
+    assert isinstance(plan, GemmPlan)
+    assert (plan.rows, plan.lanes) == (row_tile(rows), LANES)
     assert "_init" in tir  # decompose_reduction
     assert 'scope="local"' in tir  # the accumulators
+    return plan
 
 
 @pytest.mark.parametrize(
@@ -69,15 +74,17 @@ def test_dense_bias_relu(m, k, n):
         f"%x: Tensor[({m}, {k}), float32], %w: Tensor[({n}, {k}), float32], "
         f"%b: Tensor[({n}), float32]",
     )
-    tir = compile_and_check(mod, {"x": rand(m, k)}, {"w": rand(n, k, seed=1), "b": rand(n, seed=2)})
+    weights = {"w": rand(n, k, seed=1), "b": rand(n, seed=2)}
+    tir = compile_and_check(mod, {"x": rand(m, k)}, weights)
     if n == 1:  # one column: a row reduction, which the GEMM rule leaves to the others
         assert "T_matmul_NT_local" not in tir
         return
-    _assert_tiled(tir, m)
+    plan = _assert_tiled(mod, weights, tir, m)
     # W[j, k] is strided along j: packed into [j // c, k, j % c], at compile time since it is
     # a constant (LayoutRewrite): the kernel takes the packed weight
     # A short reduction, or at most one vector of columns: one vector.
     columns = COLUMNS if k >= SHORT_REDUCTION and n > LANES else LANES
+    assert plan.columns == columns and plan.packing == OperandPacking(1, 0, 1, columns)
     assert f'p1_global: T.Buffer(({-(-n // columns)}, {k}, {columns}), "float32")' in tir
     # Nothing allocated but the accumulators and, where the tile does not divide the rows or
     # the columns, the padded input and output of pad_einsum.
@@ -98,7 +105,7 @@ def test_batch_matmul(b, m, k, n):
     )
     tir = compile_and_check(mod, {"x": rand(b, m, k), "y": rand(b, n, k, seed=1)}, {})
     if n > 1:  # one column is a row reduction, left to the other rules
-        _assert_tiled(tir, m)
+        _assert_tiled(mod, {}, tir, m)
 
 
 @pytest.mark.parametrize(("m", "k", "n"), [(7, 13, 129), (129, 7, 13), (1, 127, 7), (13, 1, 127)])
@@ -108,8 +115,9 @@ def test_matmul_contiguous_b(m, k, n):
         f"%x: Tensor[({m}, {k}), float32], %y: Tensor[({k}, {n}), float32]",
     )
     tir = compile_and_check(mod, {"x": rand(m, k), "y": rand(k, n, seed=1)}, {})
-    _assert_tiled(tir, m)
-    assert "_global" not in tir  # B[k, j] is contiguous along j: no packed copy
+    plan = _assert_tiled(mod, {}, tir, m)
+    assert plan.packing is None  # B[k, j] is contiguous along j: no packed copy
+    assert "_global" not in tir
 
 
 def test_a_tall_matmul_packs_its_contiguous_operand_into_panels():

@@ -36,19 +36,33 @@ vectorized, and n, c, y run in parallel. The zero-padding block
 feeding a convolution is kept as its own loop nest (`conv_padding`): inlined, its bounds check
 makes the vector loop fall back to scalar code.
 
-The rule is a plan (`plan_conv`: one of ConvTilePlan, GroupedRowsPlan, DepthwiseRowsPlan,
-DepthwiseLoopsPlan) and its application (`apply_conv`, which reports the steps the schedule
-refused: a refusal costs speed, never correctness)."""
+The rule is a plan (`plan_conv`: ConvTilePlan here, or one of the row-vectorized variants of
+tessel.schedule.rules.conv_rows: GroupedRowsPlan, DepthwiseRowsPlan, DepthwiseLoopsPlan) and its
+application (`apply_conv`, which reports the steps the schedule refused: a refusal costs speed,
+never correctness)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from tessel.ir.expr import Add, IntImm, Mul, PrimExpr, Var
+from tessel.ir.expr import Add, PrimExpr, Var
 from tessel.ir.functor import post_order
 from tessel.ir.target import Target
 from tessel.schedule import BlockRV, Schedule, ScheduleError
 from tessel.schedule.rules.conv_nchwc import X_TILES, column_tile, match_conv_nchwc
+from tessel.schedule.rules.conv_rows import (
+    DepthwiseLoopsPlan,
+    DepthwiseRowsPlan,
+    GroupedRowsPlan,
+    channel_tile,
+    data_load,
+    depthwise_rows_plan,
+    divisor_tile,
+    grouped_rows_plan,
+    schedule_depthwise_loops,
+    schedule_depthwise_rows,
+    schedule_grouped_rows,
+)
 from tessel.schedule.rules.gemm import accumulator_rows, gemm_columns
 from tessel.schedule.rules.plan import (
     LAYOUT_REWRITE_PREPROC,
@@ -74,13 +88,10 @@ from tessel.tir.buffer import BufferLoad
 from tessel.tir.index_map import IndexMap
 from tessel.tir.stmt import BufferStore
 
-# Grouped: output columns are the vector, of up to a vector's lanes (a row of 7 is one vector of
-# 8, 7 lanes enabled), and GROUPED_TILE_F channels' accumulators.
-GROUPED_TILE_F = 16
 # Grouped convs with at least this many output channels per group (RegNet's 8, ResNeXt's 4 x 32
 # and up) take the conv2d micro-kernel with a tile of a group's channels (_group_channel_tile).
 GROUP_VECTOR_MIN = 8
-# Depthwise rows at least this long are the vector (_schedule_depthwise_rows); shorter ones
+# Depthwise rows at least this long are the vector (schedule_depthwise_rows); shorter ones
 # (7x7, 14x14 maps) vectorize across channel blocks.
 DEPTHWISE_ROW_MIN = 16
 
@@ -166,39 +177,6 @@ class ConvTilePlan:
     fallback: GroupedRowsPlan | DepthwiseLoopsPlan | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class GroupedRowsPlan:
-    """A grouped or depthwise conv vectorized along the output row: vectors of up to `lanes`
-    columns (the row cut into chunks of `lanes` when `split_row`), `channels` channels'
-    accumulators unrolled; the padded input laid out by column parity for a column `stride`
-    of 2 to 4 (1: as it is)."""
-
-    block: str
-    channels: int
-    lanes: int
-    split_row: bool
-    stride: int = 1
-
-
-@dataclass(frozen=True, slots=True)
-class DepthwiseRowsPlan:
-    """TOPI's depthwise_conv2d_nchw with stride 1 on long rows: vectors of `lanes` columns,
-    tiles of `rows` rows accumulating in registers, each channel's padding computed in its own
-    parallel iteration."""
-
-    block: str
-    rows: int
-    lanes: int
-
-
-@dataclass(frozen=True, slots=True)
-class DepthwiseLoopsPlan:
-    """The last resort for a depthwise conv: the window outside the row, which is vectorized;
-    n, c, y in parallel."""
-
-    block: str
-
-
 ConvPlan = ConvTilePlan | GroupedRowsPlan | DepthwiseRowsPlan | DepthwiseLoopsPlan
 
 
@@ -219,17 +197,17 @@ def plan_conv(block: Block, target: Target | str | None = None) -> ConvPlan | No
         if group_tile is not None:
             return _tile_plan(block, extents, group_tile, max_columns, lanes)
     if not (conv.depthwise or conv.grouped):
-        channels = _channel_tile(extents[1], max_channels)
+        channels = channel_tile(extents[1], max_channels)
         return _tile_plan(block, extents, channels, max_columns, lanes)
     if conv.depthwise:
-        rows = _depthwise_rows_plan(block, extents, lanes)
+        rows = depthwise_rows_plan(block, extents, lanes)
         if rows is not None:
             return rows
     fallback: GroupedRowsPlan | DepthwiseLoopsPlan
     if conv.depthwise:
         fallback = DepthwiseLoopsPlan(name)
     else:
-        fallback = _grouped_rows_plan(block, extents, lanes)
+        fallback = grouped_rows_plan(block, extents, lanes)
     data_blocks = _depthwise_data_blocks(block, lanes)
     if data_blocks is None:
         return fallback
@@ -248,19 +226,6 @@ def _tile_plan(
     return ConvTilePlan(block.name_hint, channels, columns, lanes, _weight_read(block) is not None)
 
 
-def _grouped_rows_plan(block: Block, extents: list[int | None], lanes: int) -> GroupedRowsPlan:
-    width = extents[3] or 0
-    data = _data_load(block)
-    stride = _column_stride(data.indices[3]) if data is not None and len(data.indices) == 4 else 1
-    return GroupedRowsPlan(
-        block.name_hint,
-        _channel_tile(extents[1], GROUPED_TILE_F),
-        lanes,
-        split_row=not 0 < width <= lanes,
-        stride=stride if stride in (2, 3, 4) else 1,
-    )
-
-
 def apply_conv(sch: Schedule, block: BlockRV, plan: ConvPlan) -> Applied:
     """Apply `plan` to the conv `block` (in the plain nest TOPI builds); the blocks scheduled
     are empty if the schedule refused the tiling."""
@@ -271,11 +236,11 @@ def apply_conv(sch: Schedule, block: BlockRV, plan: ConvPlan) -> Applied:
 
 def _apply(sch: Schedule, block: BlockRV, plan: ConvPlan) -> set[str]:
     if isinstance(plan, DepthwiseRowsPlan):
-        return _schedule_depthwise_rows(sch, block, plan)
+        return schedule_depthwise_rows(sch, block, plan)
     if isinstance(plan, GroupedRowsPlan):
-        return _schedule_grouped(sch, block, plan)
+        return schedule_grouped_rows(sch, block, plan)
     if isinstance(plan, DepthwiseLoopsPlan):
-        return _schedule_depthwise(sch, block)
+        return schedule_depthwise_loops(sch, block)
     blocked: set[str] = set()
     if plan.data_blocks:
         layout = _block_depthwise_data(sch, block, plan.data_blocks)
@@ -342,100 +307,6 @@ def _schedule_conv2d(sch: Schedule, block: BlockRV, plan: ConvTilePlan) -> set[s
     return names | {rv.name for rv in blocks if isinstance(rv, BlockRV)}
 
 
-def _schedule_grouped(sch: Schedule, block: BlockRV, plan: GroupedRowsPlan) -> set[str]:
-    """A grouped or depthwise conv2d: its f_i output channels read f_i different input
-    channels, so the vector runs along the output columns x_i (a whole row up to the plan's
-    lanes, in chunks of lanes beyond: a tail is masked, UnswitchGuards keeps it off the full
-    chunks), the f_i accumulators unrolled in a scope-local tile [f, x] the C compiler keeps in
-    registers, with the epilogue inlined into its write-back. With stride 2 the padded input
-    is laid out by column parity (_split_by_stride), so each vector reads contiguous columns."""
-    name = block.name
-    n, f, y, x, c, r, s = sch.get_loops(block)
-    if plan.stride > 1:
-        _split_by_stride(sch, block, plan.stride)
-    try:
-        f_o, f_i = sch.split(f, [None, plan.channels])
-        x_o = None
-        if plan.split_row:
-            x_o, x = sch.split(x, [None, plan.lanes])
-        sch.reorder(f_o, y, *([x_o] if x_o is not None else []), c, r, s, f_i, x)
-    except ScheduleError as error:
-        refuse(error)
-        return set()
-    tile = x_o if x_o is not None else y
-    write_back = try_step(lambda: sch.cache_write(block, 0, "local"))
-    if isinstance(write_back, BlockRV):
-        inline_consumer(sch, write_back)
-        if try_step(lambda: sch.reverse_compute_at(write_back, tile)) is not False:
-            try_step(lambda: sch.vectorize(sch.get_loops(write_back)[-1]))
-        else:
-            write_back = None
-    outer = parallel_fused(sch, [n, f_o, y])
-    init = vectorized_init(sch, block, c)
-    try_step(lambda: sch.vectorize(x))
-    try_step(lambda: sch.unroll(f_i))
-    epilogue = None if write_back else consumer_under(sch, block, outer)
-    blocks = (init, epilogue, write_back)
-    return {name} | {rv.name for rv in blocks if isinstance(rv, BlockRV)}
-
-
-def _depthwise_rows_plan(
-    block: Block, extents: list[int | None], max_lanes: int
-) -> DepthwiseRowsPlan | None:
-    """TOPI's depthwise_conv2d_nchw (loops n, c, y, x, r, s) with stride 1 on rows of at
-    least DEPTHWISE_ROW_MIN columns: lanes dividing the width (no masked tail), up to 4 rows
-    a tile; None where it does not apply."""
-    data = _data_load(block)
-    if len(extents) != 6 or data is None or len(data.indices) != 4:
-        return None
-    if _column_stride(data.indices[3]) != 1:
-        return None  # strided columns: a vector would gather
-    width = extents[3] or 0
-    lanes = next((v for v in (16, 8, 4) if v <= max_lanes and width % v == 0), 0)
-    if width < DEPTHWISE_ROW_MIN or not lanes:
-        return None
-    return DepthwiseRowsPlan(block.name_hint, _divisor_tile(extents[2], (4, 3, 2, 1)), lanes)
-
-
-def _schedule_depthwise_rows(sch: Schedule, block: BlockRV, plan: DepthwiseRowsPlan) -> set[str]:
-    """The vector along the output row, a tile of `plan.rows` rows of it accumulating over
-    the window in registers (each weight broadcast once per tile's vectors), and each
-    channel's zero padding computed in its own parallel iteration (compute_at), a plane that
-    stays in cache. 32 channels at 112x112: 0.29 ms in the channel-blocked layout (a gather
-    to block, a transpose to write back), 0.087 here."""
-    name = block.name
-    n, c, y, x, r, s = sch.get_loops(block)
-    producers = try_step(lambda: sch.get_producers(block)) or []
-    try:
-        y, y_i = sch.split(y, [None, plan.rows])
-        x, x_i = sch.split(x, [None, plan.lanes])
-        sch.reorder(y, x, r, s, y_i, x_i)
-    except ScheduleError as error:
-        refuse(error)
-        return set()
-    write_back = try_step(lambda: sch.cache_write(block, 0, "local"))
-    if isinstance(write_back, BlockRV):
-        inline_consumer(sch, write_back)
-        if try_step(lambda: sch.reverse_compute_at(write_back, x)) is not False:
-            *_, tile_rows, columns = sch.get_loops(write_back)
-            try_step(lambda: sch.vectorize(columns))
-            try_step(lambda: sch.unroll(tile_rows))
-        else:
-            write_back = None
-    outer = parallel_fused(sch, [n, c])
-    padded = set()
-    for producer in producers:
-        if try_step(lambda producer=producer: sch.compute_at(producer, outer)) is not False:
-            try_step(lambda producer=producer: sch.vectorize(sch.get_loops(producer)[-1]))
-            padded.add(producer.name)
-    init = vectorized_init(sch, block, r)
-    try_step(lambda: sch.vectorize(x_i))
-    try_step(lambda: sch.unroll(y_i))
-    epilogue = None if write_back else consumer_under(sch, block, outer)
-    blocks = (init, epilogue, write_back)
-    return {name} | padded | {rv.name for rv in blocks if isinstance(rv, BlockRV)}
-
-
 def _depthwise_data_blocks(block: Block, lanes: int) -> int | None:
     """For a depthwise conv2d (output channel f reads input channel f alone: `I[n, f + rc, ..]`
     with one rc, or `I[n, f, ..]` in TOPI's depthwise_conv2d_nchw), the channel blocks its
@@ -443,7 +314,7 @@ def _depthwise_data_blocks(block: Block, lanes: int) -> int | None:
     `lanes`), so that F output channels read one contiguous vector and the conv2d tile (f
     vectorized, x unrolled, accumulators [x, f]) applies: on 7x7 and 14x14 maps a row is too
     short to be the vector. None if the block is not depthwise or F would be under 4."""
-    data = _data_load(block)
+    data = data_load(block)
     f = block.iter_vars[1]
     reductions = [iv for iv in block.iter_vars if iv.iter_type == IterVarType.COMM_REDUCE]
     if data is None or len(data.indices) != 4:
@@ -457,7 +328,7 @@ def _depthwise_data_blocks(block: Block, lanes: int) -> int | None:
             data.indices[1], f.var, rc.var
         ):
             return None
-    tile = _channel_tile(getattr(f.dom.extent, "value", None), lanes)
+    tile = channel_tile(getattr(f.dom.extent, "value", None), lanes)
     if tile < 4 or data.buffer not in [region.buffer for region in block.reads]:
         return None
     return tile
@@ -468,7 +339,7 @@ def _block_depthwise_data(sch: Schedule, block: BlockRV, tile: int) -> set[str] 
     its producer (the zero padding) writes that layout, `tile` channels a vector; without one,
     a copy (cache_read) does. The names of the blocks added, or None (nothing changed) if the
     layout is refused."""
-    data = _data_load(sch.block(block).block)
+    data = data_load(sch.block(block).block)
     assert data is not None
     reads = [region.buffer for region in sch.block(block).block.reads]
     producers = try_step(lambda: sch.get_producers(block)) or []
@@ -498,50 +369,6 @@ def _is_channel(index: PrimExpr, f: Var, rc: Var) -> bool:
     if index is f:
         return True
     return isinstance(index, Add) and index.a is f and index.b is rc
-
-
-def _split_by_stride(sch: Schedule, block: BlockRV, stride: int) -> None:
-    """Lay the padded input a strided convolution reads at [.., y * S + r, x * S + s] out as
-    [.., h, w % S, w // S] (its producer writes it so), so that consecutive x read consecutive
-    addresses: vector loads instead of one load per lane."""
-    data = _data_load(sch.block(block).block)
-    producers = try_step(lambda: sch.get_producers(block)) or []
-    reads = [region.buffer for region in sch.block(block).block.reads]
-    if data is None or not producers or data.buffer not in reads:
-        return
-    layout = IndexMap.from_func(lambda b, o, h, w: (b, o, h, w % stride, w // stride), ndim=4)
-    if (
-        try_step(
-            lambda: sch.transform_layout(
-                block, ("read", reads.index(data.buffer)), layout, pad_value=0.0
-            )
-        )
-        is False
-    ):
-        return
-    # The producer's columns in the new order (parity outer), so it writes whole vectors.
-    producer = producers[0]
-    *_, w = sch.get_loops(producer)
-    parts = try_step(lambda: sch.split(w, [None, stride]))
-    if parts:
-        try_step(lambda: sch.reorder(parts[1], parts[0]))
-
-
-def _column_stride(index: PrimExpr) -> int:
-    """S of a column index `x * S + s` (or `x * S`); 1 for any other form."""
-    if isinstance(index, Add):
-        index = index.a
-    if isinstance(index, Mul) and isinstance(index.b, IntImm):
-        return index.b.value
-    return 1
-
-
-def _data_load(block: Block) -> BufferLoad | None:
-    """The data operand of the conv's update (the product's first factor), if it is a load."""
-    store = block.body
-    assert isinstance(store, BufferStore)
-    data = uncast(uncast(store.value.b).a)  # type: ignore[attr-defined]  # an Add (is_accumulation)
-    return data if isinstance(data, BufferLoad) else None
 
 
 def _weight_read(block: Block) -> int | None:
@@ -586,8 +413,8 @@ def _group_channel_tile(block: Block, extents: list[int | None], largest: int) -
     channel tile of the conv2d micro-kernel: a power of two dividing the group's output
     channels, so the tile's channels all read the same input channels (one broadcast input
     element per step, as in an ungrouped conv2d). None where the groups are narrower (their
-    channels read different inputs: _schedule_grouped vectorizes the row instead)."""
-    data = _data_load(block)
+    channels read different inputs: schedule_grouped_rows vectorizes the row instead)."""
+    data = data_load(block)
     if data is None or len(data.buffer.shape) != 4 or len(extents) != 7:
         return None
     outputs, per_group_in = extents[1], extents[4]
@@ -597,33 +424,5 @@ def _group_channel_tile(block: Block, extents: list[int | None], largest: int) -
     groups = inputs // per_group_in
     if groups < 1 or inputs % per_group_in or outputs % groups:
         return None
-    tile = min(_divisor_tile(outputs // groups, (32, 16, 8, 4, 2, 1)), largest)
+    tile = min(divisor_tile(outputs // groups, (32, 16, 8, 4, 2, 1)), largest)
     return tile if tile >= GROUP_VECTOR_MIN else None
-
-
-def _divisor_tile(extent: int | None, tiles: tuple[int, ...]) -> int:
-    """The first of `tiles` dividing a constant `extent` (1 for a symbolic one, None)."""
-    value = 1 if extent is None else extent
-    return next(t for t in tiles if value % t == 0)
-
-
-def _channel_tile(extent: int | None, largest: int) -> int:
-    """The largest power of two up to `largest` dividing `extent`: a split with no tail, since a
-    tail's guard makes every vector access of the unrolled tile predicated (slow, and long to
-    compile: MobileNet's cold build took 190 s with tails)."""
-    return _divisor_tile(extent, tuple(t for t in (32, 16, 8, 4, 2, 1) if t <= largest))
-
-
-def _schedule_depthwise(sch: Schedule, block: BlockRV) -> set[str]:
-    name = block.name
-    n, c, y, x, r, s = sch.get_loops(block)
-    try:
-        sch.reorder(r, s, x)
-    except ScheduleError as error:
-        refuse(error)
-        return set()
-    outer = parallel_fused(sch, [n, c, y])
-    init = vectorized_init(sch, block, r)
-    try_step(lambda: sch.vectorize(x))
-    epilogue = consumer_under(sch, block, outer)
-    return {name} | {rv.name for rv in (init, epilogue) if isinstance(rv, BlockRV)}
