@@ -70,6 +70,43 @@ def test_concat_strategy_combines_different_widths():
     )
 
 
+TWO_LAYERS = """def @main(%x: Tensor[(3, 4), float32], %w1: Tensor[(5, 4), float32],
+                    %w2: Tensor[(5, 4), float32], %v1: Tensor[(6, 10), float32],
+                    %v2: Tensor[(6, 10), float32]) {
+  %0 = nn.dense(%x, %w1);
+  %1 = nn.dense(%x, %w2);
+  %2 = concatenate((%0, %1), axis=1);
+  %3 = nn.dense(%2, %v1);
+  %4 = nn.dense(%2, %v2);
+  (%3, %4)
+}"""
+
+TWO_LAYERS_CONCATENATED = """def @main(%x: Tensor[(3, 4), float32], %w1: Tensor[(5, 4), float32],
+                    %w2: Tensor[(5, 4), float32], %v1: Tensor[(6, 10), float32],
+                    %v2: Tensor[(6, 10), float32]) {
+  %0 = concatenate((%w1, %w2), axis=0);
+  %1 = nn.dense(%x, %0, units=10);
+  %2 = strided_slice(%1, begin=[0, 0], end=[-1, 5], strides=[1, 1], slice_mode="size");
+  %3 = strided_slice(%1, begin=[0, 5], end=[-1, 5], strides=[1, 1], slice_mode="size");
+  %4 = concatenate((%2, %3), axis=1);
+  %5 = concatenate((%v1, %v2), axis=0);
+  %6 = nn.dense(%4, %5, units=12);
+  %7 = strided_slice(%6, begin=[0, 0], end=[-1, 6], strides=[1, 1], slice_mode="size");
+  %8 = strided_slice(%6, begin=[0, 6], end=[-1, 6], strides=[1, 1], slice_mode="size");
+  (%7, %8)
+}"""
+
+
+def test_a_group_reading_another_groups_results_reads_them_combined():
+    """Two layers' groups are combined in one round: the second layer's products read the
+    first layer's slices of its combined product, not the separate products it replaced."""
+    check_pass(
+        CombineParallelDense(min_num_branches=2, to_batch=False),
+        TWO_LAYERS,
+        TWO_LAYERS_CONCATENATED,
+    )
+
+
 def test_fewer_branches_than_the_minimum_are_left_alone():
     check_pass(CombineParallelDense(min_num_branches=5, to_batch=False), FOUR_DENSES, None)
     # three of one width: fewer than 4 for the batch strategy

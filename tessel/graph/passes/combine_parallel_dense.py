@@ -284,6 +284,11 @@ def batchable(products: Sequence[Product]) -> bool:
 
 
 class _Replacer(ExprRewriter):
+    """Replace each group's ends by their pieces of the combined product. A replacement is
+    built from the original leaves (data, weights, operands), and rewritten in its turn with
+    the same memo, so a leaf that another group changed (a layer's input, downstream of the
+    layer before's combined products) is read in its rewritten form."""
+
     def __init__(self, replacements: dict[int, Expr]) -> None:
         super().__init__()
         self.replacements = replacements
@@ -292,7 +297,8 @@ class _Replacer(ExprRewriter):
         return not is_primitive(func)
 
     def rewrite_node(self, old: Expr, new: Expr) -> Expr:
-        return self.replacements.get(id(old), new)
+        replacement = self.replacements.get(id(old))
+        return new if replacement is None else self.rewrite(replacement)
 
 
 def combine(
@@ -302,9 +308,10 @@ def combine(
     choose: Chooser,
     mod: IRModule | None = None,
 ) -> Function:
-    """`func` (of `mod`) with its groups of parallel products combined, one group per round
-    until none is left: a group's replacement reads only the group's leaves (data, weights,
-    operands that do not depend on it), and a later group may read its slices."""
+    """`func` (of `mod`) with its groups of parallel products combined, every group found in a
+    round at once, until a round finds none: a group's replacement reads only the group's
+    leaves (data, weights, operands that do not depend on it), and a later group may read its
+    slices."""
     if is_primitive(func):
         return func
     while True:
@@ -315,12 +322,13 @@ def combine(
         groups = _candidate_groups(index, min_num_branches, to_batch, choose)
         if not groups:
             return func
-        result = _Replacer(groups[0].replacements()).rewrite(func)
+        replacements = {k: v for group in groups for k, v in group.replacements().items()}
+        result = _Replacer(replacements).rewrite(func)
         assert isinstance(result, Function)
-        if result is func:  # each round must replace its group's ends
+        if result is func:  # each round must replace its groups' ends
             raise InternalError("CombineParallelDense found a group it could not replace")
-        # The module's other functions are typed again only if this one calls them by name:
-        # six rounds over MiniLM's encoder typed `main` twice each (a fifth of a warm compile).
+        # One typing a round, of this function alone unless it calls others by name: a round
+        # a group over MiniLM's encoder typed `main` six times (a third of a warm compile).
         context = mod if _calls_globals(result) else None
         typed = annotate(result, infer_expr_types(result, context).types)
         assert isinstance(typed, Function)
