@@ -89,6 +89,15 @@ class Function:
                 self._raise(status)
         return self._call(c_arguments(self.signature, args))
 
+    def call_once(self, *args: Any) -> Any:
+        """Call with the arguments checked in Python, without building the C caller that later
+        calls use: for a function called once (LayoutRewrite's packing of a weight at compile
+        time), where that build (a C extension, 0.45 s cold) would cost more than it saves."""
+        if self.strings is not None:
+            with self.strings.call(self.name):
+                return self._call(c_arguments(self.signature, args))
+        return self._call(c_arguments(self.signature, args))
+
     def bind(self, fixed: dict[int, Any]) -> BoundFunction:
         """This function with the arguments at the positions of `fixed` checked once and kept:
         call the result with the others, in order (a compiled model binds its weights, so a call

@@ -15,6 +15,7 @@ from tessel.runtime import (
     compile_source,
     fastcall,
 )
+from tessel.runtime.module import _NOT_BUILT
 
 SOURCE = r"""
 #include <stdint.h>
@@ -169,3 +170,20 @@ def test_an_unbound_calls_refused_arguments_get_the_python_paths_errors(module, 
         scale(weights, y)
     with pytest.raises(RuntimeCallError, match="X\\[0\\] must not be negative"):
         scale(weights, -np.ones((4, 3), "float32"), y)
+
+
+def test_call_once_checks_in_python_and_builds_no_c_caller(weights):
+    """`call_once` (LayoutRewrite's one packing call of a weight) gives the call's result and
+    errors, checked in Python, and leaves the C caller unbuilt: the next plain call builds it."""
+    x = np.abs(np.random.default_rng(1).standard_normal((4, 3))).astype("float32")
+    y = np.empty((4, 3), np.float32)
+    function = Module(compile_source(SOURCE), [_signature("scale", 4, True)])["scale"]
+    function.call_once(weights, x, y)
+    np.testing.assert_array_equal(y, weights * x)
+    assert function._fast is _NOT_BUILT
+    with pytest.raises(ValueError, match="X"):
+        function.call_once(weights, x[:2], y)
+    with pytest.raises(RuntimeCallError, match="must not be negative"):
+        function.call_once(weights, -x, y)
+    function(weights, x, y)
+    assert function._fast is not _NOT_BUILT

@@ -304,7 +304,7 @@ class _Packer:
             dtype = DataType.of(stage.packed.dtype)
             out = np.empty(shape, dtype.numpy)
             source = np.array(constant.data, copy=True, order="C")  # writeable, C-contiguous
-            self.library[name](source, out)
+            self.library[name].call_once(source, out)
             packed = Constant(out, name_hint=derived_name((constant,), "_packed"))
             # with_type keeps the node class: a Constant
             packed = with_type(packed, TensorType(shape, str(dtype)))  # type: ignore[assignment]
