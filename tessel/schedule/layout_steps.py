@@ -445,7 +445,7 @@ def _gather(index_map: IndexMap, shape: Shape, new_shape: Shape, pad_value: floa
     """The gather that puts each old element where the map sends it."""
     points = np.indices(shape, dtype=np.int64)
     env = dict(zip(index_map.initial_indices, points, strict=True))
-    targets = [np.broadcast_to(_evaluate(e, env), shape) for e in index_map.final_indices]
+    targets = [np.broadcast_to(evaluate_index(e, env), shape) for e in index_map.final_indices]
     flat = np.ravel_multi_index(targets, new_shape).reshape(-1)
     if np.unique(flat).size != flat.size:
         raise ValueError(f"{index_map!r} sends two elements of shape {list(shape)} to one place")
@@ -460,7 +460,7 @@ _ARRAY_OPS: dict[type, Callable[..., np.ndarray]] = {
 }  # fmt: skip
 
 
-def _evaluate(expr: PrimExpr, env: dict[Var, np.ndarray]) -> np.ndarray:
+def evaluate_index(expr: PrimExpr, env: dict[Var, np.ndarray]) -> np.ndarray:
     """An integer index expression, elementwise over NumPy index arrays."""
     if isinstance(expr, Var) and expr in env:
         return env[expr]
@@ -469,4 +469,4 @@ def _evaluate(expr: PrimExpr, env: dict[Var, np.ndarray]) -> np.ndarray:
     op = _ARRAY_OPS.get(type(expr))
     if op is None or not isinstance(expr, BinaryOp):
         raise ValueError(f"cannot tabulate the index `{expr}`: only + - * // % min max of indices")
-    return op(_evaluate(expr.a, env), _evaluate(expr.b, env))
+    return op(evaluate_index(expr.a, env), evaluate_index(expr.b, env))

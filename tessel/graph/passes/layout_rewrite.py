@@ -36,6 +36,12 @@ import numpy as np
 from tessel.driver import build
 from tessel.graph.call_lowered import is_call_lowered
 from tessel.graph.expr import Call, Constant, Expr, Function, derived_name, with_type
+from tessel.graph.passes.packing_steps import (
+    PackingCopy,
+    pack_array,
+    packing_copy,
+    packing_record,
+)
 from tessel.graph.passes.rewriter import ExprRewriter
 from tessel.graph.traversal import post_order_exprs
 from tessel.graph.ty import TensorType
@@ -45,6 +51,8 @@ from tessel.ir.module import IRModule
 from tessel.ir.node import with_changes
 from tessel.ir.target import Target
 from tessel.ir.transform import Pass, PassContext
+from tessel.runtime import Module
+from tessel.schedule.layout_steps import LayoutRecord
 from tessel.schedule.rules.plan import LAYOUT_REWRITE_PREPROC
 from tessel.support.dtype import DataType
 from tessel.support.frozen_map import FrozenMap
@@ -269,7 +277,9 @@ def _packable(call: Call, lifted: LiftedKernel) -> bool:
 
 
 class _Packer:
-    """Runs the packing functions, compiled together once, on constants (each packed once)."""
+    """Packs constants by their kernels' packing stages (each Constant once): in NumPy, by the
+    stage's pad, reshape and transpose steps (tessel.graph.passes.packing_steps), else by the
+    packing functions, compiled together the first time one is needed."""
 
     def __init__(
         self,
@@ -280,6 +290,7 @@ class _Packer:
     ) -> None:
         names: dict[tuple[GlobalVar, int], str] = {}
         functions: dict[GlobalVar, PrimFunc] = {}
+        self.steps: dict[tuple[GlobalVar, int], tuple[PackingCopy, LayoutRecord]] = {}
         for gv, kernel in lifted.items():
             for stage in kernel.stages:
                 name = unique_name(f"pack_{gv.name_hint}_p{stage.param}", taken)
@@ -287,12 +298,26 @@ class _Packer:
                 functions[GlobalVar(name)] = with_changes(
                     stage.pack, attrs=FrozenMap({**stage.pack.attrs, "global_symbol": name})
                 )
-        self.names = names
-        # Run here, in this process: never with a sanitizer (its runtime is not loaded).
-        self.library = build(
-            IRModule(FrozenMap(functions)), Target(kind=Target.of(target).kind), jobs=jobs
-        )
+                copy = packing_copy(stage.pack)
+                record = packing_record(copy) if copy is not None else None
+                if copy is not None and record is not None:
+                    self.steps[(gv, stage.param)] = (copy, record)
+        self.names, self.functions = names, functions
+        self.target, self.jobs = target, jobs
+        self._library: Module | None = None
         self.done: dict[tuple[Constant, str], Constant] = {}
+
+    @property
+    def library(self) -> Module:
+        """The packing functions, compiled (once, when first asked for)."""
+        if self._library is None:
+            # Run here, in this process: never with a sanitizer (its runtime is not loaded).
+            self._library = build(
+                IRModule(FrozenMap(self.functions)),
+                Target(kind=Target.of(self.target).kind),
+                jobs=self.jobs,
+            )
+        return self._library
 
     def pack(self, gv: GlobalVar, stage: PackingStage, constant: Constant) -> Constant:
         """`constant` packed by `stage` (the same Constant object packs once), named after it
@@ -302,9 +327,12 @@ class _Packer:
         if key not in self.done:
             shape = tuple(int(getattr(d, "value", d)) for d in stage.packed.shape)
             dtype = DataType.of(stage.packed.dtype)
-            out = np.empty(shape, dtype.numpy)
-            source = np.array(constant.data, copy=True, order="C")  # writeable, C-contiguous
-            self.library[name].call_once(source, out)
+            source = np.ascontiguousarray(constant.data)
+            steps = self.steps.get((gv, stage.param))
+            out = pack_array(*steps, source) if steps is not None else None
+            if out is None or out.shape != shape or out.dtype != dtype.numpy:
+                out = np.empty(shape, dtype.numpy)
+                self.library[name].call_once(np.array(source, copy=True), out)  # writeable
             packed = Constant(out, name_hint=derived_name((constant,), "_packed"))
             # with_type keeps the node class: a Constant
             packed = with_type(packed, TensorType(shape, str(dtype)))  # type: ignore[assignment]
