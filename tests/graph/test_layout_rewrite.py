@@ -10,7 +10,10 @@ from graph_models import COLUMNS, INPUTS, assert_close, load, random_inputs, ran
 import tessel.graph as graph
 from tessel.graph import InferType, evaluate, parse
 from tessel.graph.executor import default_passes
-from tessel.graph.passes.layout_rewrite import lift_packing_stages, packing_left
+from tessel.graph.expr import Constant
+from tessel.graph.passes.layout_rewrite import _Packer, lift_packing_stages, packing_left
+from tessel.graph.passes.packing_steps import packing_copy
+from tessel.ir.expr import GlobalVar
 from tessel.script import parse as parse_script
 from tessel.script import tir as T
 
@@ -149,3 +152,23 @@ def test_a_copy_no_rule_marked_as_packing_is_not_lifted():
 def test_weight_read_outside_its_packing_is_not_lifted():
     assert lift_packing_stages(_reads_the_weight_twice, [1]) is None
     assert lift_packing_stages(_packs_then_computes, [0]) is None  # `a` is not packed
+
+
+def _packs_scaled():
+    """_packs_then_computes with a packing stage that scales the weight: not a layout."""
+    text = _packs_then_computes.script().replace("= w[vj, vi]", "= w[vj, vi] * T.float32(2)")
+    assert text != _packs_then_computes.script()
+    return parse_script(text)
+
+
+def test_a_stage_that_is_more_than_a_copy_is_packed_by_its_compiled_function():
+    """No NumPy steps for a scaled copy (tessel.graph.passes.packing_steps): LayoutRewrite's
+    packer compiles the stage's packing function and runs it."""
+    lifted = lift_packing_stages(_packs_scaled(), [1])
+    assert lifted is not None
+    assert packing_copy(lifted.stages[0].pack) is None
+    gv = GlobalVar("kernel")
+    packer = _Packer({gv: lifted}, "c", set())
+    w = _rand(8, 4, seed=1)
+    packed = packer.pack(gv, lifted.stages[0], Constant(w))
+    np.testing.assert_array_equal(packed.data, 2 * w.T)

@@ -1,8 +1,8 @@
 """LayoutRewrite's packing in NumPy (tessel.graph.passes.packing_steps): the rules' packing stages
 (a dense weight's panels, a tall matmul's, a batch's, a conv weight's channel blocks) are pad,
 reshape and transpose steps whose result equals the compiled packing function's on random
-weights; a stage of another form, or steps that disagree with the stage, fall back to the
-compiled function; a model's weights are packed with no packing function compiled."""
+weights; steps that disagree with the stage are refused; a model's weights are packed with no
+packing function compiled (a stage of another form: test_layout_rewrite.py)."""
 
 import numpy as np
 import pytest
@@ -16,7 +16,6 @@ from tessel.graph.passes.layout_rewrite import lift_packing_stages
 from tessel.graph.passes.packing_steps import pack_array, packing_copy, packing_record
 from tessel.schedule.layout_steps import LayoutRecord, Reshape, Transpose
 from tessel.schedule.rules import default_schedule
-from tessel.script import tir as T
 
 
 def _dense(m, k, n):
@@ -71,30 +70,6 @@ def test_rule_packing_is_numpy_steps_equal_to_the_compiled_packing(make):
     np.testing.assert_array_equal(packed, _compiled_packing(stage, source))
 
 
-@T.prim_func
-def _packs_scaled(
-    a: T.Buffer((4, 8), "float32"), w: T.Buffer((8, 4), "float32"), c: T.Buffer((4, 4), "float32")
-):
-    wt = T.alloc_buffer((4, 8), "float32")
-    for i, j in T.grid(4, 8):
-        with T.block("pack"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            T.block_attr({"meta_schedule.layout_rewrite_preproc": True})
-            wt[vi, vj] = w[vj, vi] * T.float32(2)
-    for i, j, k in T.grid(4, 4, 8):
-        with T.block("mm"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                c[vi, vj] = T.float32(0)
-            c[vi, vj] = c[vi, vj] + a[vi, vk] * wt[vj, vk]
-
-
-def test_a_stage_that_is_more_than_a_copy_has_no_steps():
-    lifted = lift_packing_stages(_packs_scaled, [1])
-    assert lifted is not None
-    assert packing_copy(lifted.stages[0].pack) is None
-
-
 def test_steps_that_disagree_with_the_stage_are_refused():
     copy = packing_copy(_stage(_conv(16, 64)).pack)
     assert copy is not None
@@ -126,17 +101,3 @@ def test_a_models_weights_are_packed_without_compiling_a_packing_function(monkey
     assert built == []
     assert any(c.ndim == 3 for c in model.plan.constants)  # the packed weight
     np.testing.assert_allclose(model(x), evaluate(mod, x, params={"w": w}), rtol=1e-5, atol=1e-5)
-
-
-def test_a_stage_without_steps_is_packed_by_its_compiled_function():
-    """The scaled copy above is no layout: its packing function is compiled and run."""
-    lifted = lift_packing_stages(_packs_scaled, [1])
-    assert lifted is not None
-    from tessel.graph.expr import Constant
-    from tessel.ir.expr import GlobalVar
-
-    gv = GlobalVar("kernel")
-    packer = layout_rewrite._Packer({gv: lifted}, "c", set())
-    w = np.random.default_rng(0).standard_normal((8, 4)).astype("float32")
-    packed = packer.pack(gv, lifted.stages[0], Constant(w))
-    np.testing.assert_array_equal(packed.data, 2 * w.T)
