@@ -363,7 +363,7 @@ def test_run_takes_and_prints_strings(tmp_path, capsys):
 
 def test_show_schedules_prints_each_kernels_plans(tmp_path, capsys):
     """`tessel show --schedules`: a paragraph per kernel, with the plan each rule chose (the
-    MLP's dense layers: the GEMM rule's tile) and the blocks left to the default loops."""
+    MLP's dense layers: the GEMM rule's tile; the default loops of the other blocks)."""
     _mlp(tmp_path / "mlp.onnx")
     args = ["show", str(tmp_path / "mlp.onnx"), "--shape", "x=2x8", "-q", "--schedules"]
     assert cli.main(args) == 0
@@ -371,4 +371,4 @@ def test_show_schedules_prints_each_kernels_plans(tmp_path, capsys):
     assert all(p.startswith("kernel ") for p in paragraphs)
     plans = [line.strip() for p in paragraphs for line in p.splitlines()[1:]]
     assert any(line.startswith("GemmPlan(block=") for line in plans)
-    assert all(line.startswith(("GemmPlan(", "default loops: ", "refused ")) for line in plans)
+    assert all(line.startswith(("GemmPlan(", "LoopsPlan(", "refused ")) for line in plans)

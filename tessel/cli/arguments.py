@@ -112,9 +112,9 @@ def _model_commands(commands: Any) -> None:
     show_cmd.add_argument(
         "--schedules",
         action="store_true",
-        help="print each kernel's schedule plan instead: the plan every default-schedule rule "
+        help="print each kernel's schedule plans instead: the plan every default-schedule rule "
         "chose for its blocks (tiles, packing, padding, vector lanes, prefetch, parallel "
-        "loops), the steps the schedule refused, and the blocks left to the default loops",
+        "loops) and the steps the schedule refused",
     )
 
 

@@ -1,7 +1,7 @@
 """The schedule report of a model (`tessel show --schedules`, issue 32): each kernel `graph.compile`
 makes of it, with the plan each default-schedule rule chose for its blocks (tiles, packing,
 padding, lanes, prefetch, parallel loops: tessel.schedule.rules.plan), the steps the schedule
-refused, and the blocks no rule claimed (the default's parallel, vectorized loops)."""
+refused (a block no other rule claims gets the default loops' plan, LoopsPlan)."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def kernel_plans(
 
 def schedule_report(kernels: list[tuple[str, ScheduleReport]]) -> str:
     """The kernels' plans as plain text: a kernel a paragraph, a plan a line, each refused step
-    indented under its plan, then the blocks left to the default loops."""
+    indented under its plan, then any block no plan claimed ("unscheduled")."""
     paragraphs = []
     for name, report in kernels:
         lines = [f"kernel {name}"]
@@ -60,6 +60,6 @@ def schedule_report(kernels: list[tuple[str, ScheduleReport]]) -> str:
             claimed |= applied.blocks
         rest = [b for b in block_names(report.schedule.func) if b not in claimed]
         if rest:
-            lines.append(f"  default loops: {', '.join(rest)}")
+            lines.append(f"  unscheduled: {', '.join(rest)}")
         paragraphs.append("\n".join(lines))
     return "\n\n".join(paragraphs)

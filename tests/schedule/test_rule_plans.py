@@ -23,6 +23,7 @@ from tessel.schedule.rules.gemm import (
     plan_gemm,
     schedule_gemm,
 )
+from tessel.schedule.rules.loops import LoopsPlan, schedule_loops
 from tessel.schedule.rules.plan import LAYOUT_REWRITE_PREPROC, host_target
 from tessel.schedule.rules.reduction import RowReductionPlan, plan_row_reduction
 from tessel.schedule.rules.window import WindowPlan, plan_window_reduction
@@ -274,8 +275,24 @@ def test_row_reduction_and_window_plans_name_their_blocks():
     assert plan_window_reduction(_block(pool, "pool_max")) == WindowPlan("pool_max", 4)
 
 
-def test_blocks_no_rule_matches_get_no_plan():
+def test_blocks_no_rule_matches_get_the_default_loops_plan():
     x = te.placeholder((4, 8), name="x")
     func = te.create_prim_func([x, topi.nn.relu(x)])
-    assert schedule_with_plans(func, AVX512).applied == ()
+    (applied,) = schedule_with_plans(func, AVX512).applied
+    assert applied.plan == LoopsPlan("T_relu", parallel=1, vectorize=True)
     assert plan_gemm(_block(func, "T_relu"), AVX512) is None
+
+
+def test_the_default_loops_fuse_unit_loops_into_the_vector_and_stop_at_a_reduction():
+    """NCHW to NCHW1c: the trailing unit axis joins the vector loop; a sum over the first and
+    last axes (no other rule's) makes only the loop before its reductions parallel, and none a
+    vector."""
+    x = te.placeholder((2, 3, 5), name="x")
+    unit = te.create_prim_func([x, topi.reshape(x, (2, 3, 5, 1))])
+    (applied,) = schedule_with_plans(unit, AVX512).applied
+    assert applied.plan == LoopsPlan(applied.plan.block, 2, vectorize=True, unit_loops=1)
+    middle = te.create_prim_func([x, topi.sum(x, (0, 2))])
+    (applied,) = schedule_with_plans(middle, AVX512).applied
+    assert applied.plan == LoopsPlan(applied.plan.block, 1, vectorize=False)
+    for func in (unit, middle):
+        check_schedule(func, lambda sch: schedule_loops(sch, _names(sch.func)[1]))

@@ -3,19 +3,20 @@ tuning for this; Tessel applies rules, in milliseconds). Injective intermediate 
 inlined (except a math-heavy block read twice, such as softmax's exp), then each block goes to
 the first rule that matches it: conv2d (tessel.schedule.rules.conv), GEMM-like contractions
 (tessel.schedule.rules.gemm), row reductions (tessel.schedule.rules.reduction), window
-reductions such as pooling (tessel.schedule.rules.window); any other nest
-gets its outer spatial loops fused into one parallel loop and its innermost loop vectorized.
-Every step is tried and skipped where the schedule refuses it (a reduction loop, a block that
-cannot inline): a refusal costs speed, never correctness."""
+reductions such as pooling (tessel.schedule.rules.window); any other nest gets its outer
+spatial loops fused into one parallel loop and its innermost loop vectorized
+(tessel.schedule.rules.loops). Every rule is a plan and its application
+(tessel.schedule.rules.plan); a step the schedule refuses (a reduction loop, a block that
+cannot inline) is skipped and reported: a refusal costs speed, never correctness."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tessel.ir.expr import Call, PrimExpr, Var
+from tessel.ir.expr import Call
 from tessel.ir.functor import post_order
 from tessel.ir.target import Target
-from tessel.schedule import BlockRV, LoopRV, Schedule, ScheduleError
+from tessel.schedule import Schedule, ScheduleError
 from tessel.schedule.rules.anchor_chain import (
     chain_operands,
     conv_chain,
@@ -25,9 +26,9 @@ from tessel.schedule.rules.anchor_chain import (
 from tessel.schedule.rules.conv import conv_padding, schedule_conv
 from tessel.schedule.rules.conv_nchwc import schedule_conv_nchwc
 from tessel.schedule.rules.gemm import accumulator_rows, gemm_columns, schedule_gemm
+from tessel.schedule.rules.loops import schedule_loops
 from tessel.schedule.rules.plan import Applied, host_target, rule_target
 from tessel.schedule.rules.reduction import schedule_row_reduction
-from tessel.schedule.rules.steps import try_step
 from tessel.schedule.rules.window import schedule_window_reduction
 from tessel.schedule.state import block_names
 from tessel.tir.block import Block, IterVarType
@@ -83,7 +84,7 @@ def schedule_with_plans(func: PrimFunc, target: Target | str | None = None) -> S
                 done |= record.blocks
     for name in block_names(sch.func):
         if name not in done:
-            _parallel_and_vectorize(sch, name)
+            applied.append(schedule_loops(sch, name))
     return ScheduleReport(sch, tuple(applied))
 
 
@@ -126,62 +127,6 @@ def _inline_injective(sch: Schedule, keep: set[str]) -> None:
 def _calls_math(block: Block) -> bool:
     """Whether the block's body calls a math function (exp, erf, ...): costly to recompute."""
     return any(isinstance(node, Call) for node in post_order(block.body))
-
-
-def _parallel_and_vectorize(sch: Schedule, name: str) -> None:
-    """Fuse the leading spatial loops (all but an innermost one, kept to vectorize) into one
-    parallel loop, so a batch of 2 still spreads over the cores; vectorize the innermost, fused
-    first with the unit loops inside it (a trailing unit axis, as NCHW to NCHW1c has, left a
-    vector of one lane and a division per element)."""
-    block = sch.get_block(name)
-    loops = sch.get_loops(block)
-    spatial = _spatial_prefix(sch, block, loops)
-    vector = loops[-1] if len(spatial) == len(loops) and len(loops) > 1 else None
-    if vector is not None:
-        units = 0
-        while units < len(loops) - 2 and _extent(sch, loops[-1 - units]) == 1:
-            units += 1
-        if units:
-            fused = try_step(lambda: sch.fuse(*loops[-1 - units :]))
-            if fused:
-                loops = [*loops[: -1 - units], fused]
-                spatial, vector = loops, fused
-    outer = [loop for loop in spatial if loop is not vector]
-    try:
-        if len(outer) > 1:
-            outer = [sch.fuse(*outer)]
-        if outer:
-            sch.parallel(outer[0])
-        if vector is not None:
-            sch.vectorize(vector)
-    except ScheduleError:
-        pass  # keep what was applied
-
-
-def _extent(sch: Schedule, loop: LoopRV) -> int:
-    """The loop's constant extent (0 when symbolic)."""
-    return getattr(sch.loop(loop).extent, "value", 0)
-
-
-def _spatial_prefix(sch: Schedule, block: BlockRV, loops: list[LoopRV]) -> list[LoopRV]:
-    """The outermost loops that only drive data-parallel block iterators."""
-    realize = sch.block(block)
-    reduce_vars = {
-        id(var)
-        for iv, value in zip(realize.block.iter_vars, realize.iter_values, strict=True)
-        if iv.iter_type != IterVarType.DATA_PAR
-        for var in _vars_in(value)
-    }
-    prefix = []
-    for loop in loops:
-        if id(loop.loop_var) in reduce_vars:
-            break
-        prefix.append(loop)
-    return prefix
-
-
-def _vars_in(expr: PrimExpr) -> list[Var]:
-    return [node for node in post_order(expr) if isinstance(node, Var)]
 
 
 __all__ = [
