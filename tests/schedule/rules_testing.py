@@ -9,7 +9,9 @@ import numpy as np
 import tessel.graph as graph
 from tessel.graph import InferType, evaluate, parse
 from tessel.graph.schedule_report import kernel_plans
+from tessel.schedule.rules import Applied, ScheduleReport
 from tessel.schedule.rules.default import accumulator_rows, gemm_columns, host_target
+from tessel.schedule.rules.loops import LoopsPlan
 from tessel.schedule.rules.plan import vector_lanes
 
 # The GEMM rule's register tile on this machine: at most ROWS rows of COLUMNS float32
@@ -33,10 +35,17 @@ def compile_and_check(mod, inputs: dict, weights: dict, passes=None) -> str:
 
 
 def rule_plans(mod, weights: dict, passes=None) -> list:
-    """The plans the default schedule's rules chose for the kernels `graph.compile` makes of
-    `mod` (with the graph `passes`, the default ones when None), in order."""
+    """The plans the default schedule's rules (the default loops aside) chose for the kernels
+    `graph.compile` makes of `mod` (with the graph `passes`, the default ones when None), in
+    order."""
     kernels = kernel_plans(mod, weights, passes=passes)
-    return [applied.plan for _, report in kernels for applied in report.applied]
+    return [applied.plan for _, report in kernels for applied in rule_records(report)]
+
+
+def rule_records(report: ScheduleReport) -> list[Applied]:
+    """The rules' records of a schedule report, without the default loops (LoopsPlan) that the
+    blocks no rule claims get: the zero padding, a copy, an elementwise epilogue."""
+    return [applied for applied in report.applied if not isinstance(applied.plan, LoopsPlan)]
 
 
 def rand(*shape: int, seed: int = 0) -> np.ndarray:

@@ -7,7 +7,7 @@ ones: test_rules_conv_nchwc.py)."""
 
 import numpy as np
 import pytest
-from rules_testing import COLUMNS, LANES, compile_and_check, model, rand, rule_plans
+from rules_testing import COLUMNS, LANES, compile_and_check, model, rand, rule_plans, rule_records
 
 import tessel
 from tessel import te, topi
@@ -170,7 +170,7 @@ def test_topi_depthwise(c, m, size, k, s, p):
     func = te.create_prim_func([data, kernel, out])
     report = schedule_with_plans(func)
     scheduled = report.schedule.func
-    (applied,) = report.applied
+    (applied,) = rule_records(report)
     tile = next(t for t in (16, 8, 4, 2, 1) if c % t == 0)
     if m == 1 and tile >= 4:
         assert isinstance(applied.plan, ConvTilePlan)
@@ -210,7 +210,7 @@ def test_topi_depthwise_on_long_rows_vectorizes_the_row(c, m, height, width, lan
     replayed = Schedule(func)
     scheduled.trace.apply_to_schedule(replayed)
     assert_structural_equal(replayed.func, scheduled.func)
-    (plan,) = (applied.plan for applied in schedule_with_plans(func, target).applied)
+    (plan,) = (applied.plan for applied in rule_records(schedule_with_plans(func, target)))
     assert plan == DepthwiseRowsPlan("DepthwiseConv2d", rows, lanes)
     tir = scheduled.func.script()
     assert 'scope="local"' in tir  # the tile's accumulators
@@ -229,7 +229,7 @@ def test_conv2d_channel_tile_follows_the_register_file(registers):
     report = schedule_with_plans(func, target)
     scheduled = report.schedule.func
     tir = scheduled.script()
-    (applied,) = report.applied
+    (applied,) = rule_records(report)
     packed = 32 if registers == 32 else 16
     assert (applied.plan.channels, applied.plan.lanes) == (packed, 16)
     assert f"({64 // packed}, 5, 3, 3, {packed})" in tir  # the packed weight

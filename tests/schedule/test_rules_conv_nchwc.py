@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from rules_testing import rule_records
 
 from tessel import te, topi
 from tessel.ir.structural import assert_structural_equal
@@ -79,7 +80,7 @@ def test_blocked_conv_keeps_results_and_its_trace_replays(case):
 def test_blocked_conv_tiles_as_the_rule_says(case):
     n, c, f, size, k, stride, pad, ic_bn, oc_bn, depthwise = CASES[case]
     report = schedule_with_plans(_blocked_conv(*CASES[case]), AVX512)
-    (applied,) = report.applied
+    (applied,) = rule_records(report)
     plan = applied.plan
     width = (size + 2 * pad - k) // stride + 1
     chunks = f // oc_bn
@@ -110,7 +111,7 @@ def test_two_block_tiles_take_seven_columns_where_seven_divides_the_row(width, c
     """Two channel blocks of 8 columns are 16 accumulators, which gcc copies at each back edge
     (and spills): 7 columns where 7 divides the row too, else 8."""
     func = _blocked_conv(1, 16, 32, width, 1, 1, 0, 16, 16)
-    (applied,) = schedule_with_plans(func, AVX512).applied
+    (applied,) = rule_records(schedule_with_plans(func, AVX512))
     assert (applied.plan.channel_blocks, applied.plan.columns) == (2, columns)
 
 

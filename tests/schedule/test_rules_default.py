@@ -4,6 +4,7 @@ and replays every step, keeps the results of every kernel kind it has a rule for
 
 import numpy as np
 import pytest
+from rules_testing import rule_records
 
 import tessel
 from tessel import te, topi
@@ -95,6 +96,6 @@ def test_register_tiles_follow_the_targets_vector_registers():
     func = _dense(48, 13, 32)
     avx512 = schedule_with_plans(func, Target(vector_bytes=64, vector_registers=32))
     avx2 = schedule_with_plans(func, Target(vector_bytes=32, vector_registers=16))
-    tiles = [(r.applied[0].plan.rows, r.applied[0].plan.lanes) for r in (avx512, avx2)]
+    tiles = [(rule_records(r)[0].plan.rows, rule_records(r)[0].plan.lanes) for r in (avx512, avx2)]
     assert tiles == [(8, 16), (6, 8)]
     check_same_results(func, avx2.schedule.func, rtol=1e-5, atol=1e-5)

@@ -6,7 +6,16 @@ import re
 
 import numpy as np
 import pytest
-from rules_testing import COLUMNS, LANES, ROWS, compile_and_check, model, rand, rule_plans
+from rules_testing import (
+    COLUMNS,
+    LANES,
+    ROWS,
+    compile_and_check,
+    model,
+    rand,
+    rule_plans,
+    rule_records,
+)
 
 import tessel
 from tessel import te, topi
@@ -163,7 +172,7 @@ def test_a_one_row_gemm_prefetches_its_weight_stream(m, prefetched):
     func = te.create_prim_func([a, w, topi.nn.dense(a, w)])
     target = Target(vector_bytes=64, vector_registers=32)
     report = schedule_with_plans(func, target)
-    (applied,) = report.applied
+    (applied,) = rule_records(report)
     assert applied.plan.prefetch_bytes == (PREFETCH_BYTES if prefetched else 0)
     assert ("pragma_software_prefetch" in report.schedule.func.script()) == prefetched
     x, y = rand(m, 64), rand(48, 64, seed=1)
