@@ -74,8 +74,8 @@ from tessel.schedule.rules.plan import (
 )
 from tessel.schedule.rules.steps import (
     consumer_under,
-    inline_consumer,
     is_accumulation,
+    move_write_back,
     parallel_fused,
     plan_and_apply,
     try_step,
@@ -91,9 +91,6 @@ from tessel.tir.stmt import BufferStore
 # Grouped convs with at least this many output channels per group (RegNet's 8, ResNeXt's 4 x 32
 # and up) take the conv2d micro-kernel with a tile of a group's channels (_group_channel_tile).
 GROUP_VECTOR_MIN = 8
-# Depthwise rows at least this long are the vector (schedule_depthwise_rows); shorter ones
-# (7x7, 14x14 maps) vectorize across channel blocks.
-DEPTHWISE_ROW_MIN = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,8 +279,7 @@ def _schedule_conv2d(sch: Schedule, block: BlockRV, plan: ConvTilePlan) -> set[s
                 block, ("write", 0), IndexMap.from_func(lambda b, o, h, w: (b, h, w, o), ndim=4)
             )
         )
-        inline_consumer(sch, write_back)
-        if try_step(lambda: sch.reverse_compute_at(write_back, x)) is not False:
+        if move_write_back(sch, write_back, x):
             # Along the output row: contiguous stores, the tile read across its [x, f] layout;
             # the channels unrolled, so every index into the tile is a constant and gcc keeps it
             # in registers (1x1 convs with few input channels: 12% faster).

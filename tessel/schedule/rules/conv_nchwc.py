@@ -27,9 +27,9 @@ from tessel.schedule import BlockRV, LoopRV, Schedule, ScheduleError
 from tessel.schedule.rules.gemm import accumulator_rows, gemm_columns
 from tessel.schedule.rules.plan import Applied, recording_refusals, refuse, rule_target
 from tessel.schedule.rules.steps import (
-    inline_consumer,
     is_accumulation,
     is_plain_nest,
+    local_tile,
     parallel_fused,
     plan_and_apply,
     try_step,
@@ -226,20 +226,16 @@ def tile_conv_nchwc(
     except ScheduleError as error:
         refuse(error)
         return set()
-    write_back = try_step(lambda: sch.cache_write(block, 0, "local"))
-    if isinstance(write_back, BlockRV):
-        inline_consumer(sch, write_back)
-        if try_step(lambda: sch.reverse_compute_at(write_back, ow_o)) is not False:
-            # Its loops under ow_o (unit extents dropped): lanes vectorized, the rest unrolled.
-            loops = sch.get_loops(write_back)
-            anchor = sch.loop(ow_o).loop_var
-            depth = next(k for k, loop in enumerate(loops) if sch.loop(loop).loop_var is anchor)
-            tile_loops = loops[depth + 1 :]
-            try_step(lambda: sch.vectorize(tile_loops[-1]))
-            for loop in tile_loops[:-1]:
-                try_step(lambda loop=loop: sch.unroll(loop))
-        else:
-            write_back = None
+    write_back = local_tile(sch, block, ow_o)
+    if write_back is not None:
+        # Its loops under ow_o (unit extents dropped): lanes vectorized, the rest unrolled.
+        loops = sch.get_loops(write_back)
+        anchor = sch.loop(ow_o).loop_var
+        depth = next(k for k, loop in enumerate(loops) if sch.loop(loop).loop_var is anchor)
+        tile_loops = loops[depth + 1 :]
+        try_step(lambda: sch.vectorize(tile_loops[-1]))
+        for loop in tile_loops[:-1]:
+            try_step(lambda loop=loop: sch.unroll(loop))
     # Fused after compute_at: the write-back's coverage proof needs the tile loops unfused.
     if plan.parallel:
         parallel_fused(sch, [*outer, oc_o, oh])

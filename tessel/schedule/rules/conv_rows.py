@@ -14,7 +14,7 @@ from tessel.schedule import BlockRV, Schedule, ScheduleError
 from tessel.schedule.rules.plan import refuse
 from tessel.schedule.rules.steps import (
     consumer_under,
-    inline_consumer,
+    local_tile,
     parallel_fused,
     try_step,
     uncast,
@@ -100,13 +100,9 @@ def schedule_grouped_rows(sch: Schedule, block: BlockRV, plan: GroupedRowsPlan) 
         refuse(error)
         return set()
     tile = x_o if x_o is not None else y
-    write_back = try_step(lambda: sch.cache_write(block, 0, "local"))
-    if isinstance(write_back, BlockRV):
-        inline_consumer(sch, write_back)
-        if try_step(lambda: sch.reverse_compute_at(write_back, tile)) is not False:
-            try_step(lambda: sch.vectorize(sch.get_loops(write_back)[-1]))
-        else:
-            write_back = None
+    write_back = local_tile(sch, block, tile)
+    if write_back is not None:
+        try_step(lambda: sch.vectorize(sch.get_loops(write_back)[-1]))
     outer = parallel_fused(sch, [n, f_o, y])
     init = vectorized_init(sch, block, c)
     try_step(lambda: sch.vectorize(x))
@@ -150,15 +146,11 @@ def schedule_depthwise_rows(sch: Schedule, block: BlockRV, plan: DepthwiseRowsPl
     except ScheduleError as error:
         refuse(error)
         return set()
-    write_back = try_step(lambda: sch.cache_write(block, 0, "local"))
-    if isinstance(write_back, BlockRV):
-        inline_consumer(sch, write_back)
-        if try_step(lambda: sch.reverse_compute_at(write_back, x)) is not False:
-            *_, tile_rows, columns = sch.get_loops(write_back)
-            try_step(lambda: sch.vectorize(columns))
-            try_step(lambda: sch.unroll(tile_rows))
-        else:
-            write_back = None
+    write_back = local_tile(sch, block, x)
+    if write_back is not None:
+        *_, tile_rows, columns = sch.get_loops(write_back)
+        try_step(lambda: sch.vectorize(columns))
+        try_step(lambda: sch.unroll(tile_rows))
     outer = parallel_fused(sch, [n, c])
     padded = set()
     for producer in producers:

@@ -37,8 +37,8 @@ from tessel.schedule.rules.plan import (
 )
 from tessel.schedule.rules.steps import (
     consumer_under,
-    inline_consumer,
     is_accumulation,
+    move_write_back,
     parallel_fused,
     plan_and_apply,
     try_step,
@@ -322,8 +322,7 @@ def tile_gemm(
     else:
         write_back = try_step(lambda: sch.cache_write(block, 0, "local"))
     if isinstance(write_back, BlockRV):
-        inline_consumer(sch, write_back)
-        if try_step(lambda: sch.reverse_compute_at(write_back, i_o)) is False:
+        if not move_write_back(sch, write_back, i_o):
             write_back = None
         elif plan.rows > 1:
             # The store of a tile of rows (with its epilogue: bias, gelu, a residual add) by

@@ -107,6 +107,24 @@ def inline_consumer(sch: Schedule, producer: BlockRV) -> None:
         try_step(lambda: sch.reverse_compute_inline(consumers[0]))
 
 
+def move_write_back(sch: Schedule, write_back: BlockRV, loop: LoopRV) -> bool:
+    """Inline the single injective consumer of a tile's write-back (bias, an activation, a
+    residual add) into it, then move it under `loop`, so the tile is stored once, epilogue
+    included; whether it moved."""
+    inline_consumer(sch, write_back)
+    return try_step(lambda: sch.reverse_compute_at(write_back, loop)) is not False
+
+
+def local_tile(sch: Schedule, block: BlockRV, loop: LoopRV) -> BlockRV | None:
+    """The block's output as a scope-local tile (cache_write: accumulators the C compiler
+    keeps in registers) whose write-back moves under `loop` (move_write_back); the write-back,
+    or None where the schedule refused the tile or the move."""
+    write_back = try_step(lambda: sch.cache_write(block, 0, "local"))
+    if not isinstance(write_back, BlockRV) or not move_write_back(sch, write_back, loop):
+        return None
+    return write_back
+
+
 def consumer_under(sch: Schedule, block: BlockRV, loop: LoopRV) -> BlockRV | None:
     """Move the single consumer of `block` (bias, batch norm, relu) under `loop`, its innermost
     loop vectorized; the consumer if it moved."""
