@@ -154,7 +154,10 @@ class BoundFunction:
 
     def __init__(self, function: Function, bound: BoundArguments) -> None:
         self.function, self.bound = function, bound
-        self._fast = function._fast_caller(bound)
+        # Made at the first call, not here: compiling a model binds its weights, and a compile
+        # that is never called (an export, a candidate compiled in a worker only to fill the
+        # caches) would otherwise build the fastcall extension (0.4-0.7 s on a cold cache).
+        self._fast: Any = _NOT_BUILT
 
     def __call__(self, *args: Any) -> Any:
         strings = self.function.strings
@@ -165,6 +168,8 @@ class BoundFunction:
 
     def _checked_call(self, args: tuple[Any, ...]) -> Any:
         fast = self._fast
+        if fast is _NOT_BUILT:
+            fast = self._fast = self.function._fast_caller(self.bound)
         if fast is not None:  # checked and called in C; FALLBACK: the Python path says why
             status = fast(*args)
             if status == 0:

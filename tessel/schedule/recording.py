@@ -44,7 +44,7 @@ def _recording(method: F, name: str) -> F:
             self._func = before
             raise
         if self.verify and self._func is not before:
-            _check_still_well_formed(name, self._func)
+            check_still_well_formed(f"schedule primitive `{name}`", self._func)
         if isinstance(result, list | tuple):
             outputs = tuple(result)
         else:
@@ -80,11 +80,10 @@ def _block_named(sch: Any, name: str) -> BlockRV:
     return sch.get_block(name)  # recorded, as TVM records it, so a printed trace defines it
 
 
-def _check_still_well_formed(primitive: str, func: Any) -> None:
-    """A primitive that produces ill-formed IR is our bug, not the user's (TVM's debug_mask)."""
+def check_still_well_formed(what: str, func: Any) -> None:
+    """A primitive (or the default schedule's steps, `what`) that produces ill-formed IR is our
+    bug, not the user's (TVM's debug_mask)."""
     try:
         verify_well_formed(func)
     except VerifyError as err:
-        raise InternalError(
-            f"schedule primitive `{primitive}` produced ill-formed IR: {err}"
-        ) from err
+        raise InternalError(f"{what} produced ill-formed IR: {err}") from err

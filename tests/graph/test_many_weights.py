@@ -41,10 +41,10 @@ def test_1500_weights_compile_and_match_the_evaluator(chain):
     assert len(model.aot.of_kind("weight")) == 2 * LAYERS
     entry = model.library["main"].signature.params
     assert [p.name for p in entry] == ["x", "weights", "output"]  # one table, not 1,500 pointers
-    assert model._main._fast is not None  # the call is checked and made in C (fastcall)
     x = np.array([[0.5, -1.0, 2.0, 0.25]], "float32")
     expected = graph.evaluate(mod, x, params=weights)
     np.testing.assert_allclose(model(x), expected, rtol=1e-4, atol=1e-4)
+    assert model._main._fast is not None  # the call was checked and made in C (fastcall)
     np.testing.assert_allclose(
         model(2 * x), graph.evaluate(mod, 2 * x, params=weights), rtol=1e-4, atol=1e-4
     )

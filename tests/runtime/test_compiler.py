@@ -122,6 +122,58 @@ def test_missing_compiler_named_by_cc_is_a_build_error(tmp_path, monkeypatch):
     assert err.value.rule == "build.no-compiler"
 
 
+def _probes(monkeypatch) -> list[list[str]]:
+    """Record the compiler runs of flag probes (they build `probe.c`)."""
+    runs: list[list[str]] = []
+    real = compiler_module._run_compiler
+
+    def recording(command, cwd=None):
+        if any(part.endswith("probe.c") for part in command):
+            runs.append(command)
+        return real(command, cwd)
+
+    monkeypatch.setattr(compiler_module, "_run_compiler", recording)
+    return runs
+
+
+def test_the_flag_probes_answer_is_kept_for_the_next_process(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))  # an empty artifact cache
+    probes = _probes(monkeypatch)
+    compiler = compiler_module.find_compiler()
+    compiler_module.compiler_flags.cache_clear()
+    try:
+        first = compiler_module.compiler_flags(compiler)
+        assert len(probes) == 1  # every optional flag in one probe
+        compiler_module.compiler_flags.cache_clear()  # as a new process would start
+        assert compiler_module.compiler_flags(compiler) == first
+        assert len(probes) == 1  # read back, not probed again
+    finally:
+        compiler_module.compiler_flags.cache_clear()
+    assert set(first) == set(compiler_module.BASE_FLAGS) | set(compiler_module.OPTIONAL_FLAGS)
+
+
+def test_a_compiler_refusing_one_optional_flag_builds_without_it(tmp_path, monkeypatch):
+    refused = compiler_module.OPTIONAL_FLAGS[-1]
+    wrapper = tmp_path / "picky-cc"
+    real = " ".join(compiler_module.find_compiler())
+    wrapper.write_text(
+        f'#!/bin/sh\nfor a in "$@"; do [ "$a" = "{refused}" ] && exit 1; done\nexec {real} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("CC", str(wrapper))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    probes = _probes(monkeypatch)
+    try:
+        flags = compiler_module.compiler_flags(compiler_module.find_compiler())
+        library = compile_source(SOURCE, cache_dir=tmp_path / "objects")
+    finally:
+        compiler_module.compiler_flags.cache_clear()
+    assert refused not in flags
+    assert set(compiler_module.OPTIONAL_FLAGS) - {refused} <= set(flags)
+    assert len(probes) == 1 + len(compiler_module.OPTIONAL_FLAGS)  # all at once, then each
+    assert ctypes.CDLL(str(library)).tessel_test_answer() == 42
+
+
 # A padded copy (fuzz seed 3, case 858, reduced): gcc 12.2 at -O3 with AVX2 vectorizes the outer
 # loop with the inner one unrolled into three masked loads and gives all three the first's mask.
 GROUPED_MASKED_LOADS = """

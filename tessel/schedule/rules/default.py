@@ -17,6 +17,7 @@ from tessel.ir.expr import Call
 from tessel.ir.functor import post_order
 from tessel.ir.target import Target
 from tessel.schedule import Schedule, ScheduleError
+from tessel.schedule.recording import check_still_well_formed
 from tessel.schedule.rules.anchor_chain import (
     chain_operands,
     conv_chain,
@@ -58,11 +59,23 @@ def default_schedule(func: PrimFunc, target: Target | str | None = None) -> Sche
 def schedule_with_plans(func: PrimFunc, target: Target | str | None = None) -> ScheduleReport:
     """`default_schedule`, with the plan each rule chose and the steps the schedule refused."""
     cpu = rule_target(target)
-    sch = Schedule(func)
+    # The rules' steps are not checked one by one (verifying after every primitive was 40% of
+    # scheduling a model): the result is checked once, and the schedule handed back checks
+    # each step a user or tuner adds to it.
+    sch = Schedule(func, verify=False)
+    applied = _apply_rules(sch, func, cpu)
+    if sch.func is not func:
+        check_still_well_formed("the default schedule", sch.func)
+    sch.verify = True
+    return ScheduleReport(sch, applied)
+
+
+def _apply_rules(sch: Schedule, func: PrimFunc, cpu: Target) -> tuple[Applied, ...]:
+    """Schedule every block of `sch` by the first rule that takes it; the rules' records."""
     if _calls_a_runtime(func):
         # Each element is a call of the string or random-number runtime: string records have
         # no vectors and the string heap is per thread, so these loops stay serial and scalar.
-        return ScheduleReport(sch, ())
+        return ()
     chain = gemm_chain(sch) or conv_chain(sch)
     _inline_injective(sch, keep=conv_padding(sch) | chain_operands(sch, chain))
     done = {"root"}
@@ -85,7 +98,7 @@ def schedule_with_plans(func: PrimFunc, target: Target | str | None = None) -> S
     for name in block_names(sch.func):
         if name not in done:
             applied.append(schedule_loops(sch, name))
-    return ScheduleReport(sch, tuple(applied))
+    return tuple(applied)
 
 
 def _calls_a_runtime(func: PrimFunc) -> bool:
