@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
-import time
 from collections.abc import Callable
 
 import numpy as np
+from timing import timed_calls
 
 PEERS = ("onnxruntime", "openvino")
 
@@ -64,8 +64,9 @@ _OPENERS = {"onnxruntime": _open_onnxruntime, "openvino": _open_openvino}
 
 
 def _serve(connection, peer: str, onnx_path: str, threads: int, feed: dict) -> None:
-    """The worker's loop: ("check",) answers the outputs, ("turn", n) one warm-up call and the
-    wall times of n calls, ("stop",) ends it. A failure is answered as ("error", text)."""
+    """The worker's loop: ("check",) answers the outputs, ("turn", n) the warm-up and the wall
+    times of n calls (timing.timed_calls), ("stop",) ends it. A failure is answered as
+    ("error", text)."""
     try:
         run = _OPENERS[peer](onnx_path, threads)
     except Exception as err:  # noqa: BLE001  (the parent reports the peer as failed)
@@ -80,13 +81,7 @@ def _serve(connection, peer: str, onnx_path: str, threads: int, feed: dict) -> N
             if command[0] == "check":
                 connection.send(("outputs", run(feed)))
                 continue
-            run(feed)
-            times = []
-            for _ in range(command[1]):
-                start = time.perf_counter()
-                run(feed)
-                times.append(time.perf_counter() - start)
-            connection.send(("times", times))
+            connection.send(("times", timed_calls(lambda: run(feed), command[1])))
         except Exception as err:  # noqa: BLE001
             connection.send(("error", f"{type(err).__name__}: {err}"))
 
@@ -123,7 +118,7 @@ class PeerWorker:
         return self._expect("outputs")
 
     def turn(self, runs: int) -> list[float]:
-        """One warm-up call, then the wall times of `runs` calls."""
+        """The untimed warm-up, then the wall times of `runs` calls (timing.timed_calls)."""
         self._connection.send(("turn", runs))
         return self._expect("times")
 
