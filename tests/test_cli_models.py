@@ -205,7 +205,8 @@ def test_a_dynamic_dimension_without_shape_is_one_clear_error(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err == (
         f"tessel: {tmp_path / 'mlp.onnx'}: graph input `x` has dynamic dimension 0 (`batch`) in "
-        "shape ['batch', 8]\nhint: Tessel compiles static shapes; give them: --shape x=1x8\n"
+        "shape ['batch', 8]\nhint: Tessel compiles static shapes; give them: --shape x=1x8, or by "
+        "dimension name for every input: --dim batch=1\n"
     )
 
 

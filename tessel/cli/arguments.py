@@ -149,6 +149,14 @@ def _model_arguments(command: argparse.ArgumentParser) -> None:
         help="the static shape of an input with dynamic dimensions",
     )
     command.add_argument(
+        "--dim",
+        action="append",
+        default=[],
+        metavar="NAME=N",
+        help="the size of a named dynamic dimension (ONNX's dim_param, such as batch=1), in every "
+        "input naming it; --shape takes precedence",
+    )
+    command.add_argument(
         "-q", "--quiet", action="store_true", help="show no progress on stderr (errors only)"
     )
     command.add_argument(

@@ -46,13 +46,30 @@ def parse_shapes(items: list[str]) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
+def parse_dims(items: list[str]) -> dict[str, int]:
+    """`["batch=1", "seq=128"]` -> {"batch": 1, "seq": 128}, with a clear error on a bad item."""
+    dims = {}
+    for item in items:
+        name, _, text = item.partition("=")
+        if not name:
+            raise CommandError(f"--dim {item!r}: the dimension name is missing", rule="cli.dim")
+        try:
+            dims[name] = int(text)
+        except ValueError:
+            raise CommandError(
+                f"--dim {item!r}: expected NAME=N with a whole number N", rule="cli.dim"
+            ) from None
+    return dims
+
+
 def _import(args: argparse.Namespace, progress: Progress) -> tuple[Any, dict[str, np.ndarray]]:
     from tessel.frontend.onnx import DynamicInputError, from_onnx
 
     shapes = parse_shapes(args.shape) or None
+    dims = parse_dims(getattr(args, "dim", []))
     progress.stage(f"importing {args.model}")
     try:
-        return from_onnx(args.model, shape=shapes)
+        return from_onnx(args.model, shape=shapes, dims=dims)
     except DynamicInputError as err:  # the hint names --shape, not from_onnx's shape=
         raise err.for_command_line() from err
 

@@ -80,10 +80,12 @@ def test_an_input_without_a_static_shape_names_the_file_and_the_shape_argument(t
     assert isinstance(err, DynamicInputError)
     assert err.rule == "onnx.dynamic-input"
     assert str(err).startswith(f"{path}: graph input `x` has dynamic dimension 0 (`batch`)")
-    assert err.hint.endswith("from_onnx(model, shape={'x': (1, 4)})")
+    assert "from_onnx(model, shape={'x': (1, 4)}), or by" in err.hint
+    assert err.hint.endswith("dims={'batch': 1}")
     assert "--shape" not in str(err)
     cli_hint = err.for_command_line().hint
-    assert cli_hint.endswith("--shape x=1x4") and "from_onnx" not in cli_hint
+    assert "--shape x=1x4, or by" in cli_hint and cli_hint.endswith("--dim batch=1")
+    assert "from_onnx" not in cli_hint
 
 
 def test_an_input_with_no_shape_at_all_needs_one():

@@ -14,8 +14,10 @@ class OnnxImportError(UserError):
 
 class DynamicInputError(OnnxImportError):
     """A graph input has no static shape and none was given. `suggestion` is a shape to give
-    (1 for each dynamic dimension; None when the model gives no shape at all); the hint says how
-    to give it from Python (`shape=`) or, after `for_command_line`, with `--shape`."""
+    (1 for each dynamic dimension; None when the model gives no shape at all), `names` the
+    names of its dynamic dimensions (`dim_param`s) that sizes may be given for instead; the hint
+    says how to give them from Python (`shape=`, `dims=`) or, after `for_command_line`, with
+    `--shape` and `--dim`."""
 
     def __init__(
         self,
@@ -23,23 +25,30 @@ class DynamicInputError(OnnxImportError):
         input_name: str,
         suggestion: tuple[int, ...] | None,
         *,
+        names: tuple[str, ...] = (),
         command_line: bool = False,
     ) -> None:
         if command_line:
             dims = "x".join(map(str, suggestion)) if suggestion is not None else "D1xD2x..."
             hint = f"Tessel compiles static shapes; give them: --shape {input_name}={dims}"
+            by_name = " ".join(f"--dim {name}=1" for name in names)
         else:
             dims = str(suggestion) if suggestion is not None else "(...)"
             hint = (
                 f"Tessel compiles static shapes; give them: from_onnx(model, shape={{"
                 f"{input_name!r}: {dims}}})"
             )
+            by_name = "dims={" + ", ".join(f"{name!r}: 1" for name in names) + "}"
+        if names:
+            hint += f", or by dimension name for every input: {by_name}"
         super().__init__(message, rule="onnx.dynamic-input", hint=hint)
-        self.input_name, self.suggestion = input_name, suggestion
+        self.input_name, self.suggestion, self.names = input_name, suggestion, names
 
     def for_command_line(self) -> DynamicInputError:
-        """The same error with the hint given as the `tessel` command's `--shape` flag."""
-        return DynamicInputError(self.message, self.input_name, self.suggestion, command_line=True)
+        """The same error with the hint given as the `tessel` command's flags."""
+        return DynamicInputError(
+            self.message, self.input_name, self.suggestion, names=self.names, command_line=True
+        )
 
 
 class ValueNeededError(OnnxImportError):

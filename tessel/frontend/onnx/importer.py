@@ -27,6 +27,7 @@ from tessel.frontend.onnx.errors import (
 )
 from tessel.frontend.onnx.half import computes_on_half, convert_in_float32
 from tessel.frontend.onnx.inference import infer_output_types
+from tessel.frontend.onnx.input_dims import checked_dims, fix_named, input_dims
 from tessel.frontend.onnx.loading import load_model
 from tessel.frontend.onnx.node import OnnxNode, attribute_values, node_name
 from tessel.frontend.onnx.table import lookup, opset_range
@@ -45,10 +46,14 @@ def from_onnx(
     shape: ShapeDict | None = None,
     dtype: str | Mapping[str, str] = "float32",
     freeze_params: bool = True,
+    dims: Mapping[str, int] | None = None,
 ) -> tuple[IRModule, dict[str, np.ndarray]]:
     """Import an ONNX model (a ModelProto or a file path) as an IRModule with a `main` function.
 
     `shape` gives static shapes for graph inputs (required for inputs with dynamic dimensions);
+    `dims` gives sizes to named dynamic dimensions (ONNX's `dim_param`: {"batch": 1, "seq": 128}
+    fixes them in every input naming them, as onnxruntime's free dimension overrides do), a
+    shape given for an input taking precedence;
     `dtype` is the element type of inputs whose type the model leaves out (a dict: per input,
     overriding the model). With `freeze_params`, initializers become Constants and the returned
     params are empty; otherwise floating-point initializers become extra parameters of `main`
@@ -64,7 +69,8 @@ def from_onnx(
     }
     check_supported(model.graph, opsets)
     shapes = dict(shape or {})
-    return _GraphImporter(model, opsets, shapes, dtype, freeze_params, prefix=prefix).run()
+    sizes = checked_dims(dims or {}, model.graph.input, prefix)
+    return _GraphImporter(model, opsets, shapes, dtype, freeze_params, prefix, sizes).run()
 
 
 def check_supported(graph: onnx.GraphProto, opsets: Mapping[str, int]) -> None:
@@ -100,10 +106,12 @@ class _GraphImporter:
         dtype: str | Mapping[str, str],
         freeze_params: bool,
         prefix: str = "",
+        sizes: Mapping[str, int] | None = None,
     ) -> None:
         self.model, self.graph, self.opsets = model, model.graph, opsets
         self.shapes, self.dtype, self.freeze_params = shapes, dtype, freeze_params
         self.prefix = prefix  # "<path>: " when read from a file: messages name the file
+        self.sizes = dict(sizes or {})  # named dimensions' sizes (input_dims.py)
         self.values: dict[str, Value] = {}
         self.derived = Derived()  # transposed weights and the like, shared by every node
         self.inputs: list[Var] = []
@@ -185,7 +193,7 @@ class _GraphImporter:
             if sequence_elem_type(proto.type) is not None:
                 self.values[proto.name] = self._sequence_input(proto, given)
                 continue
-            ty = _input_type(proto, given, self._input_dtype(proto), self.prefix)
+            ty = _input_type(proto, given, self._input_dtype(proto), self.prefix, self.sizes)
             var = Var(proto.name, ty)
             self.inputs.append(var)
             self.values[proto.name] = Value(var, ty)
@@ -299,16 +307,15 @@ def _output_value(
 
 
 def _input_type(
-    proto: onnx.ValueInfoProto, given: Sequence[int] | None, dtype: str, prefix: str = ""
+    proto: onnx.ValueInfoProto,
+    given: Sequence[int] | None,
+    dtype: str,
+    prefix: str = "",
+    sizes: Mapping[str, int] | None = None,
 ) -> TensorType:
-    """The static type of a graph input: the model's shape, or the shape given for it."""
-    tensor = proto.type.tensor_type
-    dims: list[int | str] | None = None
-    if tensor.HasField("shape"):
-        dims = [
-            d.dim_value if d.HasField("dim_value") else (d.dim_param or "?")
-            for d in tensor.shape.dim
-        ]
+    """The static type of a graph input: the shape given for it, or the model's with its named
+    dimensions given `sizes`."""
+    dims = input_dims(proto)
     if given is not None:
         _check_given_shape(proto.name, dims, tuple(int(d) for d in given))
         return TensorType(tuple(int(d) for d in given), dtype)
@@ -316,6 +323,8 @@ def _input_type(
         raise DynamicInputError(
             f"{prefix}graph input `{proto.name}` has no shape in the model", proto.name, None
         )
+    dims = fix_named(dims, sizes or {})
+    assert dims is not None
     dynamic = [(i, d) for i, d in enumerate(dims) if isinstance(d, str)]
     if dynamic:
         suggestion = tuple(1 if isinstance(d, str) else d for d in dims)
@@ -325,6 +334,7 @@ def _input_type(
             f"dimension{'s' if len(dynamic) > 1 else ''} {where} in shape {dims}",
             proto.name,
             suggestion,
+            names=tuple(dict.fromkeys(d for _, d in dynamic if d != "?")),
         )
     return TensorType(tuple(int(d) for d in dims), dtype)
 
