@@ -154,7 +154,9 @@ def _apply(sch: Schedule, plan: RowReductionPlan) -> set[str]:
     done = {last.name} | {rv.name for rv in moved}
     for rv in moved:
         if rv in middles:
-            _vectorize_row(sch, rv, first_rows.rows)
+            # Under the row loops of `last`: an anchor that reshapes (softmax's [1, 3, 197, 197]
+            # read as [3, 197, 197]) has fewer of them than the reduction.
+            _vectorize_row(sch, rv, plan.row_loops)
         else:
             done |= vectorize_reduction(sch, rv, plan.vector_bytes)
     if anchor is not None:
