@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,8 +11,12 @@ from tessel.ir.node import Node
 from tessel.support.errors import UserError
 from tessel.support.frozen_map import FrozenMap, freeze
 
+# A weak reference slot (Python 3.11's dataclasses): passes remember modules by identity without
+# keeping them alive (InferType's typed modules); on 3.10 they do without.
+_WEAKREF_SLOT = {"weakref_slot": True} if sys.version_info >= (3, 11) else {}
 
-@dataclass(frozen=True, slots=True, eq=False)
+
+@dataclass(frozen=True, slots=True, eq=False, **_WEAKREF_SLOT)
 class IRModule(Node):
     """A set of functions keyed by GlobalVar, with module-level attributes (e.g. "constants")."""
 

@@ -300,3 +300,25 @@ def test_tuple_type_annotations():
     t = Var("t", TupleType((T(2), T(3))))
     mod = infer(Function((t,), op("concatenate", t)))
     assert type_str(mod["main"].body.checked_type) == "Tensor[(5,), float32]"
+
+
+def test_a_module_infer_type_gave_back_is_not_checked_again(monkeypatch):
+    """Every graph rewrite types its input, then its result: the input is usually the module
+    the last InferType gave back (immutable, so still typed), and checking it again was two
+    fifths of a warm compile. A new module, even of the same functions, is checked."""
+    from tessel.graph.passes import infer_type
+
+    checked = []
+    real = infer_type.infer_module_types
+    monkeypatch.setattr(infer_type, "infer_module_types", lambda m: checked.append(m) or real(m))
+    x = Var("x", T(2, 3))
+    typed = infer(Function((x,), op("nn.relu", x)))
+    assert len(checked) == 1
+    assert InferType()(typed) is typed
+    assert len(checked) == 1
+    again = IRModule.from_dict({"main": typed["main"]})
+    assert InferType()(again) is again  # checked, found typed, kept
+    assert len(checked) == 2
+    assert InferType()(again) is again
+    assert len(checked) == 2
+    assert_fully_typed(again)
