@@ -144,8 +144,6 @@ def _apply(sch: Schedule, plan: RowReductionPlan) -> set[str]:
     middles = [sch.get_block(n) for n in plan.middles]
     anchor = sch.get_block(plan.anchor) if plan.anchor is not None else None
     last = anchor if anchor is not None else reductions.pop()
-    first_rows = match_row_reduction(sch.block(sch.get_block(plan.block)).block)
-    assert first_rows is not None
     rows = sch.get_loops(last)[: plan.row_loops]
     # compute_at under the innermost row loop, consumers first, before fusing: the schedule
     # then need not prove that the fused loop's `f // 128 % 12` covers every row.
