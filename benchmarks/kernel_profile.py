@@ -26,12 +26,13 @@ import numpy as np
 import onnx
 import onnxruntime
 
+from tessel.cli.models import parse_dims
 from tessel.frontend.onnx import from_onnx
 from tessel.graph import compile as compile_graph
 from tessel.runtime.threads import set_threads
 
 
-def load(name: str, dims: dict[str, int], directory: Path) -> Path:
+def load(name: str, directory: Path) -> Path:
     """The ONNX file: `name` itself, or the zoo architecture `name` exported into `directory`."""
     if name.endswith(".onnx"):
         return Path(name)
@@ -114,10 +115,10 @@ def main() -> int:
     parser.add_argument("--top", type=int, default=15)
     parser.add_argument("--dim", action="append", default=[], metavar="NAME=N")
     args = parser.parse_args()
-    dims = {k: int(v) for k, _, v in (item.partition("=") for item in args.dim)}
+    dims = parse_dims(args.dim)  # `tessel compile --dim`'s, with its errors
     with tempfile.TemporaryDirectory(prefix="tessel-kernel-profile-") as scratch:
         directory = Path(scratch)
-        path = load(args.model, dims, directory)
+        path = load(args.model, directory)
         ours = tessel_kernels(path, dims, args.threads, args.rounds)
         theirs = onnxruntime_ops(path, ours["feed"], args.threads, args.rounds, directory)
     print(f"{args.model}, {args.threads} thread(s), {args.rounds} rounds\n")

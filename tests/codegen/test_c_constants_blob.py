@@ -16,6 +16,7 @@ from tessel.driver import LOWERED_KIND, build
 from tessel.ir.target import Target
 from tessel.runtime import DataFile, compile_source
 from tessel.script import tir as T
+from tessel.testing.compiler_runs import record_compiler_runs
 from tessel.tir import interpreter
 from tessel.transform import lower
 
@@ -52,16 +53,7 @@ def mixed(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):
 def compiles(monkeypatch):
     """The compiler runs that build a shared object (not probes of flags)."""
     compiler_module.compiler_flags(compiler_module.find_compiler())
-    runs: list[list[str]] = []
-    real = compiler_module._run_compiler
-
-    def counting(command, cwd=None):
-        if any(part.endswith(".c") for part in command):
-            runs.append(command)
-        return real(command, cwd)
-
-    monkeypatch.setattr(compiler_module, "_run_compiler", counting)
-    return runs
+    return record_compiler_runs(monkeypatch)
 
 
 def _interpreted(func, a):

@@ -16,6 +16,7 @@ from tessel.graph.passes.combine_cost import (
 )
 from tessel.ir.transform import PassContext
 from tessel.runtime import compiler as compiler_module
+from tessel.testing.compiler_runs import record_compiler_runs
 
 SMALL = Signature("nn.dense", (4, 16), (8, 8, 8), "float32", "float32", True, "")
 
@@ -97,16 +98,9 @@ def test_without_measuring_the_concatenated_product_is_predicted():
 def test_candidates_compiled_in_workers_leave_only_cache_reads_to_the_caller(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))  # empty caches: the workers fill them
     compiler_module.compiler_flags(compiler_module.find_compiler())  # its probes: once, first
-    compiler_runs = []
-    real = compiler_module._run_compiler
-
-    def counting(command, cwd=None):
-        compiler_runs.append(command)
-        return real(command, cwd)
-
-    monkeypatch.setattr(compiler_module, "_run_compiler", counting)  # this process only
+    builds = record_compiler_runs(monkeypatch)  # this process only
     models = combine_cost._compiled_candidates(SMALL, ["separate", "concat", "batch"], None, 2)
-    assert not [run for run in compiler_runs if any(a.endswith(".c") for a in run)]
+    assert not builds
     inputs = candidate_inputs(SMALL)
     want = evaluate(candidate(SMALL, "separate"), *inputs)
     for out, expected in zip(models["separate"](*inputs), want, strict=True):

@@ -10,6 +10,7 @@ import pytest
 
 from tessel.runtime import BuildError, compile_source, compile_units
 from tessel.runtime import compiler as compiler_module
+from tessel.testing.compiler_runs import record_compiler_runs
 
 SOURCE = "int tessel_test_answer(void) { return 42; }\n"
 
@@ -18,16 +19,7 @@ SOURCE = "int tessel_test_answer(void) { return 42; }\n"
 def counted_compiles(monkeypatch):
     """Count compiler runs that build a shared object (not probes of flags)."""
     compiler_module.compiler_flags(compiler_module.find_compiler())  # probes happen once, first
-    runs: list[list[str]] = []
-    real = compiler_module._run_compiler
-
-    def counting(command, cwd=None):
-        if any(part.endswith(".c") for part in command):
-            runs.append(command)
-        return real(command, cwd)
-
-    monkeypatch.setattr(compiler_module, "_run_compiler", counting)
-    return runs
+    return record_compiler_runs(monkeypatch)
 
 
 def test_same_source_is_compiled_once_and_loads(tmp_path, counted_compiles):
@@ -122,23 +114,9 @@ def test_missing_compiler_named_by_cc_is_a_build_error(tmp_path, monkeypatch):
     assert err.value.rule == "build.no-compiler"
 
 
-def _probes(monkeypatch) -> list[list[str]]:
-    """Record the compiler runs of flag probes (they build `probe.c`)."""
-    runs: list[list[str]] = []
-    real = compiler_module._run_compiler
-
-    def recording(command, cwd=None):
-        if any(part.endswith("probe.c") for part in command):
-            runs.append(command)
-        return real(command, cwd)
-
-    monkeypatch.setattr(compiler_module, "_run_compiler", recording)
-    return runs
-
-
 def test_the_flag_probes_answer_is_kept_for_the_next_process(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))  # an empty artifact cache
-    probes = _probes(monkeypatch)
+    probes = record_compiler_runs(monkeypatch, "probe.c")
     compiler = compiler_module.find_compiler()
     compiler_module.compiler_flags.cache_clear()
     try:
@@ -164,7 +142,7 @@ def test_a_compiler_refusing_one_optional_flag_builds_without_it(tmp_path, monke
     wrapper.chmod(0o755)
     monkeypatch.setenv("CC", str(wrapper))
     monkeypatch.setenv("HOME", str(tmp_path))
-    probes = _probes(monkeypatch)
+    probes = record_compiler_runs(monkeypatch, "probe.c")
     try:
         flags = compiler_module.compiler_flags(compiler_module.find_compiler())
         library = compile_source(SOURCE, cache_dir=tmp_path / "objects")
