@@ -333,6 +333,41 @@ def _cases() -> list[Case]:
             ),
         ),
         Case(
+            "nn.contrib_conv2d_NCHWc",
+            # 16 channels in 4 groups of 4, two groups a block of 8
+            (T(1, 2, 6, 6, 8), T(4, 1, 3, 3, 4, 4)),
+            {
+                "groups": 4,
+                "padding": (1, 1),
+                "data_layout": "NCHW8c",
+                "kernel_layout": "OIHW4i4o",
+                "out_layout": "NCHW4c",
+            },
+            T(1, 4, 6, 6, 4),
+            (
+                # 16 channels in 2 groups of 8, two blocks of 4 a group
+                (T(1, 4, 5, 5, 4), T(2, 2, 3, 3, 4, 8)),
+                {
+                    "groups": 2,
+                    "strides": 2,
+                    "data_layout": "NCHW4c",
+                    "kernel_layout": "OIHW4i8o",
+                    "out_layout": "NCHW8c",
+                },
+            ),
+            (
+                (T(1, 2, 6, 6, 8), T(4, 1, 3, 3, 4, 4)),
+                {
+                    "groups": 3,
+                    "data_layout": "NCHW8c",
+                    "kernel_layout": "OIHW4i4o",
+                    "out_layout": "NCHW4c",
+                },
+                "weight",
+            ),
+            id="nn.contrib_conv2d_NCHWc-grouped",
+        ),
+        Case(
             "nn.contrib_depthwise_conv2d_NCHWc",
             (T(1, 2, 6, 6, 4), T(2, 1, 3, 3, 1, 4)),
             {

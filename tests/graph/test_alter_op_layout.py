@@ -96,9 +96,14 @@ def test_channel_block_is_the_largest_power_of_two_dividing(channels, lanes, blo
             "%x: Tensor[(1, 16, 8, 8), float32], %w: Tensor[(6, 16, 3, 3), float32]",
             "nn.conv2d(%x, %w, padding=[1, 1, 1, 1])",
         ),
-        # grouped, not depthwise
+        # grouped with two outputs a group (a block of 2)
         (
-            "%x: Tensor[(1, 16, 8, 8), float32], %w: Tensor[(16, 8, 3, 3), float32]",
+            "%x: Tensor[(1, 16, 8, 8), float32], %w: Tensor[(16, 2, 3, 3), float32]",
+            "nn.conv2d(%x, %w, groups=8)",
+        ),
+        # groups of 6 channels over blocks of 4 (12 channels): they do not nest
+        (
+            "%x: Tensor[(1, 12, 8, 8), float32], %w: Tensor[(16, 6, 3, 3), float32]",
             "nn.conv2d(%x, %w, groups=2)",
         ),
         # NHWC
@@ -116,6 +121,77 @@ def test_channel_block_is_the_largest_power_of_two_dividing(channels, lanes, blo
 def test_ineligible_convolutions_stay(conv):
     mod = _module(*conv)
     assert AlterOpLayout(AVX512)(mod) is mod
+
+
+GROUPED_PARAMS = (
+    "%x: Tensor[(1, 16, 8, 8), float32], %w1: Tensor[(32, 16, 1, 1), float32], "
+    "%w2: Tensor[(32, 8, 3, 3), float32], %w3: Tensor[(16, 32, 1, 1), float32]"
+)
+GROUPED_BEFORE = """
+  %0 = nn.conv2d(%x, %w1);
+  %1 = nn.relu(%0);
+  %2 = nn.conv2d(%1, %w2, padding=[1, 1, 1, 1], groups=4);
+  %3 = nn.relu(%2);
+  nn.conv2d(%3, %w3)
+"""
+
+
+def test_a_grouped_conv_reads_and_leaves_blocks_between_its_1x1_convs():
+    """RegNet's bottleneck: the grouped 3x3 (groups of 8) reads the 1x1 conv's blocks of 16,
+    two groups a block, writes blocks of 8 (one group each), and the next 1x1 conv reads
+    those as they are: no transform between the three."""
+    expected = """
+      %0 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW16c");
+      %1 = layout_transform(%w1, src_layout="OIHW", dst_layout="OIHW16i16o");
+      %2 = nn.contrib_conv2d_NCHWc(%0, %1, data_layout="NCHW16c", kernel_layout="OIHW16i16o",
+                                   out_layout="NCHW16c");
+      %3 = nn.relu(%2);
+      %4 = layout_transform(%w2, src_layout="OIHW", dst_layout="OIHW8i8o");
+      %5 = nn.contrib_conv2d_NCHWc(%3, %4, padding=[1, 1, 1, 1], groups=4,
+                                   data_layout="NCHW16c", kernel_layout="OIHW8i8o",
+                                   out_layout="NCHW8c");
+      %6 = nn.relu(%5);
+      %7 = layout_transform(%w3, src_layout="OIHW", dst_layout="OIHW8i16o");
+      %8 = nn.contrib_conv2d_NCHWc(%6, %7, data_layout="NCHW8c", kernel_layout="OIHW8i16o",
+                                   out_layout="NCHW16c");
+      layout_transform(%8, src_layout="NCHW16c", dst_layout="NCHW")
+    """
+    after = AlterOpLayout(AVX512)(_module(GROUPED_PARAMS, GROUPED_BEFORE))
+    assert_structural_equal(after, _module(GROUPED_PARAMS, expected))
+
+
+def test_a_grouped_conv_over_padded_channels_keeps_its_results():
+    """24 channels padded to 32 by the first conv: the grouped conv (groups of 8) takes the
+    added channels as a fourth group with zero filters, and the last conv gives them zero
+    weights; compiled, the model gives the evaluator's results on the NCHW graph."""
+    params = (
+        "%x: Tensor[(1, 16, 7, 7), float32], %w1: Tensor[(24, 16, 1, 1), float32], "
+        "%w2: Tensor[(24, 8, 3, 3), float32], %b2: Tensor[(24), float32], "
+        "%w3: Tensor[(16, 24, 1, 1), float32]"
+    )
+    body = """
+      %0 = nn.conv2d(%x, %w1);
+      %1 = nn.relu(%0);
+      %2 = nn.conv2d(%1, %w2, strides=[2, 2], padding=[1, 1, 1, 1], groups=3);
+      %3 = nn.bias_add(%2, %b2);
+      %4 = nn.relu(%3);
+      nn.conv2d(%4, %w3)
+    """
+    mod = _module(params, body)
+    text = str(AlterOpLayout(AVX512)(mod))
+    assert "groups=4" in text and 'out_layout="NCHW8c"' in text
+    # the input in, the result out: nothing between the convs
+    assert text.count('src_layout="NCHW",') == text.count('dst_layout="NCHW")') == 1
+    rng = np.random.default_rng(4)
+    weights = {
+        p.name_hint: rng.standard_normal([int(d) for d in p.checked_type.shape], np.float32)
+        for p in mod["main"].params[1:]
+    }
+    x = rng.standard_normal((1, 16, 7, 7), dtype=np.float32)
+    compiled = graph.compile(mod, params=weights)
+    kernels = [gv.name_hint for gv in compiled.lowered.functions if gv.name_hint != "main"]
+    assert sum("contrib_conv2d_NCHWc" in name for name in kernels) == 3
+    np.testing.assert_allclose(compiled(x), evaluate(mod, x, params=weights), rtol=1e-4, atol=1e-4)
 
 
 def test_a_tensor_read_in_both_layouts_is_transformed_back_once():
@@ -181,7 +257,7 @@ def test_blocked_weights_keep_their_parameters_names(tmp_path):
 
 @st.composite
 def _cnns(draw):
-    """A random small CNN in Relay text: convolutions (1x1, 3x3, strided, depthwise) with
+    """A random small CNN in Relay text: convolutions (1x1, 3x3, strided, depthwise, grouped) with
     optional bias and relu/clip, residual adds where shapes allow, max pooling,
     squeeze-and-excitation blocks (a spatial mean, a 1x1 conv, a hard sigmoid, the scale
     multiplied over the map), and a global average pool or the map itself at the end; channel
@@ -196,7 +272,7 @@ def _cnns(draw):
         return f"%{len(lines) - 1}"
 
     for index in range(draw(st.integers(1, 4))):
-        kind = draw(st.sampled_from(["1x1", "3x3", "s2", "depthwise", "pool", "se"]))
+        kind = draw(st.sampled_from(["1x1", "3x3", "s2", "depthwise", "grouped", "pool", "se"]))
         if kind == "pool" and size >= 4:
             current = bind(
                 f"nn.max_pool2d({current}, pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1])"
@@ -211,10 +287,15 @@ def _cnns(draw):
             gate = bind(f"clip(add(multiply({excite}, 0.2f), 0.5f), a_min=0f, a_max=1f)")
             current = bind(f"multiply({current}, {gate})")
             continue
+        if kind == "grouped" and channels % 2:
+            kind = "3x3"
         out = channels if kind == "depthwise" else draw(st.sampled_from([4, 6, 8, 16, 24, 32]))
         k, stride = (1, 1) if kind == "1x1" else (3, 2 if kind == "s2" else 1)
         groups = channels if kind == "depthwise" else 1
-        shape = (out, 1 if groups > 1 else channels, k, k)
+        if kind == "grouped":  # groups of 2, 4 or 8 channels, as many outputs a group
+            groups = channels // draw(st.sampled_from([d for d in (2, 4, 8) if channels % d == 0]))
+            out = channels
+        shape = (out, channels // groups, k, k)
         params.append(f"%w{index}: Tensor[{shape}, float32]")
         weights[f"w{index}"] = rng.standard_normal(shape, dtype=np.float32) * 0.3
         pad = k // 2

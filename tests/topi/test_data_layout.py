@@ -149,3 +149,48 @@ def test_blocked_convolutions_check_their_layouts():
     bad = te.placeholder((1, 1, 3, 3, 4, 8), name="bad")
     with pytest.raises(OperatorError, match="input channels"):
         topi.nn.conv2d_NCHWc(data, bad, 1, 1, 1, "NCHW4c", "NCHW8c")
+
+
+@pytest.mark.parametrize(
+    ("shape", "filters", "groups", "stride", "ic_bn", "k_bn", "oc_bn"),
+    [
+        ((1, 32, 7, 7), 32, 4, 1, 16, 8, 8),  # two groups of 8 a block of 16 (RegNet)
+        ((1, 16, 6, 5), 32, 2, 2, 4, 4, 8),  # a group of 8 in two blocks of 4
+        ((2, 12, 6, 6), 8, 2, 1, 4, 2, 4),  # groups of 6 across blocks of 4
+        ((1, 24, 5, 5), 48, 3, 2, 8, 8, 16),  # one group a block, 16 outputs a group
+    ],
+)
+def test_grouped_blocked_convolutions_match_torch(
+    shape, filters, groups, stride, ic_bn, k_bn, oc_bn
+):
+    """group_conv2d_NCHWc against PyTorch's grouped NCHW convolution, in each way its input
+    blocks and its groups can meet."""
+    torch = pytest.importorskip("torch")
+    n, c, h, w = shape
+    per_group = c // groups
+    data = te.placeholder((n, c // ic_bn, h, w, ic_bn), name="data")
+    kernel = te.placeholder((filters // oc_bn, per_group // k_bn, 3, 3, k_bn, oc_bn), name="kernel")
+    out = topi.nn.group_conv2d_NCHWc(
+        data, kernel, stride, 1, 1, groups, f"NCHW{ic_bn}c", f"NCHW{oc_bn}c"
+    )
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal(shape, dtype=np.float32)
+    wt = rng.standard_normal((filters, per_group, 3, 3), dtype=np.float32)
+    reference = torch.nn.functional.conv2d(
+        torch.from_numpy(x), torch.from_numpy(wt), None, stride, 1, groups=groups
+    )
+    expected = transform_array(reference.numpy(), "NCHW", f"NCHW{oc_bn}c")
+    values = [
+        transform_array(x, "NCHW", f"NCHW{ic_bn}c"),
+        transform_array(wt, "OIHW", f"OIHW{k_bn}i{oc_bn}o"),
+    ]
+    check_operator([data, kernel], out, lambda *_: expected, values=values, rtol=1e-4, atol=1e-4)
+
+
+def test_grouped_blocked_convolutions_check_their_groups():
+    data = te.placeholder((1, 2, 5, 5, 8), name="data")
+    kernel = te.placeholder((2, 1, 3, 3, 4, 8), name="kernel")
+    with pytest.raises(OperatorError, match="4 input channels a group"):
+        topi.nn.group_conv2d_NCHWc(data, kernel, 1, 1, 1, 3, "NCHW8c", "NCHW8c")
+    with pytest.raises(OperatorError, match="does not divide a group's 4 output channels"):
+        topi.nn.group_conv2d_NCHWc(data, kernel, 1, 1, 1, 4, "NCHW8c", "NCHW8c")

@@ -2,7 +2,8 @@
 layout_transform, nn.contrib_conv2d_NCHWc and nn.contrib_depthwise_conv2d_NCHWc.
 
 Data is NCHW[x]c (N, C // x, H, W, x); a conv2d kernel is OIHW[i]i[o]o (O // o, I // i, KH,
-KW, i, o), a depthwise one OIHW1i[o]o (O // o, 1, KH, KW, 1, o)."""
+KW, i, o), I the input channels of a group (all of them for `groups` 1; a block of output
+channels must then lie in one group), a depthwise one OIHW1i[o]o (O // o, 1, KH, KW, 1, o)."""
 
 from __future__ import annotations
 
@@ -74,24 +75,51 @@ def _nchwc_conv_rel(args: Args, attrs: Attrs, depthwise: bool) -> Type:
             "kernel_layout", f"{attrs.kernel_layout!r} does not block `weight` {list(weight.shape)}"
         )
     channels, filters = c_chunks * ic_bn, o_chunks * oc_bn
-    if depthwise:
-        if (w_chunks, w_ic_bn) != (1, 1) or filters % channels or attrs.groups != channels:
-            raise args.error(
-                "weight",
-                f"must be (O // {oc_bn}, 1, KH, KW, 1, {oc_bn}) with groups "
-                f"= {channels} channels, got {list(weight.shape)} and "
-                f"groups {attrs.groups}",
-            )
-    elif (w_chunks, w_ic_bn) != (c_chunks, ic_bn) or attrs.groups != 1:
-        raise args.error(
-            "weight",
-            f"reads {w_chunks} x {w_ic_bn} input channels in groups "
-            f"{attrs.groups}, but `data` has {c_chunks} x {ic_bn}",
-        )
+    _check_channels(args, attrs, depthwise, (channels, ic_bn), (filters, oc_bn), weight.shape)
     if attrs.channels is not None and attrs.channels != filters:
         raise args.error("channels", f"is {attrs.channels} but `weight` has {filters} filters")
     oh, ow = conv_output_extents(args, attrs, (h, w), (kh, kw))
     return same_as(data, (n, o_chunks, oh, ow, oc_bn), attrs.out_dtype or data.dtype)
+
+
+def _check_channels(
+    args: Args,
+    attrs: Attrs,
+    depthwise: bool,
+    data: tuple[int, int],
+    out: tuple[int, int],
+    weight: tuple[int, ...],
+) -> None:
+    """The weight's input channels against the data's (`data`: channels, block) in the
+    convolution's groups, and the output block inside a group (`out`: filters, block)."""
+    (channels, ic_bn), (filters, oc_bn) = data, out
+    w_chunks, w_ic_bn = weight[1], weight[4]
+    groups, per_group = attrs.groups, w_chunks * w_ic_bn
+    if depthwise:
+        if (w_chunks, w_ic_bn) != (1, 1) or filters % channels or groups != channels:
+            raise args.error(
+                "weight",
+                f"must be (O // {oc_bn}, 1, KH, KW, 1, {oc_bn}) with groups "
+                f"= {channels} channels, got {list(weight)} and groups {groups}",
+            )
+    elif groups == 1 and (w_chunks, w_ic_bn) != (channels // ic_bn, ic_bn):
+        raise args.error(
+            "weight",
+            f"reads {w_chunks} x {w_ic_bn} input channels, but `data` has "
+            f"{channels // ic_bn} x {ic_bn}",
+        )
+    elif groups < 1 or per_group * groups != channels or filters % groups:
+        raise args.error(
+            "weight",
+            f"reads {w_chunks} x {w_ic_bn} input channels a group in {groups} groups, but "
+            f"`data` has {channels} channels and the weight {filters} filters",
+        )
+    elif (filters // groups) % oc_bn:
+        raise args.error(
+            "out_layout",
+            f"blocks by {oc_bn}, which does not divide a group's {filters // groups} output "
+            "channels",
+        )
 
 
 def _nchwc_conv_ref(data: np.ndarray, weight: np.ndarray, *, attrs: Attrs) -> np.ndarray:
@@ -116,6 +144,16 @@ def _nchwc_conv(name: str, depthwise: bool, doc: str) -> OpDef:
 
     def lower(data, weight, *, attrs: Attrs):
         window = (two(attrs.strides), four(attrs.padding), two(attrs.dilation))
+        if not depthwise and attrs.groups != 1:
+            return topi.nn.group_conv2d_NCHWc(
+                data,
+                weight,
+                *window,
+                attrs.groups,
+                attrs.data_layout,
+                attrs.out_layout,
+                attrs.out_dtype or data.dtype,
+            )
         return compute(
             data,
             weight,
@@ -149,7 +187,8 @@ OPERATORS = (
         "data in src_layout rewritten in dst_layout (NCHW to NCHW16c and back).",
     ),
     _nchwc_conv("nn.contrib_conv2d_NCHWc", False,
-                "2-D convolution of NCHW[x]c data with an OIHW[i]i[o]o kernel into NCHW[o]c."),
+                "2-D convolution (grouped or not) of NCHW[x]c data with an OIHW[i]i[o]o "
+                "kernel into NCHW[o]c."),
     _nchwc_conv("nn.contrib_depthwise_conv2d_NCHWc", True,
                 "Depthwise 2-D convolution of NCHW[x]c data with an OIHW1i[o]o kernel into "
                 "NCHW[o]c."),

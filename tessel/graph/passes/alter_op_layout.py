@@ -8,8 +8,8 @@ MobileNetV2 spent a quarter of its time in those copies. In NCHW16c every convol
 writes whole vectors of 16 channels, as onnxruntime's NCHWc kernels do.
 
 For each `nn.conv2d` (NCHW data, OIHW kernel, float32; groups 1, or depthwise with one filter per
-channel), with x = block(C), y = block(O) (block(n): the largest power of two up to the target's
-float32 lanes dividing n; the conv is kept when y < 4):
+channel; grouped ones below), with x = block(C), y = block(O) (block(n): the largest power of
+two up to the target's float32 lanes dividing n; the conv is kept when y < 4):
 
     conv2d(%d, %w)  ->  layout_transform(contrib_conv2d_NCHWc(T(%d), T'(%w)), NCHW[y]c -> NCHW)
 
@@ -38,6 +38,12 @@ about the layout, so the next convolution finds it blocked:
   (which must divide every input), so an Inception block's branches meet without a transform,
   and the memory plan has each branch write its slice of the result in place.
 
+A grouped convolution (not depthwise) whose group of outputs blocks by at least 4 becomes a
+grouped `contrib_conv2d_NCHWc`, y = block(a group's outputs) so that each block of outputs lies
+in one group, reading its input in the producer's blocks where those nest with the groups (a
+block of 16 holds two groups of 8, or a group of 32 spans two blocks): RegNet's and ResNeXt's
+grouped 3x3 convs then sit between their 1x1 convs without a transform either side.
+
 Every other operator reads the NCHW tensor through the transform back, which is computed once
 however many read it; a transform nobody reads is dropped with the expression."""
 
@@ -50,6 +56,7 @@ import numpy as np
 
 from tessel.graph.expr import Call, Constant, Expr, Function, Tuple, TupleGetItem
 from tessel.graph.op import OpPattern, get_op
+from tessel.graph.op.op_def import Attrs
 from tessel.graph.op.reduce import reduced_axes
 from tessel.graph.passes.rewriter import ExprRewriter, is_primitive, rewrite_functions
 from tessel.graph.traversal import children, post_order_exprs
@@ -253,12 +260,16 @@ class _Blocker(ExprRewriter):
         channels, filters = data.shape[1], weight.shape[0]
         depthwise = attrs.groups == channels == filters and weight.shape[1] == 1
         if attrs.groups != 1 and not depthwise:
-            return new
+            return self._grouped_conv2d(new, attrs, data.shape, weight.shape)
         known = self.blocked.get(id(new.args[0]))
         # The input's channels as the producer left them (padded with zero-weight ones).
         inputs = known.padded if known is not None else channels
         outputs = inputs if depthwise else self._padded_width(filters)
         x, y = channel_block(inputs, self.lanes), channel_block(outputs, self.lanes)
+        if known is not None and not depthwise:
+            # The producer's blocks as they are (a grouped conv's 8 after RegNet's grouped 3x3):
+            # a conv reads any block as fast, and a transform between blocks is a gather.
+            x = known.block
         if y < MIN_BLOCK or (depthwise and x != y):
             return new
         kernel = new.args[1]
@@ -278,6 +289,50 @@ class _Blocker(ExprRewriter):
             Op(op),
             (
                 self._as_blocked(new.args[0], x, inputs, data.shape),
+                _transform(kernel, "OIHW", kernel_layout),
+            ),
+            blocked_attrs,
+        )
+        return self._back(_Blocked(conv, y, filters, outputs))
+
+    def _grouped_conv2d(
+        self, new: Call, attrs: Attrs, shape: tuple[int, ...], weight: tuple[int, ...]
+    ) -> Expr:
+        """A grouped convolution blocked so that a block of output channels lies in one group
+        (y divides a group's outputs) and the input blocks and groups nest (x divides a
+        group's channels or a group's channels divide x): it reads its producer's blocks as
+        they are, so a grouped 3x3 between two 1x1 convs (RegNet, ResNeXt) needs no
+        transform. The producer's added channels are zero groups of their own, with zero
+        filters."""
+        channels, filters, per_group = shape[1], weight[0], weight[1]
+        known = self.blocked.get(id(new.args[0]))
+        inputs = known.padded if known is not None else channels
+        if (inputs - channels) % per_group:
+            return new
+        all_groups, outputs_a_group = inputs // per_group, filters // attrs.groups
+        outputs = all_groups * outputs_a_group
+        x = known.block if known is not None else channel_block(inputs, self.lanes)
+        y = channel_block(outputs_a_group, self.lanes)
+        if x % per_group == 0:
+            k = per_group
+        elif per_group % x == 0:
+            k = x
+        else:
+            return new
+        if y < MIN_BLOCK:
+            return new
+        kernel = new.args[1]
+        if outputs > filters:  # zero filters: the added groups
+            kernel = _pad_axis(kernel, 4, 0, outputs - filters)
+        kernel_layout = f"OIHW{k}i{y}o"
+        blocked_attrs = {**new.attrs, "data_layout": f"NCHW{x}c", "kernel_layout": kernel_layout,
+                         "out_layout": f"NCHW{y}c", "groups": all_groups}  # fmt: skip
+        if attrs.channels is not None:
+            blocked_attrs["channels"] = outputs
+        conv = Call(
+            Op("nn.contrib_conv2d_NCHWc"),
+            (
+                self._as_blocked(new.args[0], x, inputs, shape),
                 _transform(kernel, "OIHW", kernel_layout),
             ),
             blocked_attrs,

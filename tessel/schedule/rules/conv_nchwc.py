@@ -1,5 +1,6 @@
-"""The default schedule's rule for channel-blocked convolutions (topi.nn.conv2d_NCHWc and
-depthwise_conv2d_NCHWc, what AlterOpLayout makes of a model's NCHW convolutions).
+"""The default schedule's rule for channel-blocked convolutions (topi.nn.conv2d_NCHWc,
+group_conv2d_NCHWc and depthwise_conv2d_NCHWc, what AlterOpLayout makes of a model's NCHW
+convolutions).
 
 A block `C[n, oc, oh, ow, ocb] += I[n, .., ocb or ic_inner] * W[oc, .., ocb]` over (ic_outer, kh,
 kw, ic_inner) or, depthwise, (di, dj): its oc_bn output channels are already one contiguous vector
@@ -21,7 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tessel.ir.expr import Var
+from tessel.ir.expr import Add, Var
+from tessel.ir.functor import post_order
 from tessel.ir.target import Target
 from tessel.schedule import BlockRV, LoopRV, Schedule, ScheduleError
 from tessel.schedule.rules.gemm import accumulator_rows, gemm_columns
@@ -98,11 +100,42 @@ def match_conv_nchwc(block: Block) -> bool:
     if not isinstance(data, BufferLoad) or not isinstance(weight, BufferLoad):
         return False
     lane = reduce[3] if len(reduce) == 4 else spatial[4]
-    return _last_index_is(data, lane) and _last_index_is(weight, spatial[4])
+    return _reads_lane(data, lane, spatial[4]) and _last_index_is(weight, spatial[4])
+
+
+def _reads_by_output_block(block: Block) -> bool:
+    """Whether the conv's data load depends on the output channel block (a grouped conv: each
+    block of outputs reads its own group's channels)."""
+    chunk = block.iter_vars[1].var
+    product = uncast(block.body.value.b)  # type: ignore[attr-defined]  # matched above
+    data = uncast(product.a)
+    return any(node is chunk for index in data.indices for node in post_order(index))
+
+
+def _strided(block: Block) -> bool:
+    """Whether the conv's data load's column index is other than `ow + kw` (a stride or a
+    dilation)."""
+    ow, kw = block.iter_vars[3].var, block.iter_vars[7].var
+    product = uncast(block.body.value.b)  # type: ignore[attr-defined]  # matched above
+    column = uncast(product.a).indices[3]
+    return not (isinstance(column, Add) and {id(column.a), id(column.b)} == {id(ow), id(kw)})
 
 
 def _last_index_is(load: BufferLoad, var: Var) -> bool:
     return bool(load.indices) and load.indices[-1] is var
+
+
+def _reads_lane(data: BufferLoad, lane: Var, ocb: Var) -> bool:
+    """Whether the data's last index is `lane`, or `lane` plus an offset that does not vary
+    along the output vector `ocb` (a grouped conv's group inside a wider input block, as
+    `oc_chunk % 2 * 8 + ic_inner`): ocb's vector then broadcasts one input element."""
+    if _last_index_is(data, lane):
+        return True
+    index = data.indices[-1] if data.indices else None
+    if not isinstance(index, Add) or lane not in (index.a, index.b):
+        return False
+    offset = index.a if index.b is lane else index.b
+    return not any(node is ocb or node is lane for node in post_order(offset))
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +146,10 @@ class ConvNCHWcPlan:
     iteration (unrolled), kw unrolled instead where ic_inner is 1 (`unroll_kw`), the depthwise
     window unrolled (`unroll_window`); the zero padding inlined into the convolution
     (`inline_padding`) rather than a copy of its own; the outer loops fused into the kernel's
-    parallel loop (`parallel`; else the caller runs an enclosing loop in parallel)."""
+    parallel loop (`parallel`; else the caller runs an enclosing loop in parallel); kw the
+    innermost reduction, unrolled with the tile (`kw_innermost`: a grouped conv, whose input
+    element feeds one vector of a tile column, so that an element loaded once serves the
+    columns that read it at the window's kw taps)."""
 
     block: str
     channel_blocks: int
@@ -124,6 +160,7 @@ class ConvNCHWcPlan:
     unroll_window: bool = False
     inline_padding: bool = False
     parallel: bool = True
+    kw_innermost: bool = False
 
 
 def plan_conv_nchwc(
@@ -146,9 +183,14 @@ def plan_conv_nchwc(
     # once for both, or three (fewer columns) when the blocks are an odd multiple of 3 (144
     # channels: 32 -> 144 1x1 at 28x28 from 0.054 to 0.042 ms); depthwise reads a different
     # input per block, so one.
+    # A grouped conv reads its own input channels for each block: two blocks a tile share
+    # no broadcast, but their groups share the input's cache lines (a block of 16 channels
+    # holds two groups of 8), read once for both (RegNetY's 3x3 48 -> 48 in groups of 8,
+    # stride 2 at 112x112: 0.51 to 0.44 ms).
     pair = 1
+    grouped = len(reductions) == 4 and _reads_by_output_block(block)
     if len(reductions) == 4 and 2 * block_lanes <= max_channels:
-        pair = 2 if chunks % 2 == 0 else (3 if chunks % 3 == 0 else 1)
+        pair = 2 if chunks % 2 == 0 else (3 if chunks % 3 == 0 and not grouped else 1)
     if pair == 3:  # the accumulators of two blocks' tile, in three blocks
         max_columns = max(1, max_columns * 2 // 3)
     # Two blocks of 8 columns are 16 accumulators besides the two steps' weights: gcc 12 then
@@ -161,13 +203,15 @@ def plan_conv_nchwc(
     # 512-channel convs at 4x4 are weight-bound: the model went from 0.91x to 0.86x ORT).
     tile_rows = next(r for r in (4, 2, 1) if r * x_tile <= max_columns and rows % r == 0)
     ic_inner = (reductions[3] or 0) if len(reductions) == 4 else 0
+    kw_innermost = grouped and (reductions[2] or 1) > 1
     return ConvNCHWcPlan(
         block.name_hint,
         pair,
         tile_rows,
         x_tile,
-        ic_steps=2 if ic_inner and ic_inner % 2 == 0 else 1,
-        unroll_kw=ic_inner == 1,
+        ic_steps=2 if ic_inner and ic_inner % 2 == 0 and not kw_innermost else 1,
+        unroll_kw=ic_inner == 1 or kw_innermost,
+        kw_innermost=kw_innermost,
         unroll_window=len(reductions) == 2,
         # The zero padding inlined for depthwise: its bounds test is one scalar condition per
         # input vector (the lanes are channels), a select per load; the copy it saves cost as
@@ -176,7 +220,9 @@ def plan_conv_nchwc(
         # 112x112: 0.049 to 0.038 ms; 7x7 3->64: 0.275 to 0.25). conv2d over blocks of 16
         # keeps the copy: a test per broadcast input element costs more (ResNet-18: 0.86x to
         # 0.96x).
-        inline_padding=len(reductions) == 2 or ic_inner == 1,
+        # A strided grouped conv too: its copy writes four times the output, for a few FMAs
+        # an element (the 3x3 above: 0.44 to 0.39 ms; 104 -> 104 at 56x56: 0.34 to 0.30).
+        inline_padding=len(reductions) == 2 or ic_inner == 1 or (grouped and _strided(block)),
     )
 
 
@@ -190,6 +236,8 @@ def apply_conv_nchwc(sch: Schedule, block: BlockRV, plan: ConvNCHWcPlan) -> Appl
                     try_step(lambda producer=producer: sch.compute_inline(producer))
         padding = _schedule_padding(sch, block)
         n, oc, oh, ow, ocb, *reductions = sch.get_loops(block)
+        if plan.kw_innermost:  # (ic_outer, kh, ic_inner, kw)
+            reductions = [reductions[0], reductions[1], reductions[3], reductions[2]]
         done = tile_conv_nchwc(sch, block, [n], (oc, oh, ow, ocb), reductions, plan)
         if done and isinstance(padding, BlockRV):
             done.add(padding.name)
@@ -260,8 +308,9 @@ def _unroll_reductions(sch: Schedule, reductions: list[LoopRV], plan: ConvNCHWcP
         if parts:
             try_step(lambda: sch.unroll(parts[1]))
     elif plan.unroll_kw:
-        # ic_inner of 1 (3 input channels, a first conv): kw is innermost, unrolled instead.
-        try_step(lambda: sch.unroll(reductions[2]))
+        # ic_inner of 1 (3 input channels, a first conv), or a grouped conv's kw put innermost:
+        # kw unrolled.
+        try_step(lambda: sch.unroll(reductions[3] if plan.kw_innermost else reductions[2]))
     if plan.unroll_window:
         # Depthwise: the window unrolled with the columns, so the C compiler loads each input
         # vector once for the kw outputs that read it (10 loads per row of 8, not 24).

@@ -19,7 +19,11 @@ from tessel.topi.nn.conv2d import (
     depthwise_conv2d_nchw,
     group_conv2d_nchw,
 )
-from tessel.topi.nn.conv2d_nchwc import conv2d_NCHWc, depthwise_conv2d_NCHWc
+from tessel.topi.nn.conv2d_nchwc import (
+    conv2d_NCHWc,
+    depthwise_conv2d_NCHWc,
+    group_conv2d_NCHWc,
+)
 from tessel.topi.nn.conv2d_transpose import conv2d_transpose_nchw, group_conv2d_transpose_nchw
 from tessel.topi.nn.conv_nd import conv_nd, conv_transpose_nd
 from tessel.topi.nn.dense import dense, matmul
@@ -32,10 +36,10 @@ from tessel.topi.nn.softmax import log_softmax, softmax
 from tessel.topi.nn.utils import get_pad_tuple
 
 __all__ = [
-    "adaptive_pool", "batch_matmul", "batch_norm", "conv2d", "conv2d_NCHWc", "conv2d_nchw",
+    "adaptive_pool", "batch_matmul", "batch_norm", "conv2d", "conv2d_nchw", "conv2d_NCHWc",
     "conv2d_nhwc", "conv2d_transpose_nchw", "conv_nd", "conv_transpose_nd", "dense",
-    "depthwise_conv2d_NCHWc", "depthwise_conv2d_nchw", "flatten", "gelu", "get_pad_tuple",
-    "global_pool", "group_conv2d_nchw", "group_conv2d_transpose_nchw", "hard_sigmoid",
-    "hard_swish", "l2_normalize", "layer_norm", "leaky_relu", "log_softmax", "matmul",
-    "mirror_pad", "pad", "pool2d", "prelu", "relu", "relu6", "silu", "softmax",
+    "depthwise_conv2d_nchw", "depthwise_conv2d_NCHWc", "flatten", "gelu", "get_pad_tuple",
+    "global_pool", "group_conv2d_nchw", "group_conv2d_NCHWc", "group_conv2d_transpose_nchw",
+    "hard_sigmoid", "hard_swish", "l2_normalize", "layer_norm", "leaky_relu", "log_softmax",
+    "matmul", "mirror_pad", "pad", "pool2d", "prelu", "relu", "relu6", "silu", "softmax",
 ]  # fmt: skip

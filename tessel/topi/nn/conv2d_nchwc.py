@@ -4,7 +4,10 @@ oc_bn), so that oc_bn output channels are one contiguous vector.
 
 conv2d_NCHWc's kernel is (K // oc_bn, C // ic_bn, KH, KW, ic_bn, oc_bn) ("OIHW{ic_bn}i
 {oc_bn}o"); depthwise_conv2d_NCHWc's is (K // oc_bn, 1, KH, KW, 1, oc_bn) ("OIHW1i{oc_bn}o"),
-output channel k reading input channel k // multiplier. The input-channel reduction is two
+output channel k reading input channel k // multiplier. group_conv2d_NCHWc's kernel is (K // oc_bn,
+(C // groups) // k_bn, KH, KW, k_bn, oc_bn), OIHW[k_bn]i[oc_bn]o of the OIHW kernel whose I is a
+group's C // groups channels; oc_bn divides a group's K // groups outputs, so a block of output
+channels reads one group. The input-channel reduction is two
 axes, ic_outer and ic_inner, rather than TVM's single `ic` split by `//` and `%`: the loops a
 schedule tiles are then the ones the compute has."""
 
@@ -74,6 +77,74 @@ def conv2d_NCHWc(  # noqa: N802  (TVM's name)
 
     shape = (batch, oc_chunks, *window.out, oc_bn)
     return te.compute(shape, convolve, name="conv2d_NCHWc", tag="conv2d_NCHWc")
+
+
+def group_conv2d_NCHWc(  # noqa: N802  (TVM's naming)
+    data: Tensor,
+    kernel: Tensor,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    groups: int,
+    layout: str,
+    out_layout: str,
+    out_dtype: str | None = None,
+) -> Tensor:
+    """Convolve blocked `data` (N, C // ic_bn, H, W, ic_bn) in `groups` groups with `kernel`
+    (K // oc_bn, (C // groups) // k_bn, KH, KW, k_bn, oc_bn) into (N, K // oc_bn, OH, OW, oc_bn):
+    output channel k sees only the input channels of its group, k // (K // groups)."""
+    op = "group_conv2d_NCHWc"
+    batch, in_chunks, height, width, ic_bn = expect_const_shape(op, "data", data, 5)
+    oc_chunks, k_chunks, kernel_h, kernel_w, k_bn, oc_bn = expect_const_shape(
+        op, "kernel", kernel, 6
+    )
+    _check_blocks(op, layout, out_layout, ic_bn, oc_bn)
+    channels, filters, per_group = in_chunks * ic_bn, oc_chunks * oc_bn, k_chunks * k_bn
+    if groups < 1 or channels != groups * per_group or filters % groups:
+        raise op_error(
+            op,
+            "kernel",
+            f"reads {per_group} input channels a group, but `data` has {channels} channels in "
+            f"{groups} groups and the kernel {filters} filters "
+            f"(shapes {shape_str(data.shape)} and {shape_str(kernel.shape)})",
+        )
+    outputs = filters // groups
+    if outputs % oc_bn:
+        raise op_error(
+            op,
+            "out_layout",
+            f"blocks by {oc_bn}, which does not divide a group's {outputs} output channels",
+        )
+    window = _window(op, (height, width), (kernel_h, kernel_w), stride, padding, dilation)
+    out_dtype = out_dtype or data.dtype
+    padded = _pad_spatial(data, window, (2, 3), "data_pad")
+    (stride_h, stride_w), (dilation_h, dilation_w) = window.stride, window.dilation
+    ic_outer = te.reduce_axis((0, k_chunks), name="ic_outer")
+    kh = te.reduce_axis((0, kernel_h), name="kh")
+    kw = te.reduce_axis((0, kernel_w), name="kw")
+    ic_inner = te.reduce_axis((0, k_bn), name="ic_inner")
+    blocks_a_group = outputs // oc_bn
+
+    def convolve(n, oc_chunk, oh, ow, oc_block):
+        group = oc_chunk // blocks_a_group if blocks_a_group > 1 else oc_chunk
+        # The input channel group * per_group + ic_outer * k_bn + ic_inner, as (chunk, lane);
+        # where the blocks nest, without a division by ic_bn (the lane is ic_inner plus an
+        # offset, so the rule's vectors broadcast one input element).
+        if k_bn == ic_bn and per_group % ic_bn == 0:
+            chunk, lane = group * (per_group // ic_bn) + ic_outer, ic_inner
+        elif k_chunks == 1 and ic_bn % per_group == 0:
+            groups_a_chunk = ic_bn // per_group  # at least 2: one group a chunk is the case above
+            chunk, lane = group // groups_a_chunk, (group % groups_a_chunk) * per_group + ic_inner
+        else:
+            channel = group * per_group + ic_outer * k_bn + ic_inner
+            chunk, lane = channel // ic_bn, channel % ic_bn
+        y, x = oh * stride_h + kh * dilation_h, ow * stride_w + kw * dilation_w
+        value = padded[n, chunk, y, x, lane].astype(out_dtype)
+        weight = kernel[oc_chunk, ic_outer, kh, kw, ic_inner, oc_block].astype(out_dtype)
+        return te.sum(value * weight, axis=[ic_outer, kh, kw, ic_inner])
+
+    shape = (batch, oc_chunks, *window.out, oc_bn)
+    return te.compute(shape, convolve, name="conv2d_NCHWc", tag="group_conv2d_NCHWc")
 
 
 def depthwise_conv2d_NCHWc(  # noqa: N802  (TVM's name)
