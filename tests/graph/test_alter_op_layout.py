@@ -194,6 +194,31 @@ def test_a_grouped_conv_over_padded_channels_keeps_its_results():
     np.testing.assert_allclose(compiled(x), evaluate(mod, x, params=weights), rtol=1e-4, atol=1e-4)
 
 
+def test_a_scale_times_a_map_takes_the_map_s_blocks():
+    """torchvision's SE writes `scale * x`: the (N, C, 1, 1) scale in blocks of 16 is
+    transformed to the grouped conv's blocks of 8, not the map to the scale's."""
+    params = GROUPED_PARAMS + ", %w4: Tensor[(32, 32, 1, 1), float32]"
+    body = """
+      %0 = nn.conv2d(%x, %w1);
+      %1 = nn.conv2d(%0, %w2, padding=[1, 1, 1, 1], groups=4);
+      %2 = mean(%1, axis=[2, 3], keepdims=True);
+      %3 = sigmoid(nn.conv2d(%2, %w4));
+      %4 = multiply(%3, %1);
+      nn.conv2d(%4, %w3)
+    """
+    after = InferType()(AlterOpLayout(AVX512)(_module(params, body)))
+    calls = [e for e in post_order_exprs(after["main"]) if isinstance(e, Call)]
+    (product,) = [c for c in calls if c.op.name == "multiply"]
+    assert tuple(product.checked_type.shape) == (1, 4, 8, 8, 8)
+    between = [
+        c.args[0].checked_type.shape
+        for c in calls
+        if c.op.name == "layout_transform" and c.attrs["src_layout"] == "NCHW16c"
+        and c.attrs["dst_layout"] == "NCHW8c"
+    ]  # fmt: skip
+    assert [tuple(shape) for shape in between] == [(1, 2, 1, 1, 16)]
+
+
 def test_a_tensor_read_in_both_layouts_is_transformed_back_once():
     """The conv's result feeds a blocked conv and a softmax (NCHW): one transform back."""
     params = (

@@ -283,6 +283,28 @@ def test_blocks_no_rule_matches_get_the_default_loops_plan():
     assert plan_gemm(_block(func, "T_relu"), AVX512) is None
 
 
+def test_the_default_loops_keep_the_loop_around_a_short_vector_serial():
+    """An NCHW8c map scaled per channel (an SE block): a vector of 8 channels, so the width
+    loop stays a plain loop inside the parallel (n, c, h), where the parallel loops have work
+    enough for the cores; a map of 2 rows keeps them all parallel, and a long vector too."""
+    x = te.placeholder((1, 4, 6, 5, 8), name="x")
+    scale = te.placeholder((1, 4, 1, 1, 8), name="scale")
+    func = te.create_prim_func([x, scale, topi.multiply(x, scale)])
+    (applied,) = schedule_with_plans(func, AVX512).applied
+    assert applied.plan == LoopsPlan("T_multiply", 3, vectorize=True)
+    check_schedule(func, lambda sch: schedule_loops(sch, "T_multiply"))
+    small = te.placeholder((1, 2, 1, 5, 8), name="small")
+    (applied,) = schedule_with_plans(
+        te.create_prim_func([small, topi.nn.relu(small)]), AVX512
+    ).applied
+    assert applied.plan.parallel == 4
+    wide = te.placeholder((4, 6, 5, 64), name="wide")
+    (applied,) = schedule_with_plans(
+        te.create_prim_func([wide, topi.nn.relu(wide)]), AVX512
+    ).applied
+    assert applied.plan.parallel == 3
+
+
 def test_the_default_loops_fuse_unit_loops_into_the_vector_and_stop_at_a_reduction():
     """NCHW to NCHW1c: the trailing unit axis joins the vector loop; a sum over the first and
     last axes (no other rule's) makes only the loop before its reductions parallel, and none a

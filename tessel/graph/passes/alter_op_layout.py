@@ -49,6 +49,7 @@ however many read it; a transform nobody reads is dropped with the expression.""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
@@ -127,6 +128,19 @@ def _pad_axis(expr: Expr, ndim: int, axis: int, after: int) -> Expr:
     """`expr` padded with `after` zeros at the end of `axis`."""
     widths = tuple((0, after if k == axis else 0) for k in range(ndim))
     return Call(Op("nn.pad"), (expr, Constant(np.float32(0))), {"pad_width": widths})
+
+
+def _plain_float32_conv(attrs: Attrs, *types: TensorType) -> bool:
+    """Whether a conv2d is NCHW with an OIHW kernel and no output layout, all float32."""
+    if attrs.data_layout != "NCHW" or attrs.kernel_layout != "OIHW" or attrs.out_layout:
+        return False
+    return {ty.dtype for ty in types} == {"float32"}
+
+
+def _elements(ty: TensorType | None) -> int:
+    """The elements of a tensor of static shape; 0 when a dimension is not a number."""
+    dims = ty.shape if ty is not None else ()
+    return math.prod(dims) if all(isinstance(d, int) for d in dims) else 0
 
 
 def _reads_blocked(reader: Expr) -> bool:
@@ -251,11 +265,12 @@ class _Blocker(ExprRewriter):
     def _conv2d(self, old: Call, new: Call) -> Expr:
         data, weight, out = _tensor(old.args[0]), _tensor(old.args[1]), _tensor(old)
         attrs = get_op("nn.conv2d").normalize_attrs(new.attrs)
-        if data is None or weight is None or out is None:
-            return new
-        if attrs.data_layout != "NCHW" or attrs.kernel_layout != "OIHW" or attrs.out_layout:
-            return new
-        if {data.dtype, weight.dtype, out.dtype} != {"float32"}:
+        if (
+            data is None
+            or weight is None
+            or out is None
+            or not _plain_float32_conv(attrs, data, weight, out)
+        ):
             return new
         channels, filters = data.shape[1], weight.shape[0]
         depthwise = attrs.groups == channels == filters and weight.shape[1] == 1
@@ -388,7 +403,11 @@ class _Blocker(ExprRewriter):
         first, second = types
         assert first is not None
         assert second is not None
-        lead = next(k for k in known if k is not None)
+        # The blocks of the larger operand: an SE block's scale (N, C, 1, 1) is transformed
+        # to the map's blocks, not the map to the scale's (torchvision writes `scale * x`).
+        sizes = [_elements(ty) if k is not None else -1 for k, ty in zip(known, types, strict=True)]
+        lead = known[sizes.index(max(sizes))]
+        assert lead is not None
         if first.dtype != second.dtype:
             return new
         if lead.padded > lead.channels and new.op.name not in _PADDED_SAFE:
