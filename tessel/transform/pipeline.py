@@ -23,6 +23,7 @@ from tessel.transform.lower_memory_scopes import LowerMemoryScopes
 from tessel.transform.lower_opaque_block import LowerOpaqueBlock
 from tessel.transform.over_compute_padding import OverComputePadding
 from tessel.transform.parallel_lowering import lower_functions_in_workers
+from tessel.transform.peel_vector_tails import PeelVectorTails
 from tessel.transform.plan_buffer_allocation import PlanBufferAllocation
 from tessel.transform.postconditions import check_postcondition
 from tessel.transform.prim_func_pass import PrimFuncPass
@@ -74,6 +75,9 @@ def default_passes(target: Target) -> tuple[Pass, ...]:
         UnrollLoop(),
         # After flattening: a vector access is one Ramp over a flat index, which C can load.
         VectorizeLoop(vector_bytes=target.vector_bytes),
+        # On the predicates VectorizeLoop writes, while indices still show floordiv's structure
+        # to the analyzer (before LowerDivision).
+        PeelVectorTails(),
         # After every pass that reads floordiv's structure (Simplify, vectorizing `ramp // c`):
         # C's own `/` on the indices that are provably non-negative, which gcc hoists.
         LowerDivision(),

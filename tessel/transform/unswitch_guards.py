@@ -120,7 +120,7 @@ class _Unswitcher(Mutator):
         but the `first` with fresh loop and let variables: each is defined once)."""
         if not conditions:
             copy = _replace(body, decided)
-            return self.visit(copy if first else _renew_definitions(copy))
+            return self.visit(copy if first else renew_definitions(copy))
         group, rest = conditions[0], conditions[1:]
         condition = group[0].holds_everywhere
         everywhere = decided | {g.key: True for g in group}
@@ -235,7 +235,7 @@ def _is_pure(expr: E.PrimExpr) -> bool:
     return not any(isinstance(n, BufferLoad | E.Call) for n in post_order(expr))
 
 
-def _renew_definitions(body: S.Stmt) -> S.Stmt:
+def renew_definitions(body: S.Stmt) -> S.Stmt:
     """`body` with new variables for the loops, lets and allocations it defines: a variable is
     defined once in a function (StorageRewrite keys allocations by theirs: two copies of one
     allocation under one variable once shared memory that only one of them could spare)."""
