@@ -48,6 +48,7 @@ def test_lower_runs_the_passes_in_order_and_reports_each_to_instruments():
         "storage_rewrite",
         "unroll_loop",
         "vectorize_loop",
+        "peel_vector_tails",
         "lower_division",
         "lower_memory_scopes",
         "clamp_vector_exp",
