@@ -14,9 +14,10 @@ A conjunct of a predicate is peeled when it is `Ramp(b, s, n) < x` (or `<=`) wit
 last lane, b + s * (n - 1), is a * i + c in the loop variable i (a > 0; a, c and x constants): it
 holds for a prefix of the iterations, and fails from some iteration on. The first loop runs the
 shortest such prefix and drops those conjuncts from its copy of the body (the other conjuncts
-stay); nothing is peeled where that prefix is empty or the whole loop. Loops that run in
-parallel, or whose extent is not a constant, are left alone. TVM's LoopPartition does this for
-`likely` conditions; here the conditions are the vector predicates themselves.
+stay); a tail of one iteration is that iteration's body, without a loop (its constants
+folded). Nothing is peeled where the prefix is empty or the whole loop, nor in loops that run
+in parallel or whose extent is not a constant. TVM's LoopPartition does this for `likely`
+conditions; here the conditions are the vector predicates themselves.
 """
 
 from __future__ import annotations
@@ -71,13 +72,17 @@ class _Peeler(Mutator):
         plain = _Unpredicated(var, self.analyzer).visit(visited.body)
         head = with_changes(visited, extent=builders.const(whole, extent.dtype), body=plain)
         # The tail's copy defines its own loop, let and allocation variables (each is defined
-        # once in a function).
+        # once in a function); a tail of one iteration is its body, at that iteration.
+        rest = builders.const(start.value + whole, start.dtype)
+        if extent.value - whole == 1:
+            last = _ConstantFolder(self.analyzer).visit(substitute(visited.body, {var: rest}))
+            return S.SeqStmt((head, renew_definitions(last)))
         tail_var = E.Var(var.name, var.dtype, var.type_annotation)
         tail_body = renew_definitions(substitute(visited.body, {var: tail_var}))
         tail = with_changes(
             visited,
             loop_var=tail_var,
-            min=builders.const(start.value + whole, start.dtype),
+            min=rest,
             extent=builders.const(extent.value - whole, extent.dtype),
             body=tail_body,
         )
@@ -166,3 +171,21 @@ class _Unpredicated(Mutator):
         assert isinstance(visited, S.BufferStore)
         changed, predicate = self._kept(visited.predicate)
         return with_changes(visited, predicate=predicate) if changed else visited
+
+
+class _ConstantFolder(Mutator):
+    """Integer arithmetic on constants folded (`15 * 8` -> 120), as the parser folds it: the
+    tail's copy, at its one iteration, prints and parses back as it is."""
+
+    def __init__(self, analyzer: Analyzer) -> None:
+        super().__init__()
+        self.analyzer = analyzer
+
+    def visit_BinaryOp(self, node: E.BinaryOp) -> Node:
+        visited = self.generic_visit(node)
+        assert isinstance(visited, E.BinaryOp)
+        if isinstance(visited.a, E.IntImm) and isinstance(visited.b, E.IntImm):
+            folded = self.analyzer.simplify(visited)
+            if isinstance(folded, E.IntImm):
+                return folded
+        return visited

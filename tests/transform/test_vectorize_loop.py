@@ -62,11 +62,13 @@ def test_split_and_vectorized_loop_becomes_vector_stores_without_a_scalar_tail(n
     func = _scale(n, dtype)
     scheduled = _split_vectorized(func)
     lowered = lower(scheduled, verify=True)
-    (outer,) = _loops(lowered)  # the vectorized loop is gone; no tail loop was added
-    assert outer.extent.value == 16 and outer.kind is ForKind.SERIAL
-    (vstore,) = _stores(lowered)
-    assert isinstance(vstore.indices[0], Ramp) and vstore.value.dtype.lanes == 8
-    assert (vstore.predicate is not None) == (n % 8 != 0)
+    # The vectorized loop is gone and no scalar tail was added: 16 vectors, or 15 whole ones
+    # in the loop and the masked 16th after it (PeelVectorTails).
+    (outer,) = _loops(lowered)
+    assert outer.extent.value == n // 8 and outer.kind is ForKind.SERIAL
+    stores = _stores(lowered)
+    assert [s.predicate is not None for s in stores] == [False] + [True] * (n % 8 != 0)
+    assert all(isinstance(s.indices[0], Ramp) and s.value.dtype.lanes == 8 for s in stores)
     source = generate_c_source(scheduled)
     assert "#pragma omp simd\n" not in source.split("v_main")[0]
     body = source[source.index("TESSEL_EXPORT int32_t") :]
@@ -207,13 +209,16 @@ def test_any_constant_extent_becomes_predicated_vectors_without_a_scalar_tail(n,
     lowered = lower(scheduled, verify=True)
     lanes, chunks = _PLANS[n]
     loops = _loops(lowered)
-    assert [loop.extent.value for loop in loops] == ([] if chunks is None else [chunks])
-    (vstore,) = _stores(lowered)
-    assert isinstance(vstore.indices[0], Ramp)
-    assert vstore.value.dtype.lanes == lanes
-    loads = [x for x in post_order(vstore.value) if isinstance(x, BufferLoad)]
-    assert vstore.predicate is not None
-    assert all(x.predicate is not None for x in loads)
+    # The whole chunks in a loop without masks (PeelVectorTails), then the masked last one.
+    assert [loop.extent.value for loop in loops] == ([] if chunks is None else [chunks - 1])
+    *whole, vstore = _stores(lowered)
+    assert len(whole) == (chunks is not None)
+    for store in [*whole, vstore]:
+        assert isinstance(store.indices[0], Ramp)
+        assert store.value.dtype.lanes == lanes
+        loads = [x for x in post_order(store.value) if isinstance(x, BufferLoad)]
+        assert all((x.predicate is not None) == (store is vstore) for x in loads)
+    assert vstore.predicate is not None and all(s.predicate is None for s in whole)
     source = generate_c_source(scheduled)
     assert _entry_loops(source) == ([] if chunks is None else ["i_0"])  # no scalar tail loop
     a = (np.arange(n) - 50).astype(dtype)
@@ -299,7 +304,9 @@ def test_vector_length_lowers_exactly_like_split_and_vectorize(n, vector_length)
     direct = _vectorized_directly(func, vector_length)
     assert_structural_equal(lower(direct)["main"], lower(split)["main"])
     assert generate_c_source(direct) == generate_c_source(split)
-    assert _entry_loops(generate_c_source(direct)) == ["i_0"]  # chunks, no scalar tail
+    # the whole chunks (and a tail of masked ones where the mask is not only the last's)
+    assert _entry_loops(generate_c_source(direct))[0] == "i_0"
+    assert "i_" not in "".join(_entry_loops(generate_c_source(direct))[1:]).replace("i_0_", "")
     check_same_results(func, direct)
 
 
@@ -312,7 +319,7 @@ def test_a_loop_invariant_scalar_operand_is_broadcast_into_the_padded_vector():
                 B[vi] = A[vi] * s + T.float32(1)
 
     scheduled = _vectorized_directly(axpb)
-    (vstore,) = _stores(lower(scheduled))
+    *_, vstore = _stores(lower(scheduled))  # the last, masked vector
     assert vstore.predicate is not None
     broadcasts = [n for n in post_order(vstore.value) if isinstance(n, Broadcast)]
     assert any(n.value.dtype.is_float for n in broadcasts)
@@ -350,5 +357,5 @@ def test_the_interpreter_refuses_an_unmasked_vector_load_past_the_buffer():
 def test_a_lowered_function_with_predicates_prints_and_parses_back():
     lowered = lower(_vectorized_directly(_scale(127, "int32"), 8))["main"]
     text = str(lowered)
-    assert "predicate=T.Ramp(i_0 * 8, 1, 8) < T.Broadcast(127, 8)" in text
+    assert "predicate=T.Ramp(120, 1, 8) < T.Broadcast(127, 8)" in text  # the last vector
     assert_structural_equal(parse(text), lowered)
