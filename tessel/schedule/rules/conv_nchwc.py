@@ -132,7 +132,7 @@ def _reads_lane(data: BufferLoad, lane: Var, ocb: Var) -> bool:
     if _last_index_is(data, lane):
         return True
     index = data.indices[-1] if data.indices else None
-    if not isinstance(index, Add) or lane not in (index.a, index.b):
+    if not isinstance(index, Add) or not (index.a is lane or index.b is lane):
         return False
     offset = index.a if index.b is lane else index.b
     return not any(node is ocb or node is lane for node in post_order(offset))

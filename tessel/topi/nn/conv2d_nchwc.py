@@ -1,15 +1,15 @@
 """2-D convolutions over channel-blocked data (TVM's topi.nn.conv2d_NCHWc and
-depthwise_conv2d_NCHWc): data (N, C // ic_bn, H, W, ic_bn), output (N, K // oc_bn, OH, OW,
-oc_bn), so that oc_bn output channels are one contiguous vector.
+depthwise_conv2d_NCHWc, and group_conv2d_NCHWc): data (N, C // ic_bn, H, W, ic_bn), output (N,
+K // oc_bn, OH, OW, oc_bn), so that oc_bn output channels are one contiguous vector.
 
 conv2d_NCHWc's kernel is (K // oc_bn, C // ic_bn, KH, KW, ic_bn, oc_bn) ("OIHW{ic_bn}i
 {oc_bn}o"); depthwise_conv2d_NCHWc's is (K // oc_bn, 1, KH, KW, 1, oc_bn) ("OIHW1i{oc_bn}o"),
-output channel k reading input channel k // multiplier. group_conv2d_NCHWc's kernel is (K // oc_bn,
-(C // groups) // k_bn, KH, KW, k_bn, oc_bn), OIHW[k_bn]i[oc_bn]o of the OIHW kernel whose I is a
-group's C // groups channels; oc_bn divides a group's K // groups outputs, so a block of output
-channels reads one group. The input-channel reduction is two
-axes, ic_outer and ic_inner, rather than TVM's single `ic` split by `//` and `%`: the loops a
-schedule tiles are then the ones the compute has."""
+output channel k reading input channel k // multiplier; group_conv2d_NCHWc's is (K // oc_bn,
+(C // groups) // k_bn, KH, KW, k_bn, oc_bn), the OIHW kernel whose I is a group's C // groups
+channels blocked as OIHW[k_bn]i[oc_bn]o, with oc_bn dividing a group's K // groups outputs so
+that a block of output channels reads one group. The input-channel reduction is two axes,
+ic_outer and ic_inner, rather than TVM's single `ic` split by `//` and `%`: the loops a schedule
+tiles are then the ones the compute has."""
 
 from __future__ import annotations
 
