@@ -67,11 +67,11 @@ class _Peeler(Mutator):
         start, extent = visited.min, visited.extent
         if not (isinstance(start, E.IntImm) and isinstance(extent, E.IntImm)):
             return visited
-        whole = self._whole_iterations(visited)
-        if whole is None or not 0 < whole < extent.value:
+        whole, peeled = self._whole_iterations(visited)
+        if not 0 < whole < extent.value:
             return visited
         var = visited.loop_var
-        plain = _Unpredicated(var, self.analyzer).visit(visited.body)
+        plain = _Unpredicated(peeled).visit(visited.body)
         head = with_changes(visited, extent=builders.const(whole, extent.dtype), body=plain)
         # The tail's copy defines its own loop, let and allocation variables (each is defined
         # once in a function); a tail of one iteration is its body, at that iteration.
@@ -90,10 +90,11 @@ class _Peeler(Mutator):
         )
         return S.SeqStmt((head, tail))
 
-    def _whole_iterations(self, loop: S.For) -> int | None:
-        """How many first iterations of `loop` enable every lane of its peelable conjuncts
-        (None: it has none)."""
+    def _whole_iterations(self, loop: S.For) -> tuple[int, set[int]]:
+        """How many first iterations of `loop` enable every lane of its peelable conjuncts (0
+        when it has none), and those conjuncts (by id)."""
         whole: int | None = None
+        peeled: set[int] = set()
         for conjunct in _predicate_conjuncts(loop.body):
             line = _peelable(conjunct, loop.loop_var, self.analyzer)
             if line is None:
@@ -104,7 +105,8 @@ class _Peeler(Mutator):
             count = room // slope + 1 if inclusive else -(-room // slope)
             count = max(0, min(count, loop.extent.value))  # type: ignore[attr-defined]
             whole = count if whole is None else min(whole, count)
-        return whole
+            peeled.add(id(conjunct))
+        return whole or 0, peeled
 
 
 def _predicate_conjuncts(body: S.Stmt) -> list[E.PrimExpr]:
@@ -146,18 +148,18 @@ def _peelable(
 
 
 class _Unpredicated(Mutator):
-    """The body of the first loop: the peelable conjuncts over `var` dropped from every
-    predicate (they hold in each of its iterations)."""
+    """The body of the first loop: the conjuncts `_whole_iterations` peeled (`peeled`, their
+    ids) dropped from every predicate (they hold in each of its iterations)."""
 
-    def __init__(self, var: E.Var, analyzer: Analyzer) -> None:
+    def __init__(self, peeled: set[int]) -> None:
         super().__init__()
-        self.var, self.analyzer = var, analyzer
+        self.peeled = peeled
 
     def _kept(self, predicate: E.PrimExpr | None) -> tuple[bool, E.PrimExpr | None]:
         if predicate is None:
             return False, None
         parts = builders.conjuncts(predicate)
-        kept = [p for p in parts if _peelable(p, self.var, self.analyzer) is None]
+        kept = [p for p in parts if id(p) not in self.peeled]
         if len(kept) == len(parts):
             return False, predicate
         return True, builders.conjunction(kept) if kept else None

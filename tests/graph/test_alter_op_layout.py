@@ -6,11 +6,12 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from alter_op_layout_testing import AVX512, main_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tessel.graph as graph
-from tessel.graph import Call, InferType, evaluate, parse
+from tessel.graph import Call, InferType, evaluate
 from tessel.graph.executor import bind_params
 from tessel.graph.passes import AlterOpLayout, FoldConstant
 from tessel.graph.passes.alter_op_layout import channel_block
@@ -19,14 +20,9 @@ from tessel.ir.structural import assert_structural_equal
 from tessel.ir.target import Target
 from tessel.schedule.rules.default import host_target
 
-AVX512 = Target(kind="c", vector_bytes=64, vector_registers=32)
 AVX2 = Target(kind="c", vector_bytes=32, vector_registers=16)
 # This machine, compiled with AVX-512's blocks whatever its vectors (gcc splits wider vectors).
 AVX512_HOST = replace(host_target(), vector_bytes=64, vector_registers=32, fp_contract=True)
-
-
-def _module(params: str, body: str):
-    return InferType()(parse(f'#[version = "0.0.5"]\ndef @main({params}) {{\n{body}\n}}\n'))
 
 
 PARAMS = (
@@ -62,13 +58,13 @@ EXPECTED = """
 
 
 def test_blocked_layout_flows_from_conv_to_conv():
-    after = AlterOpLayout(AVX512)(_module(PARAMS, BEFORE))
-    assert_structural_equal(after, _module(PARAMS, EXPECTED))
+    after = AlterOpLayout(AVX512)(main_module(PARAMS, BEFORE))
+    assert_structural_equal(after, main_module(PARAMS, EXPECTED))
 
 
 def test_blocks_follow_the_target_lanes():
     """With 8 float32 lanes (AVX2) the blocks are 8: NCHW8c, OIHW8i8o."""
-    text = str(AlterOpLayout(AVX2)(_module(PARAMS, BEFORE)))
+    text = str(AlterOpLayout(AVX2)(main_module(PARAMS, BEFORE)))
     assert 'dst_layout="NCHW8c"' in text and 'kernel_layout="OIHW8i8o"' in text
     assert "NCHW16c" not in text
 
@@ -119,104 +115,8 @@ def test_channel_block_is_the_largest_power_of_two_dividing(channels, lanes, blo
     ],
 )
 def test_ineligible_convolutions_stay(conv):
-    mod = _module(*conv)
+    mod = main_module(*conv)
     assert AlterOpLayout(AVX512)(mod) is mod
-
-
-GROUPED_PARAMS = (
-    "%x: Tensor[(1, 16, 8, 8), float32], %w1: Tensor[(32, 16, 1, 1), float32], "
-    "%w2: Tensor[(32, 8, 3, 3), float32], %w3: Tensor[(16, 32, 1, 1), float32]"
-)
-GROUPED_BEFORE = """
-  %0 = nn.conv2d(%x, %w1);
-  %1 = nn.relu(%0);
-  %2 = nn.conv2d(%1, %w2, padding=[1, 1, 1, 1], groups=4);
-  %3 = nn.relu(%2);
-  nn.conv2d(%3, %w3)
-"""
-
-
-def test_a_grouped_conv_reads_and_leaves_blocks_between_its_1x1_convs():
-    """RegNet's bottleneck: the grouped 3x3 (groups of 8) reads the 1x1 conv's blocks of 16,
-    two groups a block, writes blocks of 8 (one group each), and the next 1x1 conv reads
-    those as they are: no transform between the three."""
-    expected = """
-      %0 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW16c");
-      %1 = layout_transform(%w1, src_layout="OIHW", dst_layout="OIHW16i16o");
-      %2 = nn.contrib_conv2d_NCHWc(%0, %1, data_layout="NCHW16c", kernel_layout="OIHW16i16o",
-                                   out_layout="NCHW16c");
-      %3 = nn.relu(%2);
-      %4 = layout_transform(%w2, src_layout="OIHW", dst_layout="OIHW8i8o");
-      %5 = nn.contrib_conv2d_NCHWc(%3, %4, padding=[1, 1, 1, 1], groups=4,
-                                   data_layout="NCHW16c", kernel_layout="OIHW8i8o",
-                                   out_layout="NCHW8c");
-      %6 = nn.relu(%5);
-      %7 = layout_transform(%w3, src_layout="OIHW", dst_layout="OIHW8i16o");
-      %8 = nn.contrib_conv2d_NCHWc(%6, %7, data_layout="NCHW8c", kernel_layout="OIHW8i16o",
-                                   out_layout="NCHW16c");
-      layout_transform(%8, src_layout="NCHW16c", dst_layout="NCHW")
-    """
-    after = AlterOpLayout(AVX512)(_module(GROUPED_PARAMS, GROUPED_BEFORE))
-    assert_structural_equal(after, _module(GROUPED_PARAMS, expected))
-
-
-def test_a_grouped_conv_over_padded_channels_keeps_its_results():
-    """24 channels padded to 32 by the first conv: the grouped conv (groups of 8) takes the
-    added channels as a fourth group with zero filters, and the last conv gives them zero
-    weights; compiled, the model gives the evaluator's results on the NCHW graph."""
-    params = (
-        "%x: Tensor[(1, 16, 7, 7), float32], %w1: Tensor[(24, 16, 1, 1), float32], "
-        "%w2: Tensor[(24, 8, 3, 3), float32], %b2: Tensor[(24), float32], "
-        "%w3: Tensor[(16, 24, 1, 1), float32]"
-    )
-    body = """
-      %0 = nn.conv2d(%x, %w1);
-      %1 = nn.relu(%0);
-      %2 = nn.conv2d(%1, %w2, strides=[2, 2], padding=[1, 1, 1, 1], groups=3);
-      %3 = nn.bias_add(%2, %b2);
-      %4 = nn.relu(%3);
-      nn.conv2d(%4, %w3)
-    """
-    mod = _module(params, body)
-    text = str(AlterOpLayout(AVX512)(mod))
-    assert "groups=4" in text and 'out_layout="NCHW8c"' in text
-    # the input in, the result out: nothing between the convs
-    assert text.count('src_layout="NCHW",') == text.count('dst_layout="NCHW")') == 1
-    rng = np.random.default_rng(4)
-    weights = {
-        p.name_hint: rng.standard_normal([int(d) for d in p.checked_type.shape], np.float32)
-        for p in mod["main"].params[1:]
-    }
-    x = rng.standard_normal((1, 16, 7, 7), dtype=np.float32)
-    compiled = graph.compile(mod, params=weights)
-    kernels = [gv.name_hint for gv in compiled.lowered.functions if gv.name_hint != "main"]
-    assert sum("contrib_conv2d_NCHWc" in name for name in kernels) == 3
-    np.testing.assert_allclose(compiled(x), evaluate(mod, x, params=weights), rtol=1e-4, atol=1e-4)
-
-
-def test_a_scale_times_a_map_takes_the_map_s_blocks():
-    """torchvision's SE writes `scale * x`: the (N, C, 1, 1) scale in blocks of 16 is
-    transformed to the grouped conv's blocks of 8, not the map to the scale's."""
-    params = GROUPED_PARAMS + ", %w4: Tensor[(32, 32, 1, 1), float32]"
-    body = """
-      %0 = nn.conv2d(%x, %w1);
-      %1 = nn.conv2d(%0, %w2, padding=[1, 1, 1, 1], groups=4);
-      %2 = mean(%1, axis=[2, 3], keepdims=True);
-      %3 = sigmoid(nn.conv2d(%2, %w4));
-      %4 = multiply(%3, %1);
-      nn.conv2d(%4, %w3)
-    """
-    after = InferType()(AlterOpLayout(AVX512)(_module(params, body)))
-    calls = [e for e in post_order_exprs(after["main"]) if isinstance(e, Call)]
-    (product,) = [c for c in calls if c.op.name == "multiply"]
-    assert tuple(product.checked_type.shape) == (1, 4, 8, 8, 8)
-    between = [
-        c.args[0].checked_type.shape
-        for c in calls
-        if c.op.name == "layout_transform" and c.attrs["src_layout"] == "NCHW16c"
-        and c.attrs["dst_layout"] == "NCHW8c"
-    ]  # fmt: skip
-    assert [tuple(shape) for shape in between] == [(1, 2, 1, 1, 16)]
 
 
 def test_a_tensor_read_in_both_layouts_is_transformed_back_once():
@@ -232,7 +132,7 @@ def test_a_tensor_read_in_both_layouts_is_transformed_back_once():
       %3 = nn.conv2d(%0, %w2);
       (%1, %2, %3)
     """
-    after = AlterOpLayout(AVX512)(_module(params, body))
+    after = AlterOpLayout(AVX512)(main_module(params, body))
     text = str(after)
     assert text.count('src_layout="NCHW16c", dst_layout="NCHW"') == 2  # %0's once, %3's once
     assert text.count("nn.contrib_conv2d_NCHWc") == 2
@@ -240,7 +140,7 @@ def test_a_tensor_read_in_both_layouts_is_transformed_back_once():
 
 def test_weights_fold_into_packed_constants():
     """With weights bound, FoldConstant leaves no layout_transform of a weight."""
-    mod = bind_params(_module(PARAMS, BEFORE), _weights())
+    mod = bind_params(main_module(PARAMS, BEFORE), _weights())
     folded = FoldConstant()(AlterOpLayout(AVX512)(mod))
     text = str(folded)
     assert text.count("layout_transform") == 2  # the input in, the pooled result out
@@ -257,7 +157,7 @@ def _weights():
 
 
 def test_compiled_model_keeps_its_results():
-    mod = _module(PARAMS, BEFORE)
+    mod = main_module(PARAMS, BEFORE)
     x = np.random.default_rng(0).standard_normal((1, 16, 8, 8), dtype=np.float32)
     compiled = graph.compile(mod, params=_weights())
     kernels = [gv.name_hint for gv in compiled.lowered.functions if gv.name_hint != "main"]
@@ -272,7 +172,7 @@ def test_blocked_weights_keep_their_parameters_names(tmp_path):
     model names each after the parameter it came from, in the library and in an export."""
     from safetensors.numpy import load_file
 
-    compiled = graph.compile(_module(PARAMS, BEFORE), params=_weights())
+    compiled = graph.compile(main_module(PARAMS, BEFORE), params=_weights())
     names = [p.name for p in compiled.aot.of_kind("weight")]
     assert names == ["w1_folded", "b1_folded", "w2_folded"]
     exported = load_file(str(compiled.export(tmp_path) / "params.safetensors"))
@@ -351,7 +251,7 @@ def test_random_cnns_keep_their_results(cnn):
     """Compiled with AlterOpLayout (this machine's blocks), any such CNN gives the evaluator's
     results on the NCHW graph it came from."""
     params, body, weights = cnn
-    mod = _module(params, body)
+    mod = main_module(params, body)
     shape = mod["main"].params[0].checked_type.shape
     x = np.random.default_rng(3).standard_normal(shape, dtype=np.float32)
     compiled = graph.compile(mod, params=weights)
@@ -383,7 +283,7 @@ def test_24_channels_are_padded_to_32_and_sliced_off_for_nchw_readers(activation
       %2 = nn.conv2d(%1, %w2, padding=[1, 1, 1, 1]);
       (%2, nn.softmax(%1, axis=1))
     """
-    mod = _module(PADDED_PARAMS, body)
+    mod = main_module(PADDED_PARAMS, body)
     text = str(AlterOpLayout(AVX512)(mod))
     assert "strided_slice" in text  # the NCHW readers see 24 channels
     if activation == "nn.relu":
@@ -424,13 +324,13 @@ CONCAT_EXPECTED = """
 
 
 def test_branches_concatenated_along_channels_stay_blocked():
-    after = AlterOpLayout(AVX512)(_module(CONCAT_PARAMS, CONCAT_BEFORE))
-    assert_structural_equal(after, _module(CONCAT_PARAMS, CONCAT_EXPECTED))
+    after = AlterOpLayout(AVX512)(main_module(CONCAT_PARAMS, CONCAT_BEFORE))
+    assert_structural_equal(after, main_module(CONCAT_PARAMS, CONCAT_EXPECTED))
     rng = np.random.default_rng(0)
     inputs = [
         rng.standard_normal(p.checked_type.shape).astype("float32") for p in after["main"].params
     ]
-    before = _module(CONCAT_PARAMS, CONCAT_BEFORE)
+    before = main_module(CONCAT_PARAMS, CONCAT_BEFORE)
     np.testing.assert_allclose(
         evaluate(after, *inputs), evaluate(before, *inputs), rtol=1e-4, atol=1e-5
     )
@@ -442,7 +342,9 @@ def test_a_concatenation_with_a_padded_or_indivisible_input_stays_in_nchw():
         "%y: Tensor[(1, 4, 6, 6), float32]"
     )
     # 24 filters are padded to 32: the added channels would sit between the inputs'
-    padded = AlterOpLayout(AVX512)(_module(params, "concatenate((nn.conv2d(%x, %w1), %y), axis=1)"))
+    padded = AlterOpLayout(AVX512)(
+        main_module(params, "concatenate((nn.conv2d(%x, %w1), %y), axis=1)")
+    )
     assert "concatenate((layout_transform" not in str(padded)
     assert str(padded).count("strided_slice") == 1
 
@@ -458,7 +360,7 @@ def test_a_concatenation_of_shared_inputs_is_blocked_only_for_blocked_readers():
       %3 = concatenate((%0, %1, %1), axis=1);
       (nn.conv2d(%2, %w3), %3)
     """
-    before = _module(CONCAT_PARAMS, body)
+    before = main_module(CONCAT_PARAMS, body)
     after = InferType()(AlterOpLayout(AVX512)(before))
     calls = [n for n in post_order_exprs(after["main"]) if isinstance(n, Call)]
     joins = [c for c in calls if getattr(c.op, "name", "") == "concatenate"]
@@ -502,7 +404,7 @@ def test_densenet_joins_and_batch_norms_stay_blocked():
     is the blocked tensor times a per-channel scale plus a shift: the only transforms are
     the input's and the result's (and the weights'). Evaluated and compiled, the results
     are kept."""
-    before = _module(DENSE_PARAMS, DENSE_BEFORE)
+    before = main_module(DENSE_PARAMS, DENSE_BEFORE)
     after = InferType()(AlterOpLayout(AVX512)(before))
     calls = [n for n in post_order_exprs(after["main"]) if isinstance(n, Call)]
     names = [c.op.name for c in calls]
@@ -539,7 +441,7 @@ def test_a_blocked_batch_norm_keeps_its_results(center, scale, channels):
       %1 = nn.batch_norm(%0, %g, %b, %m, %v, epsilon=0.001f, {flags});
       nn.relu(%1.0)
     """
-    before = _module(params, body)
+    before = main_module(params, body)
     after = AlterOpLayout(AVX512)(before)
     assert "nn.batch_norm" not in str(after)
     inputs = _dense_inputs(before)
@@ -595,9 +497,9 @@ def test_a_squeeze_and_excitation_block_stays_blocked():
     """The squeeze (a spatial mean keeping its dimensions), the excitation's convs, the hard
     sigmoid's scalar multiply and add, and the scale broadcast over the map all work on the
     blocked tensors: one transform in, one out. The compiled model keeps the results."""
-    before = _module(SE_PARAMS, SE_BEFORE)
+    before = main_module(SE_PARAMS, SE_BEFORE)
     after = AlterOpLayout(AVX512)(before)
-    assert_structural_equal(after, _module(SE_PARAMS, SE_EXPECTED))
+    assert_structural_equal(after, main_module(SE_PARAMS, SE_EXPECTED))
     x = np.random.default_rng(0).standard_normal((1, 16, 6, 6), dtype=np.float32)
     compiled = graph.compile(before, params=_se_weights(), target=AVX512_HOST)
     np.testing.assert_allclose(
@@ -622,7 +524,7 @@ def test_spatial_reductions_keeping_dimensions_stay_blocked_over_padded_channels
       %1 = {squeeze};
       subtract(%0, %1)
     """
-    before = _module(params, body)
+    before = main_module(params, body)
     text = str(AlterOpLayout(AVX512)(before))
     assert text.count("layout_transform(") == 3  # %x in, %w1, the result out
     weights = {"w1": np.random.default_rng(1).standard_normal((24, 16, 1, 1), dtype=np.float32)}
@@ -643,7 +545,7 @@ def test_spatial_reductions_keeping_dimensions_stay_blocked_over_padded_channels
 )
 def test_other_reductions_read_the_nchw_tensor(reduction):
     params = "%x: Tensor[(1, 16, 5, 5), float32], %w1: Tensor[(32, 16, 1, 1), float32]"
-    before = _module(params, f"%0 = nn.conv2d(%x, %w1);\n{reduction}")
+    before = main_module(params, f"%0 = nn.conv2d(%x, %w1);\n{reduction}")
     after = AlterOpLayout(AVX512)(before)
     call = after["main"].body
     assert call.op.name == "mean"

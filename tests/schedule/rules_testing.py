@@ -1,6 +1,6 @@
-"""Helpers of the schedule-rule tests that go through the graph compiler: a model from Relay
-text, compiled and checked against the evaluator, the plans the rules chose for its kernels,
-and seeded random inputs."""
+"""Helpers of the schedule-rule tests: a model from Relay text, compiled and checked against the
+evaluator, the plans the rules chose for its kernels, a kernel's default schedule checked
+(results and trace), a function's blocks by name, and seeded random inputs."""
 
 from __future__ import annotations
 
@@ -9,10 +9,15 @@ import numpy as np
 import tessel.graph as graph
 from tessel.graph import InferType, evaluate, parse
 from tessel.graph.schedule_report import kernel_plans
-from tessel.schedule.rules import Applied, ScheduleReport
+from tessel.ir.functor import post_order
+from tessel.ir.structural import assert_structural_equal
+from tessel.schedule import Schedule
+from tessel.schedule.rules import Applied, ScheduleReport, default_schedule
 from tessel.schedule.rules.default import accumulator_rows, gemm_columns, host_target
 from tessel.schedule.rules.loops import LoopsPlan
 from tessel.schedule.rules.plan import vector_lanes
+from tessel.testing import check_same_results
+from tessel.tir.block import Block
 
 # The GEMM rule's register tile on this machine: at most ROWS rows of COLUMNS float32
 # accumulators, in vectors of LANES.
@@ -51,3 +56,19 @@ def rule_records(report: ScheduleReport) -> list[Applied]:
 def rand(*shape: int, seed: int = 0) -> np.ndarray:
     """Standard-normal float32 values of `shape`."""
     return np.random.default_rng(seed).standard_normal(shape, dtype=np.float32)
+
+
+def check_default_schedule(func, target, rtol: float = 1e-4, atol: float = 1e-4) -> Schedule:
+    """The default schedule of `func` on `target`: it runs like `func` (interpreter and C), and
+    its trace replays to the same function."""
+    sch = default_schedule(func, target)
+    check_same_results(func, sch.func, rtol=rtol, atol=atol)
+    replayed = Schedule(func)
+    sch.trace.apply_to_schedule(replayed)
+    assert_structural_equal(replayed.func, sch.func)
+    return sch
+
+
+def block_named(func, name: str) -> Block:
+    """The block of `func` called `name`."""
+    return next(n for n in post_order(func.body) if isinstance(n, Block) and n.name_hint == name)

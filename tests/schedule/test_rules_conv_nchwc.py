@@ -7,12 +7,10 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from rules_testing import rule_records
+from rules_testing import block_named, check_default_schedule, rule_records
 
 from tessel import te, topi
-from tessel.ir.structural import assert_structural_equal
 from tessel.ir.target import Target
-from tessel.schedule import Schedule
 from tessel.schedule.rules import default_schedule, schedule_with_plans
 from tessel.schedule.rules.conv_nchwc import (
     ConvNCHWcPlan,
@@ -68,12 +66,7 @@ TAILED = {
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_blocked_conv_keeps_results_and_its_trace_replays(case):
-    func = _blocked_conv(*CASES[case])
-    sch = default_schedule(func, AVX512)
-    check_same_results(func, sch.func, rtol=1e-4, atol=1e-4)
-    replayed = Schedule(func)
-    sch.trace.apply_to_schedule(replayed)
-    assert_structural_equal(replayed.func, sch.func)
+    check_default_schedule(_blocked_conv(*CASES[case]), AVX512)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -154,16 +147,9 @@ def test_a_general_multiplier_depthwise_is_not_the_rule_s():
     kernel = te.placeholder((2, 1, 3, 3, 1, 4), name="kernel")
     out = topi.nn.depthwise_conv2d_NCHWc(data, kernel, 1, 1, 1, "NCHW4c", "NCHW4c")
     func = te.create_prim_func([data, kernel, out])
-    block = next(b for b in _blocks(func) if b.name_hint == "DepthwiseConv2d")
+    block = block_named(func, "DepthwiseConv2d")
     assert not match_conv_nchwc(block)
     check_same_results(func, default_schedule(func, AVX512).func, rtol=1e-5, atol=1e-5)
-
-
-def _blocks(func):
-    from tessel.ir.functor import post_order
-    from tessel.tir.block import Block
-
-    return [node for node in post_order(func.body) if isinstance(node, Block)]
 
 
 def test_blocked_conv_matches_torch():

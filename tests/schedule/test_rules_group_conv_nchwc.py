@@ -5,12 +5,10 @@ groups meet; the plan's choices for a grouped conv (two blocks a tile, kw innerm
 padding inlined when strided); groups that straddle input blocks left to the generic rule."""
 
 import pytest
-from rules_testing import rule_records
+from rules_testing import block_named, check_default_schedule, rule_records
 
 from tessel import te, topi
-from tessel.ir.structural import assert_structural_equal
 from tessel.ir.target import Target
-from tessel.schedule import Schedule
 from tessel.schedule.rules import default_schedule, schedule_with_plans
 from tessel.schedule.rules.conv_nchwc import ConvNCHWcPlan, match_conv_nchwc
 from tessel.testing import check_same_results
@@ -42,12 +40,7 @@ CASES = {
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_grouped_conv_keeps_results_and_its_trace_replays(case):
-    func = _grouped_conv(*CASES[case])
-    sch = default_schedule(func, AVX512)
-    check_same_results(func, sch.func, rtol=1e-4, atol=1e-4)
-    replayed = Schedule(func)
-    sch.trace.apply_to_schedule(replayed)
-    assert_structural_equal(replayed.func, sch.func)
+    check_default_schedule(_grouped_conv(*CASES[case]), AVX512)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -78,13 +71,6 @@ def test_groups_across_input_blocks_are_left_to_the_generic_rule():
     """Groups of 6 channels over blocks of 4: the input lane is a channel modulo 4, not a
     vector of the data the rule can broadcast; the generic schedule keeps the results."""
     func = _grouped_conv(12, 8, 2, 6, 1, 4, 2, 4)
-    block = next(b for b in _blocks(func) if b.name_hint == "conv2d_NCHWc")
+    block = block_named(func, "conv2d_NCHWc")
     assert not match_conv_nchwc(block)
     check_same_results(func, default_schedule(func, AVX512).func, rtol=1e-4, atol=1e-4)
-
-
-def _blocks(func):
-    from tessel.ir.functor import post_order
-    from tessel.tir.block import Block
-
-    return [node for node in post_order(func.body) if isinstance(node, Block)]

@@ -13,6 +13,7 @@ tiles are then the ones the compute has."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from tessel import te
@@ -61,22 +62,40 @@ def conv2d_NCHWc(  # noqa: N802  (TVM's name)
             f"(shapes {shape_str(data.shape)} and {shape_str(kernel.shape)})",
         )
     window = _window(op, (height, width), (kernel_h, kernel_w), stride, padding, dilation)
+    return _blocked_conv(
+        data, kernel, window, out_dtype, "conv2d_NCHWc", lambda oc_chunk, io, ii: (io, ii)
+    )
+
+
+def _blocked_conv(
+    data: Tensor,
+    kernel: Tensor,
+    window: Any,
+    out_dtype: str | None,
+    tag: str,
+    input_at: Callable[[Any, Any, Any], tuple[Any, Any]],
+) -> Tensor:
+    """The reduction of conv2d_NCHWc and group_conv2d_NCHWc over (ic_outer, kh, kw, ic_inner),
+    the kernel's axes: `input_at(oc_chunk, ic_outer, ic_inner)` is the (chunk, lane) of the
+    input channel that output block reads."""
+    batch, oc_chunks, oc_bn = data.shape[0], kernel.shape[0], kernel.shape[5]
     out_dtype = out_dtype or data.dtype
     padded = _pad_spatial(data, window, (2, 3), "data_pad")
     (stride_h, stride_w), (dilation_h, dilation_w) = window.stride, window.dilation
-    ic_outer = te.reduce_axis((0, in_chunks), name="ic_outer")
-    kh = te.reduce_axis((0, kernel_h), name="kh")
-    kw = te.reduce_axis((0, kernel_w), name="kw")
-    ic_inner = te.reduce_axis((0, ic_bn), name="ic_inner")
+    ic_outer = te.reduce_axis((0, kernel.shape[1]), name="ic_outer")
+    kh = te.reduce_axis((0, kernel.shape[2]), name="kh")
+    kw = te.reduce_axis((0, kernel.shape[3]), name="kw")
+    ic_inner = te.reduce_axis((0, kernel.shape[4]), name="ic_inner")
 
     def convolve(n, oc_chunk, oh, ow, oc_block):
+        chunk, lane = input_at(oc_chunk, ic_outer, ic_inner)
         y, x = oh * stride_h + kh * dilation_h, ow * stride_w + kw * dilation_w
-        value = padded[n, ic_outer, y, x, ic_inner].astype(out_dtype)
+        value = padded[n, chunk, y, x, lane].astype(out_dtype)
         weight = kernel[oc_chunk, ic_outer, kh, kw, ic_inner, oc_block].astype(out_dtype)
         return te.sum(value * weight, axis=[ic_outer, kh, kw, ic_inner])
 
     shape = (batch, oc_chunks, *window.out, oc_bn)
-    return te.compute(shape, convolve, name="conv2d_NCHWc", tag="conv2d_NCHWc")
+    return te.compute(shape, convolve, name="conv2d_NCHWc", tag=tag)
 
 
 def group_conv2d_NCHWc(  # noqa: N802  (TVM's naming)
@@ -116,35 +135,22 @@ def group_conv2d_NCHWc(  # noqa: N802  (TVM's naming)
             f"blocks by {oc_bn}, which does not divide a group's {outputs} output channels",
         )
     window = _window(op, (height, width), (kernel_h, kernel_w), stride, padding, dilation)
-    out_dtype = out_dtype or data.dtype
-    padded = _pad_spatial(data, window, (2, 3), "data_pad")
-    (stride_h, stride_w), (dilation_h, dilation_w) = window.stride, window.dilation
-    ic_outer = te.reduce_axis((0, k_chunks), name="ic_outer")
-    kh = te.reduce_axis((0, kernel_h), name="kh")
-    kw = te.reduce_axis((0, kernel_w), name="kw")
-    ic_inner = te.reduce_axis((0, k_bn), name="ic_inner")
     blocks_a_group = outputs // oc_bn
 
-    def convolve(n, oc_chunk, oh, ow, oc_block):
+    def input_at(oc_chunk, ic_outer, ic_inner):
         group = oc_chunk // blocks_a_group if blocks_a_group > 1 else oc_chunk
         # The input channel group * per_group + ic_outer * k_bn + ic_inner, as (chunk, lane);
         # where the blocks nest, without a division by ic_bn (the lane is ic_inner plus an
         # offset, so the rule's vectors broadcast one input element).
         if k_bn == ic_bn and per_group % ic_bn == 0:
-            chunk, lane = group * (per_group // ic_bn) + ic_outer, ic_inner
-        elif k_chunks == 1 and ic_bn % per_group == 0:
+            return group * (per_group // ic_bn) + ic_outer, ic_inner
+        if k_chunks == 1 and ic_bn % per_group == 0:
             groups_a_chunk = ic_bn // per_group  # at least 2: one group a chunk is the case above
-            chunk, lane = group // groups_a_chunk, (group % groups_a_chunk) * per_group + ic_inner
-        else:
-            channel = group * per_group + ic_outer * k_bn + ic_inner
-            chunk, lane = channel // ic_bn, channel % ic_bn
-        y, x = oh * stride_h + kh * dilation_h, ow * stride_w + kw * dilation_w
-        value = padded[n, chunk, y, x, lane].astype(out_dtype)
-        weight = kernel[oc_chunk, ic_outer, kh, kw, ic_inner, oc_block].astype(out_dtype)
-        return te.sum(value * weight, axis=[ic_outer, kh, kw, ic_inner])
+            return group // groups_a_chunk, (group % groups_a_chunk) * per_group + ic_inner
+        channel = group * per_group + ic_outer * k_bn + ic_inner
+        return channel // ic_bn, channel % ic_bn
 
-    shape = (batch, oc_chunks, *window.out, oc_bn)
-    return te.compute(shape, convolve, name="conv2d_NCHWc", tag="group_conv2d_NCHWc")
+    return _blocked_conv(data, kernel, window, out_dtype, "group_conv2d_NCHWc", input_at)
 
 
 def depthwise_conv2d_NCHWc(  # noqa: N802  (TVM's name)
