@@ -38,6 +38,10 @@ class TraceStep:
         return f"{self.rule}: {self.before}  ->  {self.after}"
 
 
+# Simplified expressions an Analyzer keeps before it starts afresh (a bound on its memory).
+_SIMPLIFIED_LIMIT = 200_000
+
+
 class Analyzer:
     """Arithmetic facts and questions over scalar expressions (TVM's arith::Analyzer)."""
 
@@ -49,6 +53,7 @@ class Analyzer:
         self._values: dict[Var, PrimExpr] = {}
         self._facts: list[PrimExpr] = []
         self._traces: list[list[TraceStep]] = []
+        self._learned = 0  # counts bind and assume calls (they outlive a constraint_scope)
         self._invalidate()
 
     def _invalidate(self) -> None:
@@ -58,6 +63,7 @@ class Analyzer:
         self._var_bounds_cache: dict[Var, ConstIntBound] | None = None
         self._atom_bounds: dict[int, ConstIntBound] = {}
         self._expr_bounds: dict[int, tuple[PrimExpr, ConstIntBound]] = {}  # by node identity
+        self._simplified: dict[int, tuple[PrimExpr, PrimExpr]] = {}  # simplify's, by identity
 
     # ------------------------------------------------------------------ what is known
     def bind(self, var: Var, value: Range | PrimExpr | int, allow_override: bool = False) -> None:
@@ -70,17 +76,20 @@ class Analyzer:
         else:
             self._values[var] = builders.convert(value)
             self._ranges.pop(var, None)
+        self._learned += 1
         self._invalidate()
 
     def assume(self, condition: PrimExpr) -> None:
         """From now on, `condition` is a known fact (what a function states about its variables,
         such as `T.assume(n > 0)`, holds for the analyzer's whole use)."""
         self._facts.append(builders.convert(condition))
+        self._learned += 1
         self._invalidate()
 
     @contextmanager
     def constraint_scope(self, condition: PrimExpr) -> Iterator[None]:
         """Within the block, `condition` is a known fact (any boolean expression)."""
+        outer, learned = self._simplified, self._learned
         self._facts.append(builders.convert(condition))
         self._invalidate()
         try:
@@ -88,6 +97,8 @@ class Analyzer:
         finally:
             self._facts.pop()
             self._invalidate()
+            if self._learned == learned:  # nothing bound or assumed inside: as it was outside
+                self._simplified = outer
 
     @contextmanager
     def trace(self) -> Iterator[list[TraceStep]]:
@@ -109,7 +120,14 @@ class Analyzer:
         """An equal, simpler expression under what is known (rules to a fixpoint)."""
         # One pass: every rule's result is simplified again on the spot, so the pass ends at a
         # fixpoint (the idempotence property test checks it).
-        return Rewriter(self, self._rules, self._step_limit).visit(builders.convert(expr))
+        # Results are kept across calls until what is known changes: the schedule primitives
+        # and passes ask again and again about the same index expressions. Not while tracing
+        # (a trace lists the rules that fire) or deriving facts (the facts are not all in).
+        if len(self._simplified) > _SIMPLIFIED_LIMIT:
+            self._simplified = {}
+        keep = not self._traces and not self._deriving
+        memo = self._simplified if keep else {}
+        return Rewriter(self, self._rules, self._step_limit, memo).visit(builders.convert(expr))
 
     def const_int_bound(self, expr: PrimExpr | int) -> ConstIntBound:
         """Inclusive constant bounds of an integer expression under what is known."""

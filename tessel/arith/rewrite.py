@@ -66,13 +66,20 @@ class StepLimitExceededError(InternalError):
 class Rewriter:
     """One simplification of one expression (memo and atom table live for this call)."""
 
-    def __init__(self, analyzer: Analyzer, rules: dict[type, tuple[Rule, ...]], step_limit: int):
+    def __init__(
+        self,
+        analyzer: Analyzer,
+        rules: dict[type, tuple[Rule, ...]],
+        step_limit: int,
+        memo: dict[int, tuple[PrimExpr, PrimExpr]] | None = None,
+    ):
         self.analyzer = analyzer
         self.rules = rules
         self.steps_left = step_limit
         self.table = analyzer.table  # shared, so sums meet the analyzer's linear facts
-        # id -> (node, result): holding the node keeps its id from being reused by a new object
-        self.memo: dict[int, tuple[PrimExpr, PrimExpr]] = {}
+        # id -> (node, result): holding the node keeps its id from being reused by a new object.
+        # The analyzer may hand in the results of earlier calls under the same facts.
+        self.memo: dict[int, tuple[PrimExpr, PrimExpr]] = {} if memo is None else memo
         self.recent: deque[str] = deque(maxlen=8)
         self.depth = 0  # of the recursion of `visit`
 

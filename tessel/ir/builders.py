@@ -143,7 +143,10 @@ def _wrap_int(value: int, dtype: DataType) -> int:
 def match_types(a: Any, b: Any) -> tuple[PrimExpr, PrimExpr]:
     """Bring two operands to one dtype: Python numbers take the other side's dtype; ints widen;
     an int meets a float by becoming that float; a scalar meets a vector by broadcast."""
-    a, b = (_as_node(x) for x in (a, b))
+    # The common case first (every builder comes here): two expressions of one dtype.
+    if isinstance(a, PrimExpr) and isinstance(b, PrimExpr) and a.dtype == b.dtype:
+        return a, b
+    a, b = _as_node(a), _as_node(b)
     if not isinstance(a, PrimExpr) and isinstance(b, PrimExpr):
         a = _scalar_to(a, b)
     elif not isinstance(b, PrimExpr) and isinstance(a, PrimExpr):

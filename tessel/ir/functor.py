@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from typing import Any, ClassVar, TypeVar
 
-from tessel.ir.node import Node, child_nodes, field_names, is_node_tuple, with_changes
+from tessel.ir.node import Node, child_nodes, is_node_tuple, node_fields, with_changes
 from tessel.support.frozen_map import FrozenMap
 
 N = TypeVar("N", bound=Node)
@@ -53,18 +53,41 @@ class Visitor:
 
     def generic_visit(self, node: Node) -> None:
         cls = type(self)
-        plain = cls.visit is Visitor.visit  # else the nodes it wraps go through the override
+        routes = _visitor_routes(cls)
         stack = _children_reversed(node)
         while stack:
             child = stack.pop()
-            direct = plain or not isinstance(child, cls.visit_wraps)
-            method = _method_for(cls, type(child)) if direct else None
+            method = routes.get(type(child))
+            if method is None:
+                method = routes.setdefault(type(child), _visitor_route(cls, type(child)))
             if method is _GENERIC_VISIT:
                 stack.extend(_children_reversed(child))
-            elif method is not None:
+            elif method is not _NOTHING_TO_VISIT:
                 method(self, child)
-            else:
-                self.visit(child)
+
+
+def _nothing_to_visit(visitor: Visitor, node: Node) -> None:
+    """A generic visit of a node that holds no node (a constant)."""
+
+
+_NOTHING_TO_VISIT = _nothing_to_visit
+
+
+@cache
+def _visitor_routes(visitor_cls: type) -> dict[type, Callable[..., Any]]:
+    """The method `Visitor.generic_visit` calls for each node class met so far (one dict lookup
+    a node)."""
+    return {}
+
+
+def _visitor_route(visitor_cls: type, node_cls: type) -> Callable[..., Any]:
+    plain = visitor_cls.visit is Visitor.visit  # else the nodes it wraps go through the override
+    if not plain and issubclass(node_cls, visitor_cls.visit_wraps):
+        return visitor_cls.visit
+    method = _method_for(visitor_cls, node_cls)
+    if method is _GENERIC_VISIT and not node_fields(node_cls):
+        return _NOTHING_TO_VISIT
+    return method
 
 
 def _children_reversed(node: Node) -> list[Node]:
@@ -111,24 +134,16 @@ class Mutator:
     def _rebuild(self, root: Node) -> Node:
         """`root` with every child visited: generic descendants on an explicit stack (each a
         `_Frame` collecting its children's results), overridden ones through their method."""
-        cls = type(self)
-        plain = cls.visit is Mutator.visit  # else the nodes it wraps go through the override
+        routes = _mutator_routes(type(self))
         frames = [_Frame(root)]
         while True:
             frame = frames[-1]
             if frame.next < len(frame.children):
                 child = frame.children[frame.next]
                 frame.next += 1
-                if not isinstance(child, Node):
-                    frame.results.append(child)
-                    continue
-                binding = getattr(type(child), "structural_binding", None) is not None
-                direct = plain or not isinstance(child, cls.visit_wraps)
-                method = _method_for(cls, type(child)) if direct else None
-                if method is not _GENERIC_MUTATE or (binding and id(child) in self.memo):
-                    frame.results.append(self.visit(child))
-                else:
-                    frames.append(_Frame(child, memoize=binding))
+                pushed = self._step(child, routes, frame.results)
+                if pushed is not None:
+                    frames.append(pushed)
                 continue
             frames.pop()
             new = frame.assemble()
@@ -137,6 +152,55 @@ class Mutator:
             if not frames:
                 return new
             frames[-1].results.append(new)
+
+    def _step(self, child: Any, routes: dict[type, str], results: list[Any]) -> _Frame | None:
+        """Visit `child`, appending its result to `results`, or return the frame that rebuilds
+        it generically (its result comes when the frame is done)."""
+        route = routes.get(type(child))
+        if route is None:
+            if not isinstance(child, Node):
+                results.append(child)
+                return None
+            route = routes.setdefault(type(child), _route(type(self), type(child)))
+        if route is _VISIT or (route is not _GENERIC and id(child) in self.memo):
+            results.append(self.visit(child))
+            return None
+        if route is _LEAF:  # nothing to visit (a constant): its own result
+            results.append(child)
+            return None
+        pushed = _Frame(child, memoize=route is _BINDING)
+        if pushed.children:
+            return pushed
+        # A node holding no node (a variable without a type annotation) is its own result.
+        if pushed.memoize:
+            self.memo[id(child)] = child
+        results.append(child)
+        return None
+
+
+# How `Mutator._rebuild` reaches a child of a node class: through `visit` (an override, or a
+# class an overridden `visit` wraps), or generically on its stack (memoized for definitions),
+# or not at all when the class has no field that may hold a node (its nodes are their own
+# results; a definition among them is still looked up in the memo first).
+_VISIT, _GENERIC, _BINDING, _LEAF = "visit", "generic", "binding", "leaf"
+
+
+@cache
+def _mutator_routes(mutator_cls: type) -> dict[type, str]:
+    """The route of each node class met so far (filled as classes are met: one dict lookup a
+    child, where dispatch had cost several attribute and cache lookups)."""
+    return {}
+
+
+def _route(mutator_cls: type, node_cls: type) -> str:
+    plain = mutator_cls.visit is Mutator.visit  # else the nodes it wraps go through the override
+    if not plain and issubclass(node_cls, mutator_cls.visit_wraps):
+        return _VISIT
+    if _method_for(mutator_cls, node_cls) is not _GENERIC_MUTATE:
+        return _VISIT
+    if not node_fields(node_cls):
+        return _LEAF
+    return _BINDING if getattr(node_cls, "structural_binding", None) is not None else _GENERIC
 
 
 class _Frame:
@@ -152,7 +216,7 @@ class _Frame:
         children: list[Any] = []
         slots: list[tuple[str, Any]] = []
         maps: list[tuple[str, FrozenMap]] = []
-        for name in field_names(type(node)):  # one pass over the fields: this runs per node
+        for name in node_fields(type(node)):  # one pass over the fields: this runs per node
             value = getattr(node, name)
             if isinstance(value, Node):
                 slots.append((name, value))
@@ -196,14 +260,23 @@ _GENERIC_MUTATE = Mutator.generic_visit
 
 def post_order(root: Node) -> Iterator[Node]:
     """Every node under `root` (itself included), children before parents; iterative."""
-    stack: list[tuple[Node, bool]] = [(root, False)]
+    children = child_nodes(root)
+    if not children:
+        yield root
+        return
+    # Each entry is a node and what is left of its children; a leaf is never pushed.
+    stack = [(root, iter(children))]
     while stack:
-        node, expanded = stack.pop()
-        if expanded:
+        node, pending = stack[-1]
+        for child in pending:
+            grandchildren = child_nodes(child)
+            if grandchildren:
+                stack.append((child, iter(grandchildren)))
+                break
+            yield child
+        else:
+            stack.pop()
             yield node
-            continue
-        stack.append((node, True))
-        stack.extend((child, False) for child in reversed(child_nodes(node)))
 
 
 def pending_post_order(

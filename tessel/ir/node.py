@@ -43,6 +43,42 @@ def field_names(cls: type) -> tuple[str, ...]:
     )
 
 
+# Declared field types that never hold a node. IR walks visit every node of a program, most of
+# them leaves (constants, variables) whose fields are all of these: skipped unread, a leaf costs
+# a walk next to nothing.
+_NODE_FREE_TYPES = frozenset(
+    {
+        "bool",
+        "int",
+        "float",
+        "str",
+        "DataType",
+        "ForKind",
+        "IterVarType",
+        "np.ndarray",
+        "tuple[int, ...]",
+        "int | None",
+        "str | None",
+        "DataType | None",
+        "np.ndarray | None",
+    }
+)
+
+
+def _type_text(annotation: object) -> str:
+    if isinstance(annotation, str):
+        return annotation
+    return getattr(annotation, "__name__", repr(annotation))
+
+
+@cache
+def node_fields(cls: type) -> tuple[str, ...]:
+    """The fields of `field_names` that may hold nodes (a node, a tuple of nodes, a map): all
+    but those declared with a type that holds none (`int`, `str`, `DataType`, ...)."""
+    declared = {f.name: _type_text(f.type) for f in dataclasses.fields(cls)}
+    return tuple(name for name in field_names(cls) if declared[name] not in _NODE_FREE_TYPES)
+
+
 def is_node_tuple(value: object) -> bool:
     """Whether `value` is a non-empty tuple of nodes (a field IR walks descend into)."""
     return (
@@ -56,7 +92,7 @@ def is_node_tuple(value: object) -> bool:
 def child_items(node: Node) -> list[tuple[str, Any]]:
     """(field name, value) for each field holding a node or a tuple of nodes."""
     items = []
-    for name in field_names(type(node)):
+    for name in node_fields(type(node)):
         value = getattr(node, name)
         if isinstance(value, Node) or is_node_tuple(value):
             items.append((name, value))
@@ -66,7 +102,7 @@ def child_items(node: Node) -> list[tuple[str, Any]]:
 def child_nodes(node: Node) -> list[Node]:
     """The nodes `node` holds, in field order, a tuple's nodes in place of the tuple."""
     children: list[Node] = []
-    for name in field_names(type(node)):
+    for name in node_fields(type(node)):
         value = getattr(node, name)
         if isinstance(value, Node):
             children.append(value)

@@ -7,11 +7,13 @@ replaces one statement and rebuilds its ancestors.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cache
 
 from tessel.ir.expr import Var
-from tessel.ir.node import Node, child_items, with_changes
+from tessel.ir.node import Node, child_items, node_fields, with_changes
 from tessel.tir.block import Block, BlockRealize
 from tessel.tir.function import PrimFunc
 from tessel.tir.stmt import For, Stmt
@@ -52,19 +54,48 @@ class Located:
         return next((a for a in reversed(self.ancestors) if isinstance(a, Block)), None)
 
 
+# Declared field types that hold expressions, buffers or regions, never a statement: the walk
+# below skips them (it runs for every lookup of a loop or block, so once per primitive).
+_STATEMENT_FREE_TYPES = frozenset(
+    {
+        "PrimExpr",
+        "PrimExpr | None",
+        "tuple[PrimExpr, ...]",
+        "Var",
+        "tuple[Var, ...]",
+        "Buffer",
+        "tuple[Buffer, ...]",
+        "Range",
+        "tuple[IterVar, ...]",
+        "tuple[BufferRegion, ...]",
+        "tuple[MatchBufferRegion, ...]",
+    }
+)
+
+
+@cache
+def _statement_fields(cls: type) -> tuple[str, ...]:
+    """The fields of `cls` that may hold statements."""
+    declared = {f.name: f.type for f in dataclasses.fields(cls)}
+    return tuple(n for n in node_fields(cls) if declared[n] not in _STATEMENT_FREE_TYPES)
+
+
 def walk_with_ancestors(root: Node) -> Iterator[tuple[Node, tuple[Node, ...]]]:
     """Every statement-level node under `root` with its ancestors, pre-order, without recursion."""
     stack: list[tuple[Node, tuple[Node, ...]]] = [(root, ())]
     while stack:
         node, ancestors = stack.pop()
         yield node, ancestors
-        inner = (*ancestors, node)
         children = []
-        for _, child in child_items(node):
-            for item in child if isinstance(child, tuple) else (child,):
-                if isinstance(item, Stmt):
-                    children.append((item, inner))
-        stack.extend(reversed(children))
+        for name in _statement_fields(type(node)):
+            value = getattr(node, name)
+            if isinstance(value, tuple):
+                children.extend(item for item in value if isinstance(item, Stmt))
+            elif isinstance(value, Stmt):
+                children.append(value)
+        if children:
+            inner = (*ancestors, node)
+            stack.extend((child, inner) for child in reversed(children))
 
 
 def find_loop(func: PrimFunc, loop_var: Var) -> Located | None:

@@ -145,14 +145,18 @@ def relaxed_region(
     `scope`; None when no such bounds exist."""
     union: list[tuple[PrimExpr, PrimExpr]] | None = None
     loop_sets: dict[int, IntSet] = {}  # each loop's range, made a set once for every access
+    # The set of a bound under a nest of loops, by identity of both: a load and a store of one
+    # element share their index expressions, and most accesses of a tile repeat another's.
+    bound_sets: dict[tuple[int, tuple[int, ...]], tuple[PrimExpr, IntSet]] = {}
     for access in uses.accesses[buffer]:
         inner = access.path if scope is None else access.path[_index(access.path, scope) + 1 :]
         loops = [s for s in inner if isinstance(s, For)]
         dom = {loop.loop_var: _loop_set(loop, loop_sets, analyzer) for loop in loops}
+        nest = tuple(id(loop) for loop in loops)
         bounds = []
         for lo, hi in access.bounds:
-            lo_set = analyzer.int_set(lo, dom)
-            hi_set = lo_set if hi is lo else analyzer.int_set(hi, dom)
+            lo_set = _bound_set(lo, nest, dom, bound_sets, analyzer)
+            hi_set = lo_set if hi is lo else _bound_set(hi, nest, dom, bound_sets, analyzer)
             if lo_set.min_value is None or hi_set.max_value is None:
                 return None
             bounds.append((lo_set.min_value, hi_set.max_value))
@@ -163,6 +167,20 @@ def relaxed_region(
         else:
             union = [_hull(a, b, analyzer) for a, b in zip(union, bounds, strict=True)]
     return None if union is None else tuple(union)
+
+
+def _bound_set(
+    expr: PrimExpr,
+    nest: tuple[int, ...],
+    dom: dict[Var, IntSet],
+    sets: dict[tuple[int, tuple[int, ...]], tuple[PrimExpr, IntSet]],
+    analyzer: Analyzer,
+) -> IntSet:
+    """The set of `expr` over `dom` (the loops `nest`), analysed once per expression and nest."""
+    found = sets.get((id(expr), nest))
+    if found is None or found[0] is not expr:  # holding `expr` keeps its id from being reused
+        found = sets[(id(expr), nest)] = (expr, analyzer.int_set(expr, dom))
+    return found[1]
 
 
 def _loop_set(loop: For, sets: dict[int, IntSet], analyzer: Analyzer) -> IntSet:

@@ -121,6 +121,38 @@ def test_simplify_returns_the_same_object_when_nothing_changes():
     assert Analyzer().simplify(expr) is expr
 
 
+def test_simplified_results_are_forgotten_when_what_is_known_changes():
+    analyzer = Analyzer()
+    i = Var("i")
+    below = i < 10
+    assert analyzer.simplify(below) is below  # nothing known of i yet
+    with analyzer.constraint_scope(i < 3):
+        assert analyzer.simplify(below).value == 1
+    assert analyzer.simplify(below) is below  # the scope's fact is gone
+    analyzer.bind(i, Range.from_min_extent(0, 5))
+    assert analyzer.simplify(below).value == 1
+
+
+def test_a_range_widened_inside_a_scope_is_not_forgotten_when_it_ends():
+    analyzer = Analyzer()
+    i = Var("i")
+    analyzer.bind(i, Range.from_min_extent(0, 4))
+    below = i < 10
+    assert analyzer.simplify(below).value == 1
+    with analyzer.constraint_scope(i >= 0):
+        analyzer.bind(i, Range.from_min_extent(0, 100), allow_override=True)
+    assert analyzer.simplify(below) is below
+
+
+def test_a_trace_lists_the_rules_for_an_expression_simplified_before():
+    analyzer, (i,) = _ranged(i=16)
+    expr = (i // 4) * 4 + i % 4
+    first = analyzer.simplify(expr)
+    with analyzer.trace() as steps:
+        assert analyzer.simplify(expr) is first
+    assert [s.rule for s in steps] == ["floordiv-mod-join", "sum-collect-terms"]
+
+
 @pytest.mark.parametrize("dtype", ["uint32", "int8", "int16"])
 def test_types_that_wrap_around_are_only_folded(dtype):
     x = Var("x", dtype)

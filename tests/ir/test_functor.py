@@ -1,5 +1,8 @@
 """Visitor / Mutator / post_order / substitute: copy-on-write, sharing, buffer identity, depth."""
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from tessel.ir import builders
 from tessel.ir.expr import Add, IntImm, PrimExpr, Var
 from tessel.ir.functor import Mutator, Visitor, method_name, post_order
@@ -107,6 +110,31 @@ def test_post_order_yields_children_before_parents():
             assert first_seen[id(child)] < index
 
 
+def _recursive_post_order(node):
+    for child in _children(node):
+        yield from _recursive_post_order(child)
+    yield node
+
+
+_LEAVES = [IntImm(int32, 3), Var("x"), Var("y")]
+
+
+@st.composite
+def _expressions(draw, depth=4):
+    """Expressions of adds and loads over a few shared leaves (the walk meets them repeatedly)."""
+    if depth == 0 or draw(st.booleans()):
+        return draw(st.sampled_from(_LEAVES))
+    buffer = decl_buffer((8,), "int32", "A")
+    if draw(st.booleans()):
+        return BufferLoad(buffer, (draw(_expressions(depth - 1)),))
+    return Add(draw(_expressions(depth - 1)), draw(_expressions(depth - 1)))
+
+
+@given(_expressions())
+def test_post_order_is_the_recursive_post_order(expr):
+    assert [id(n) for n in post_order(expr)] == [id(n) for n in _recursive_post_order(expr)]
+
+
 def test_post_order_is_iterative_on_a_deep_chain():
     x = Var("x")
     chain: PrimExpr = x
@@ -116,6 +144,32 @@ def test_post_order_is_iterative_on_a_deep_chain():
     assert nodes[0] is x
     assert nodes[-1] is chain
     assert sum(isinstance(node, Add) for node in nodes) == 5000
+
+
+def test_mutator_override_of_a_class_without_node_fields_sees_every_constant():
+    func, _ = _two_loop_func()
+
+    class Double(Mutator):
+        def visit_IntImm(self, node: IntImm) -> IntImm:
+            return IntImm(node.dtype, node.value * 2)
+
+    doubled = Double().visit(func)
+    extents = [loop.extent.value for loop in doubled.body.seq]
+    assert extents == [16, 16]
+    assert doubled.buffer_map[doubled.params[0]].shape[0].value == 16
+
+
+def test_mutator_memo_entry_for_a_buffer_replaces_every_use():
+    func, _ = _two_loop_func()
+    a = func.buffer_map[func.params[0]]
+    wider = decl_buffer((IntImm(int32, 8),), "float32", "A2")
+    mutator = Mutator()
+    mutator.memo[id(a)] = wider  # as passes seed it to swap a definition
+    swapped = mutator.visit(func)
+    first, second = swapped.body.seq
+    assert swapped.buffer_map[swapped.params[0]] is wider
+    assert first.body.buffer is wider and first.body.value.a.buffer is wider
+    assert second.body.value.a.buffer is wider
 
 
 def test_visitor_dispatches_on_node_type_and_walks_everything():
