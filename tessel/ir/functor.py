@@ -153,25 +153,31 @@ class Mutator:
                 return new
             frames[-1].results.append(new)
 
-    def _step(self, child: Any, routes: dict[type, str], results: list[Any]) -> _Frame | None:
+    def _step(
+        self, child: Any, routes: dict[type, tuple[str, str | None]], results: list[Any]
+    ) -> _Frame | None:
         """Visit `child`, appending its result to `results`, or return the frame that rebuilds
         it generically (its result comes when the frame is done)."""
-        route = routes.get(type(child))
-        if route is None:
+        found = routes.get(type(child))
+        if found is None:
             if not isinstance(child, Node):
                 results.append(child)
                 return None
-            route = routes.setdefault(type(child), _route(type(self), type(child)))
+            found = routes.setdefault(type(child), _route(type(self), type(child)))
+        route, only_field = found
         if route is _VISIT or (route is not _GENERIC and id(child) in self.memo):
             results.append(self.visit(child))
             return None
-        if route is _LEAF:  # nothing to visit (a constant): its own result
+        # A node holding no node (a constant; a variable without a type annotation, whose one
+        # field that may hold a node is None) is its own result.
+        if route is _LEAF or (only_field is not None and getattr(child, only_field) is None):
+            if route is _BINDING:
+                self.memo[id(child)] = child
             results.append(child)
             return None
         pushed = _Frame(child, memoize=route is _BINDING)
         if pushed.children:
             return pushed
-        # A node holding no node (a variable without a type annotation) is its own result.
         if pushed.memoize:
             self.memo[id(child)] = child
         results.append(child)
@@ -186,21 +192,24 @@ _VISIT, _GENERIC, _BINDING, _LEAF = "visit", "generic", "binding", "leaf"
 
 
 @cache
-def _mutator_routes(mutator_cls: type) -> dict[type, str]:
+def _mutator_routes(mutator_cls: type) -> dict[type, tuple[str, str | None]]:
     """The route of each node class met so far (filled as classes are met: one dict lookup a
     child, where dispatch had cost several attribute and cache lookups)."""
     return {}
 
 
-def _route(mutator_cls: type, node_cls: type) -> str:
+def _route(mutator_cls: type, node_cls: type) -> tuple[str, str | None]:
+    """The route of `node_cls`, and its field that may hold a node where it has just one."""
     plain = mutator_cls.visit is Mutator.visit  # else the nodes it wraps go through the override
     if not plain and issubclass(node_cls, mutator_cls.visit_wraps):
-        return _VISIT
+        return _VISIT, None
     if _method_for(mutator_cls, node_cls) is not _GENERIC_MUTATE:
-        return _VISIT
-    if not node_fields(node_cls):
-        return _LEAF
-    return _BINDING if getattr(node_cls, "structural_binding", None) is not None else _GENERIC
+        return _VISIT, None
+    fields = node_fields(node_cls)
+    if not fields:
+        return _LEAF, None
+    binding = getattr(node_cls, "structural_binding", None) is not None
+    return (_BINDING if binding else _GENERIC), (fields[0] if len(fields) == 1 else None)
 
 
 class _Frame:
@@ -234,24 +243,28 @@ class _Frame:
     def assemble(self) -> Node:
         """The node rebuilt from the results; the same object if no child changed."""
         changes: dict[str, Any] = {}
-        results = iter(self.results)
+        results, at = self.results, 0
         for name, old in self.slots:
             if isinstance(old, Node):
-                new = next(results)
+                new = results[at]
+                at += 1
                 if new is not old:
                     changes[name] = new
             else:
-                items = tuple(next(results) for _ in old)
+                items = results[at : at + len(old)]
+                at += len(old)
                 if any(n is not o for n, o in zip(items, old, strict=True)):
-                    changes[name] = items
+                    changes[name] = tuple(items)
         for name, mapping in self.maps:
-            pairs = [(next(results), next(results)) for _ in range(len(mapping))]
+            flat = results[at : at + 2 * len(mapping)]
+            at += len(flat)
+            pairs = list(zip(flat[0::2], flat[1::2], strict=True))
             if any(
                 nk is not k or nv is not v
                 for (nk, nv), (k, v) in zip(pairs, mapping.items(), strict=True)
             ):
                 changes[name] = FrozenMap(pairs)
-        return with_changes(self.node, **changes)
+        return with_changes(self.node, **changes) if changes else self.node
 
 
 _GENERIC_VISIT = Visitor.generic_visit
