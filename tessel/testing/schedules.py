@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from tessel.ir.node import with_changes
 from tessel.ir.structural import assert_structural_equal
 from tessel.schedule import Schedule
 from tessel.support.frozen_map import FrozenMap
-from tessel.testing.differential import check_same_results
+from tessel.testing.differential import BACKENDS, check_same_results
 from tessel.tir.function import PrimFunc
 
 
@@ -21,14 +21,19 @@ def check_schedule(
     shape_vars: Mapping[str, int] | None = None,
     rtol: float = 1e-5,
     atol: float = 1e-5,
+    backends: Sequence[str] = BACKENDS,
 ) -> Schedule:
     """Apply `steps` to a schedule of `before`; the result equals `expected` (when given), runs
-    like `before` in the interpreter and as C, and its trace replays to the same function."""
+    like `before` (in the interpreter) in each of `backends` (the interpreter and C; C alone
+    for a kernel of millions of multiply-adds, which the interpreter takes minutes over), and
+    its trace replays to the same function."""
     sch = Schedule(before)
     steps(sch)
     if expected is not None:
         assert_structural_equal(sch.func, named_like(expected, sch.func))
-    check_same_results(before, sch.func, shape_vars=shape_vars, rtol=rtol, atol=atol)
+    check_same_results(
+        before, sch.func, shape_vars=shape_vars, rtol=rtol, atol=atol, backends=backends
+    )
     replayed = Schedule(before)
     sch.trace.apply_to_schedule(replayed)
     assert_structural_equal(replayed.func, sch.func)

@@ -58,11 +58,13 @@ def rand(*shape: int, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal(shape, dtype=np.float32)
 
 
-def check_default_schedule(func, target, rtol: float = 1e-4, atol: float = 1e-4) -> Schedule:
-    """The default schedule of `func` on `target`: it runs like `func` (interpreter and C), and
-    its trace replays to the same function."""
+def check_default_schedule(
+    func, target, rtol: float = 1e-4, atol: float = 1e-4, backends=("interpreter", "c")
+) -> Schedule:
+    """The default schedule of `func` on `target`: it runs like `func` (in the interpreter) in
+    each of `backends`, and its trace replays to the same function."""
     sch = default_schedule(func, target)
-    check_same_results(func, sch.func, rtol=rtol, atol=atol)
+    check_same_results(func, sch.func, rtol=rtol, atol=atol, backends=backends)
     replayed = Schedule(func)
     sch.trace.apply_to_schedule(replayed)
     assert_structural_equal(replayed.func, sch.func)

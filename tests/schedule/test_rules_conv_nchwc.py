@@ -66,7 +66,9 @@ TAILED = {
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_blocked_conv_keeps_results_and_its_trace_replays(case):
-    check_default_schedule(_blocked_conv(*CASES[case]), AVX512)
+    # The scheduled kernel runs as C only: the interpreter, the reference, takes half a minute
+    # over the largest case as it is, and as long again scheduled.
+    check_default_schedule(_blocked_conv(*CASES[case]), AVX512, backends=("c",))
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
