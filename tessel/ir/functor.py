@@ -168,17 +168,13 @@ class Mutator:
         if route is _VISIT or (route is not _GENERIC and id(child) in self.memo):
             results.append(self.visit(child))
             return None
-        # A node holding no node (a constant; a variable without a type annotation, whose one
-        # field that may hold a node is None) is its own result.
-        if route is _LEAF or (only_field is not None and getattr(child, only_field) is None):
-            if route is _BINDING:
-                self.memo[id(child)] = child
-            results.append(child)
-            return None
-        pushed = _Frame(child, memoize=route is _BINDING)
-        if pushed.children:
-            return pushed
-        if pushed.memoize:
+        if route is not _LEAF and (only_field is None or getattr(child, only_field) is not None):
+            pushed = _Frame(child, memoize=route is _BINDING)
+            if pushed.children:
+                return pushed
+        # A node holding no node (a constant; a variable without a type annotation) is its own
+        # result.
+        if route is _BINDING:
             self.memo[id(child)] = child
         results.append(child)
         return None

@@ -8,6 +8,7 @@ from functools import cache
 from typing import Any, TypeVar
 
 from tessel.ir import printer_slot
+from tessel.support.frozen_map import FrozenMap
 from tessel.support.span import Span
 
 N = TypeVar("N", bound="Node")
@@ -65,6 +66,13 @@ _NODE_FREE_TYPES = frozenset(
 )
 
 
+@cache
+def declared_types(cls: type) -> FrozenMap[str, str]:
+    """Each dataclass field of `cls` and its declared type, as written (`"tuple[PrimExpr, ...]"`):
+    what the walks below decide by which fields to read."""
+    return FrozenMap((f.name, _type_text(f.type)) for f in dataclasses.fields(cls))
+
+
 def _type_text(annotation: object) -> str:
     if isinstance(annotation, str):
         return annotation
@@ -75,7 +83,7 @@ def _type_text(annotation: object) -> str:
 def node_fields(cls: type) -> tuple[str, ...]:
     """The fields of `field_names` that may hold nodes (a node, a tuple of nodes, a map): all
     but those declared with a type that holds none (`int`, `str`, `DataType`, ...)."""
-    declared = {f.name: _type_text(f.type) for f in dataclasses.fields(cls)}
+    declared = declared_types(cls)
     return tuple(name for name in field_names(cls) if declared[name] not in _NODE_FREE_TYPES)
 
 

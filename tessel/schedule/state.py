@@ -7,13 +7,12 @@ replaces one statement and rebuilds its ancestors.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 
 from tessel.ir.expr import Var
-from tessel.ir.node import Node, child_items, node_fields, with_changes
+from tessel.ir.node import Node, child_items, declared_types, node_fields, with_changes
 from tessel.tir.block import Block, BlockRealize
 from tessel.tir.function import PrimFunc
 from tessel.tir.stmt import For, Stmt
@@ -76,7 +75,7 @@ _STATEMENT_FREE_TYPES = frozenset(
 @cache
 def _statement_fields(cls: type) -> tuple[str, ...]:
     """The fields of `cls` that may hold statements."""
-    declared = {f.name: f.type for f in dataclasses.fields(cls)}
+    declared = declared_types(cls)
     return tuple(n for n in node_fields(cls) if declared[n] not in _STATEMENT_FREE_TYPES)
 
 
