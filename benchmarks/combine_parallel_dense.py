@@ -3,8 +3,9 @@
 Run as `python benchmarks/combine_parallel_dense.py [--runs 20] [--cases qkv,gru,minilm]`.
 Each case is compiled four times with `tessel.graph.compile` (default schedules): with every
 group of parallel products kept separate, batched (`nn.batch_matmul` of stacked operands),
-concatenated (one wider `nn.dense`), and as the default pipeline chooses (measured on this
-machine; the first run measures and stores the times, later runs read them). The table gives
+concatenated (one wider `nn.dense`), and as the default pipeline chooses (predicted where the
+cost model settles it, as for MiniLM's projections; else measured on this machine, the first
+run measuring and storing the times, later runs reading them). The table gives
 each one's median latency at 1 and 2 threads, which strategy was chosen (the "chosen" model is
 that strategy's graph: the two columns differ by the machine's noise only) and its ratio to the
 fastest of the three; the acceptance bar is that "chosen" is never more than 5% above the
@@ -127,7 +128,7 @@ def run_case(label: str, case, runs: int, set_threads) -> list[str]:
     for strategy in (SEPARATE, BATCH, CONCAT):
         models[strategy] = compile_graph(mod, params, ctx=_forced(strategy))
     start = time.perf_counter()
-    models["chosen"] = compile_graph(mod, params)  # the default pipeline: measured choice
+    models["chosen"] = compile_graph(mod, params)  # the default pipeline's choice
     chosen_compile = time.perf_counter() - start
     choice = _choice(mod, params)
     reference = models[SEPARATE](**feed)

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import pickle
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from tessel.codegen import CodegenError, CSource, generate
+from tessel.codegen.c_units import unit_bytes_for
 from tessel.ir.module import IRModule
 from tessel.ir.structural import structural_digest
 from tessel.ir.target import Target
@@ -43,6 +44,7 @@ def build(
     cache_dir: str | Path | None = None,
     progress: Progress = NO_PROGRESS,
     extra_source: Callable[[CSource], str] | None = None,
+    support_units: Sequence[str] = (),
     jobs: int | None = None,
 ) -> Module:
     """Compile a PrimFunc or IRModule to native code and load it as a runtime Module;
@@ -52,9 +54,10 @@ def build(
     `progress` hears of the stages: lowering (pass by pass, or function by function when
     several run at once), generating C, compiling C. `extra_source` makes C text from the
     generated source, compiled into the same library after its first translation unit (an AOT
-    model's C API, which calls the entry `main`). The functions of a module go through the
-    TensorIR passes in up to `jobs` processes (None: the cores this process may use), and
-    its C translation units through the compiler as many at once."""
+    model's C API, which calls the entry `main`); `support_units` are units of fixed C linked
+    in too (the C API's weights reader), built once per machine. The functions of a module go
+    through the TensorIR passes in up to `jobs` processes (None: the cores this process may
+    use), and its C translation units through the compiler as many at once."""
     target = Target.of(target)
     jobs = compile_jobs(jobs)
     if schedule is not None:
@@ -71,6 +74,7 @@ def build(
         fp_contract=target.fp_contract,
         data_files=c_source.data_files,  # with link_params: the blob of constants
         jobs=jobs,
+        support_units=support_units,
     )
     # Without link_params the library holds no constant data: the Module is handed it here.
     return Module(
@@ -134,7 +138,7 @@ def _lower_and_generate(
         lowered = lower(func_or_mod, target, instruments=(_PassProgress(progress),))
     progress.stage("generating C")
     try:
-        c_source = generate(lowered, target)
+        c_source = generate(lowered, target, unit_bytes=unit_bytes_for(jobs))
     except CodegenError as err:
         raise BuildError(err.message, rule=err.rule, hint=err.hint) from err
     result = (tuple(lowered.attrs.get("constants", ())), c_source)

@@ -20,18 +20,28 @@ from __future__ import annotations
 
 ALIGNMENT = 64  # bytes, of every allocation the generated code makes (stack and workspace)
 
-_INCLUDES = r"""
+# Also in units of fixed support code (tessel.graph.c_api_loader), which need nothing else.
+VISIBILITY = r"""
+#define TESSEL_EXPORT __attribute__((visibility("default")))
+/* Shared by the library's translation units, invisible outside it. */
+#define TESSEL_INTERNAL __attribute__((visibility("hidden")))
+"""
+ERROR_MESSAGE_DECLARATION = r"""
+/* The message of the last failed call in this thread (an assertion, an allocation). */
+extern TESSEL_INTERNAL _Thread_local char tessel_error_message[1024];
+"""
+
+_INCLUDES = (
+    r"""
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define TESSEL_EXPORT __attribute__((visibility("default")))
-/* Shared by the library's translation units, invisible outside it. */
-#define TESSEL_INTERNAL __attribute__((visibility("hidden")))
-
+"""
+    + VISIBILITY
+    + r"""
 /* Vector math: a vectorized loop calling these gets glibc's libmvec versions (16 lanes at a time
    on AVX-512) instead of one scalar call per lane; the lane loops of vector exp and erf are
    most of softmax's and gelu's time otherwise. Declared only where libmvec has them. */
@@ -57,6 +67,7 @@ double tanh(double);
 #endif
 #endif
 """
+)
 
 # The library's state, declared in every translation unit and defined in the first
 # (_SHARED_DEFINITIONS), with the inline functions the generated code reaches it through.
@@ -68,10 +79,7 @@ _SHARED_DECLARATIONS = r"""
    bound and drop the clamp (c_tessel_ops.py). */
 extern TESSEL_INTERNAL float tessel_exp_floor_f32;
 extern TESSEL_INTERNAL double tessel_exp_floor_f64;
-
-/* The message of the last failed call in this thread (an assertion, an allocation). */
-extern TESSEL_INTERNAL _Thread_local char tessel_error_message[1024];
-
+""" + ERROR_MESSAGE_DECLARATION + r"""
 static inline void tessel_set_error(const char* message) {
   strncpy(tessel_error_message, message, sizeof(tessel_error_message) - 1);
   tessel_error_message[sizeof(tessel_error_message) - 1] = '\0';

@@ -22,27 +22,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from tessel.graph.aot import AotModule
-from tessel.graph.c_api_loader import LOADER
+from tessel.graph.c_api_loader import API_DECLARATIONS, LOADER_UNIT, TENSOR_INFO_TYPE
 from tessel.graph.memory_plan import MemoryPlan
 from tessel.support.abi import FunctionSignature
 from tessel.support.dtype import DataType
 from tessel.support.names import c_comment, c_string_literal
 
 ALIGNMENT = 64  # bytes: where each weight starts in the handle's storage
-
-# One tensor of the model, as the C API describes it (the header declares the same type).
-TENSOR_INFO_TYPE = """\
-/* One input, output or weight of the model. `name` is its UTF-8 name, NUL-terminated; a name
-   that holds a NUL byte is cut there, and `name_length` counts all its bytes. */
-typedef struct {
-  const char* name;
-  size_t name_length;
-  const char* dtype;       /* "float32", "int64", ... */
-  int32_t ndim;
-  const int64_t* shape;    /* `ndim` extents */
-  size_t nbytes;           /* of the dense, C-contiguous (row-major) array */
-} tessel_model_tensor_info;
-"""
 
 # safetensors' dtype names (safetensors.numpy), for the loader's check.
 _SAFETENSORS_DTYPES = {
@@ -129,7 +115,7 @@ def c_api_source(model: ApiModel, entry: FunctionSignature) -> str:
     parts = [
         "\n/* ---- The model's C API (tessel/graph/c_api.py) ---- */",
         TENSOR_INFO_TYPE,
-        f"#define TESSEL_MODEL_MAX_NDIM {max([len(t.shape) for t in _all(model)] + [1])}",
+        API_DECLARATIONS,
         f"#define TESSEL_API_NUM_INPUTS {len(model.inputs)}",
         f"#define TESSEL_API_NUM_WEIGHTS {len(weights)}",
         f"#define TESSEL_API_NUM_OUTPUTS {len(model.outputs)}",
@@ -141,18 +127,15 @@ def c_api_source(model: ApiModel, entry: FunctionSignature) -> str:
             [c_string_literal(_SAFETENSORS_DTYPES.get(w.dtype, w.dtype)) for w in weights],
         ),
         _array("static const size_t tessel_api_weight_offsets", [str(o) for o in offsets]),
-        f"static const size_t tessel_api_weight_bytes = {total};",
+        "static const tessel_api_weight_table tessel_api_weight_table_of_model = {",
+        "  TESSEL_API_NUM_WEIGHTS, tessel_api_weights, tessel_api_weight_st_dtypes,",
+        f"  tessel_api_weight_offsets, {total}}};",
         f"static const int tessel_api_linked = {int(model.linked)};",
         f"static const char tessel_api_unsupported[] = {c_string_literal(model.unsupported)};",
-        LOADER,
         _ENTRY_POINTS,
         _run_function(model, entry.c_symbol),
     ]
     return "\n".join(parts)
-
-
-def _all(model: ApiModel) -> tuple[ApiTensor, ...]:
-    return model.inputs + model.weights + model.outputs
 
 
 def _array(declaration: str, items: list[str]) -> str:
@@ -252,7 +235,7 @@ TESSEL_EXPORT tessel_model* tessel_model_create(const char* params_path) {
     return NULL;
   }
   if (params_path == NULL) return model;
-  model->storage = tessel_api_load_weights(params_path);
+  model->storage = tessel_api_load_weights(params_path, &tessel_api_weight_table_of_model);
   if (model->storage == NULL) {
     free(model);
     return NULL;
@@ -308,4 +291,11 @@ static int tessel_api_check(const tessel_model* model, const void* const inputs[
 }
 """
 
-__all__ = ["TENSOR_INFO_TYPE", "ApiModel", "ApiTensor", "api_model", "c_api_source"]
+__all__ = [
+    "LOADER_UNIT",
+    "TENSOR_INFO_TYPE",
+    "ApiModel",
+    "ApiTensor",
+    "api_model",
+    "c_api_source",
+]

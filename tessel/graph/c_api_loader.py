@@ -7,14 +7,56 @@ optional `"__metadata__"` object), then the data. The reader parses that JSON st
 with every escape, `\\uXXXX` surrogate pairs included, decoded to UTF-8; integers; nesting
 limited), checks each weight's dtype, shape and byte range against the model's table, and
 copies it into storage the handle owns. Any mismatch is an error naming the weight.
+
+The reader is the same text for every model: the model's part (c_api.py) hands it the weight
+table (`tessel_api_weight_table`). So it is a translation unit of its own (`LOADER_UNIT`),
+compiled once per machine and flags and linked into every model's library from the compiler's
+cache, at -O2 (tessel.runtime.compiler's support units: it runs once per handle, and gcc takes
+twice as long on it at -O3).
 """
 
 from __future__ import annotations
 
-LOADER = r"""
-/* ---- The model's C API: helpers (tessel/graph/c_api_loader.py) ---- */
-#include <stdarg.h>
-#include <stdio.h>
+from tessel.codegen.c_prelude import ERROR_MESSAGE_DECLARATION, VISIBILITY
+
+# One tensor of the model, as the C API describes it (the header declares the same type).
+TENSOR_INFO_TYPE = """\
+/* One input, output or weight of the model. `name` is its UTF-8 name, NUL-terminated; a name
+   that holds a NUL byte is cut there, and `name_length` counts all its bytes. */
+typedef struct {
+  const char* name;
+  size_t name_length;
+  const char* dtype;       /* "float32", "int64", ... */
+  int32_t ndim;
+  const int64_t* shape;    /* `ndim` extents */
+  size_t nbytes;           /* of the dense, C-contiguous (row-major) array */
+} tessel_model_tensor_info;
+"""
+
+# What the model's part and the reader share: the weight table and the reader's functions.
+API_DECLARATIONS = r"""
+/* The weights of a model, as the reader checks and places them. */
+typedef struct {
+  int count;
+  const tessel_model_tensor_info* infos;  /* `count` of them */
+  const char* const* st_dtypes;           /* each one's safetensors dtype: "F32", ... */
+  const size_t* offsets;                  /* where each one starts in the storage */
+  size_t bytes;                           /* the storage they need */
+} tessel_api_weight_table;
+
+/* Set the thread's error message (tessel_model_last_error), printf-style. */
+TESSEL_INTERNAL void tessel_api_error(const char* format, ...);
+/* The position of the tensor called `name` (NUL-terminated) in `table`, or -1. */
+TESSEL_INTERNAL int tessel_api_find(const tessel_model_tensor_info* table, int count,
+                                    const char* name);
+/* The weights of the file at `path` (params.bin when its name ends in ".bin", else
+   safetensors) in new storage, 64-byte aligned; NULL after setting the error. */
+TESSEL_INTERNAL unsigned char* tessel_api_load_weights(const char* path,
+                                                       const tessel_api_weight_table* weights);
+"""
+
+_READER = r"""
+/* ---- The model's C API: the weights reader (tessel/graph/c_api_loader.py) ---- */
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the model's weights files are little-endian; this C API reads them on little-endian hosts"
@@ -23,15 +65,15 @@ LOADER = r"""
 #define TESSEL_API_ALIGNMENT 64
 #define TESSEL_API_MAX_DEPTH 64
 
-static void tessel_api_error(const char* format, ...) {
+TESSEL_INTERNAL void tessel_api_error(const char* format, ...) {
   va_list args;
   va_start(args, format);
   vsnprintf(tessel_error_message, sizeof(tessel_error_message), format, args);
   va_end(args);
 }
 
-/* The position of the tensor called `name` (NUL-terminated) in `table`, or -1. */
-static int tessel_api_find(const tessel_model_tensor_info* table, int count, const char* name) {
+TESSEL_INTERNAL int tessel_api_find(const tessel_model_tensor_info* table, int count,
+                                    const char* name) {
   if (name == NULL) return -1;
   size_t length = strlen(name);
   for (int i = 0; i < count; ++i) {
@@ -201,25 +243,28 @@ static int tessel_json_skip(tessel_json* j, int depth) {
   return j->at > start;
 }
 
-/* What the header says of one tensor. */
+/* What the header says of one tensor: `ndim` extents, the first `capacity` (the weight's
+   rank) kept in `shape`. */
 typedef struct {
   unsigned char* dtype;
   size_t dtype_length;
   int32_t ndim;
-  int64_t shape[TESSEL_MODEL_MAX_NDIM + 1];
+  int64_t* shape;
+  int32_t capacity;
   int64_t begin, end;
   int has_offsets;
 } tessel_st_entry;
 
-/* `[n, n, ...]` into `values` (at most `capacity`, counted in *count). */
+/* `[n, n, ...]`: the first `capacity` values into `values`, all of them counted in *count. */
 static int tessel_json_counts(tessel_json* j, int64_t* values, int capacity, int32_t* count) {
   *count = 0;
   if (!tessel_json_take(j, '[')) return 0;
   if (tessel_json_take(j, ']')) return 1;
   do {
     int64_t value;
-    if (*count >= capacity || !tessel_json_count(j, &value)) return 0;
-    values[(*count)++] = value;
+    if (*count == INT32_MAX || !tessel_json_count(j, &value)) return 0;
+    if (*count < capacity) values[*count] = value;
+    ++*count;
   } while (tessel_json_take(j, ','));
   return tessel_json_take(j, ']');
 }
@@ -232,7 +277,7 @@ static int tessel_st_field(tessel_json* j, tessel_st_entry* entry) {
   if (ok && length == 5 && memcmp(key, "dtype", 5) == 0 && entry->dtype == NULL) {
     ok = tessel_json_string(j, &entry->dtype, &entry->dtype_length);
   } else if (ok && length == 5 && memcmp(key, "shape", 5) == 0) {
-    ok = tessel_json_counts(j, entry->shape, TESSEL_MODEL_MAX_NDIM + 1, &entry->ndim);
+    ok = tessel_json_counts(j, entry->shape, entry->capacity, &entry->ndim);
   } else if (ok && length == 12 && memcmp(key, "data_offsets", 12) == 0) {
     int64_t offsets[2];
     int32_t count;
@@ -248,8 +293,6 @@ static int tessel_st_field(tessel_json* j, tessel_st_entry* entry) {
 }
 
 static int tessel_st_entry_parse(tessel_json* j, tessel_st_entry* entry) {
-  memset(entry, 0, sizeof(*entry));
-  entry->ndim = -1;
   if (!tessel_json_take(j, '{')) return 0;
   if (tessel_json_take(j, '}')) return 1;
   do {
@@ -259,10 +302,11 @@ static int tessel_st_entry_parse(tessel_json* j, tessel_st_entry* entry) {
 }
 
 /* Check one header entry against weight `w` and copy its bytes into `storage`. */
-static int tessel_st_weight(int w, const tessel_st_entry* e, const unsigned char* data,
+static int tessel_st_weight(const tessel_api_weight_table* weights, int w,
+                            const tessel_st_entry* e, const unsigned char* data,
                             size_t data_size, unsigned char* storage) {
-  const tessel_model_tensor_info* t = &tessel_api_weights[w];
-  const char* want = tessel_api_weight_st_dtypes[w];
+  const tessel_model_tensor_info* t = &weights->infos[w];
+  const char* want = weights->st_dtypes[w];
   if (e->dtype == NULL || e->ndim < 0 || !e->has_offsets) {
     tessel_api_error("weight %d (`%.200s`): its header entry lacks dtype, shape or offsets", w,
                      t->name);
@@ -287,14 +331,15 @@ static int tessel_st_weight(int w, const tessel_st_entry* e, const unsigned char
                      (unsigned long long)data_size, (unsigned long long)t->nbytes);
     return 0;
   }
-  memcpy(storage + tessel_api_weight_offsets[w], data + e->begin, t->nbytes);
+  memcpy(storage + weights->offsets[w], data + e->begin, t->nbytes);
   return 1;
 }
 
 /* One `"name": {...}` of the header: a weight of the model is checked and copied, metadata and
    other tensors are skipped. */
-static int tessel_st_item(tessel_json* j, const unsigned char* data, size_t data_size,
-                          unsigned char* storage, int* found) {
+static int tessel_st_item(const tessel_api_weight_table* weights, tessel_json* j,
+                          const unsigned char* data, size_t data_size, unsigned char* storage,
+                          int* found) {
   unsigned char* name;
   size_t length;
   if (!tessel_json_string(j, &name, &length) || !tessel_json_take(j, ':')) {
@@ -303,8 +348,8 @@ static int tessel_st_item(tessel_json* j, const unsigned char* data, size_t data
     return 0;
   }
   int w = -1;
-  for (int k = 0; k < TESSEL_API_NUM_WEIGHTS && w < 0; ++k) {
-    const tessel_model_tensor_info* t = &tessel_api_weights[k];
+  for (int k = 0; k < weights->count && w < 0; ++k) {
+    const tessel_model_tensor_info* t = &weights->infos[k];
     if (t->name_length == length && memcmp(t->name, name, length) == 0) w = k;
   }
   free(name);
@@ -314,19 +359,29 @@ static int tessel_st_item(tessel_json* j, const unsigned char* data, size_t data
     return 0;
   }
   if (found[w]) {
-    tessel_api_error("weight %d (`%.200s`) is twice in the file", w, tessel_api_weights[w].name);
+    tessel_api_error("weight %d (`%.200s`) is twice in the file", w, weights->infos[w].name);
     return 0;
   }
   tessel_st_entry entry;
+  memset(&entry, 0, sizeof(entry));
+  entry.ndim = -1;
+  entry.capacity = weights->infos[w].ndim;
+  entry.shape = malloc(sizeof(int64_t) * (size_t)(entry.capacity + 1));
+  if (entry.shape == NULL) {
+    tessel_api_error("out of memory reading the safetensors header");
+    return 0;
+  }
   int ok = tessel_st_entry_parse(j, &entry);
   if (!ok) tessel_api_error("the safetensors header is not valid JSON");
-  ok = ok && tessel_st_weight(w, &entry, data, data_size, storage);
+  ok = ok && tessel_st_weight(weights, w, &entry, data, data_size, storage);
   free(entry.dtype);
+  free(entry.shape);
   found[w] = ok;
   return ok;
 }
 
-static int tessel_st_load(const unsigned char* bytes, size_t size, unsigned char* storage) {
+static int tessel_st_load(const tessel_api_weight_table* weights, const unsigned char* bytes,
+                          size_t size, unsigned char* storage) {
   uint64_t header = 0;
   for (int k = 7; k >= 0 && size >= 8; --k) header = header << 8 | bytes[k];
   if (size < 8 || header > size - 8) {
@@ -336,57 +391,60 @@ static int tessel_st_load(const unsigned char* bytes, size_t size, unsigned char
   tessel_json j = {(const char*)bytes + 8, (const char*)bytes + 8 + header};
   const unsigned char* data = bytes + 8 + header;
   size_t data_size = size - 8 - (size_t)header;
-  int found[TESSEL_API_NUM_WEIGHTS + 1] = {0};
+  int* found = calloc((size_t)weights->count + 1, sizeof(int));
+  if (found == NULL) {
+    tessel_api_error("out of memory reading the safetensors header");
+    return 0;
+  }
   int ok = tessel_json_take(&j, '{');
   if (ok && !tessel_json_take(&j, '}')) {
     do {
-      ok = tessel_st_item(&j, data, data_size, storage, found);
+      ok = tessel_st_item(weights, &j, data, data_size, storage, found);
     } while (ok && tessel_json_take(&j, ','));
     ok = ok && tessel_json_take(&j, '}');
   }
-  if (!ok) {
-    if (tessel_error_message[0] == 0) tessel_api_error("the safetensors header is not valid JSON");
-    return 0;
-  }
-  for (int w = 0; w < TESSEL_API_NUM_WEIGHTS; ++w) {
+  if (!ok && tessel_error_message[0] == 0)
+    tessel_api_error("the safetensors header is not valid JSON");
+  for (int w = 0; ok && w < weights->count; ++w) {
     if (!found[w]) {
       tessel_api_error("the weights file has no tensor `%.200s` (weight %d)",
-                       tessel_api_weights[w].name, w);
-      return 0;
+                       weights->infos[w].name, w);
+      ok = 0;
     }
   }
-  return 1;
+  free(found);
+  return ok;
 }
 
 /* params.bin: every weight's raw bytes, concatenated in order, and nothing else. */
-static int tessel_raw_load(const unsigned char* bytes, size_t size, unsigned char* storage) {
+static int tessel_raw_load(const tessel_api_weight_table* weights, const unsigned char* bytes,
+                           size_t size, unsigned char* storage) {
   size_t offset = 0;
-  for (int w = 0; w < TESSEL_API_NUM_WEIGHTS; ++w) offset += tessel_api_weights[w].nbytes;
+  for (int w = 0; w < weights->count; ++w) offset += weights->infos[w].nbytes;
   if (offset != size) {
     tessel_api_error("params.bin holds %llu bytes; the model's weights are %llu",
                      (unsigned long long)size, (unsigned long long)offset);
     return 0;
   }
   offset = 0;
-  for (int w = 0; w < TESSEL_API_NUM_WEIGHTS; ++w) {
-    memcpy(storage + tessel_api_weight_offsets[w], bytes + offset, tessel_api_weights[w].nbytes);
-    offset += tessel_api_weights[w].nbytes;
+  for (int w = 0; w < weights->count; ++w) {
+    memcpy(storage + weights->offsets[w], bytes + offset, weights->infos[w].nbytes);
+    offset += weights->infos[w].nbytes;
   }
   return 1;
 }
 
-/* The weights of the file at `path` (params.bin when its name ends in ".bin", else
-   safetensors) in new storage; NULL after setting the error. */
-static unsigned char* tessel_api_load_weights(const char* path) {
+TESSEL_INTERNAL unsigned char* tessel_api_load_weights(const char* path,
+                                                       const tessel_api_weight_table* weights) {
   size_t size, length = strlen(path);
   unsigned char* bytes = tessel_api_read_file(path, &size);
   if (bytes == NULL) return NULL;
-  size_t total = (tessel_api_weight_bytes / TESSEL_API_ALIGNMENT + 1) * TESSEL_API_ALIGNMENT;
+  size_t total = (weights->bytes / TESSEL_API_ALIGNMENT + 1) * TESSEL_API_ALIGNMENT;
   unsigned char* storage = aligned_alloc(TESSEL_API_ALIGNMENT, total);
   tessel_error_message[0] = 0;
   int raw = length >= 4 && strcmp(path + length - 4, ".bin") == 0;
-  int ok = storage != NULL && (raw ? tessel_raw_load(bytes, size, storage)
-                                   : tessel_st_load(bytes, size, storage));
+  int ok = storage != NULL && (raw ? tessel_raw_load(weights, bytes, size, storage)
+                                   : tessel_st_load(weights, bytes, size, storage));
   if (storage == NULL) tessel_api_error("out of memory for the weights (%llu bytes)",
                                         (unsigned long long)total);
   free(bytes);
@@ -398,4 +456,21 @@ static unsigned char* tessel_api_load_weights(const char* path) {
 }
 """
 
-__all__ = ["LOADER"]
+# The reader's translation unit: what it includes and declares, then the reader.
+LOADER_UNIT = "\n".join(
+    [
+        "#include <stdarg.h>",
+        "#include <stddef.h>",
+        "#include <stdint.h>",
+        "#include <stdio.h>",
+        "#include <stdlib.h>",
+        "#include <string.h>",
+        VISIBILITY,
+        ERROR_MESSAGE_DECLARATION,
+        TENSOR_INFO_TYPE,
+        API_DECLARATIONS,
+        _READER,
+    ]
+)
+
+__all__ = ["API_DECLARATIONS", "LOADER_UNIT", "TENSOR_INFO_TYPE"]

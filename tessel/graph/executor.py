@@ -22,7 +22,7 @@ import numpy as np
 from tessel.codegen import CSource
 from tessel.driver import build
 from tessel.graph.aot import AotModule, aot_module
-from tessel.graph.c_api import ApiModel, ApiTensor, api_model, c_api_source
+from tessel.graph.c_api import LOADER_UNIT, ApiModel, ApiTensor, api_model, c_api_source
 from tessel.graph.export import export_model
 from tessel.graph.expr import OUTPUT_NAMES, Constant, Expr, Function, Var
 from tessel.graph.memory_plan import DeviceCopy, MemoryPlan, TensorSlot, plan_memory
@@ -150,7 +150,14 @@ def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name user
     aot = aot_module(lowered, plan, plan.weight_names(), link_params=target.link_params)
     outputs = [ApiTensor(o.name, o.shape, o.dtype) for o in _output_specs(lowered, plan)]
     api = functools.partial(_c_api, api_model(aot, plan, outputs))  # compiled into the library
-    library = build(aot.mod, target, progress=progress, extra_source=api, jobs=jobs)
+    library = build(
+        aot.mod,
+        target,
+        progress=progress,
+        extra_source=api,
+        support_units=(LOADER_UNIT,),
+        jobs=jobs,
+    )
     return CompiledModel(lowered, plan, library, aot, threads=threads)
 
 

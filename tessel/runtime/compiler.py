@@ -53,6 +53,9 @@ BASE_FLAGS = (
 # Tessel vectorizes its kernels itself and writes its selects branch-free, so little is lost.
 OPTIONAL_FLAGS = ("-march=native", "-fopenmp", "-fno-tree-loop-if-convert")
 LINK_FLAGS = ("-lm",)
+# Units of fixed support code (the C API's weights reader) are cold, and gcc builds them at -O2
+# in half its time at -O3.
+SUPPORT_OPTIMIZATION = "-O2"
 # Added for a sanitized build; the frame pointer keeps the sanitizer's stack traces readable.
 SANITIZER_FLAGS = {"address": ("-fsanitize=address", "-fno-omit-frame-pointer")}
 _CANDIDATES = ("cc", "gcc", "clang")
@@ -173,11 +176,13 @@ def compile_units(
     data_files: Sequence[DataFile] = (),
     fp_contract: bool = False,
     jobs: int = 1,
+    support_units: Sequence[str] = (),
 ) -> Path:
     """The path of a shared object built from the C translation `units` (as compile_source
-    does for one; the first unit is the one including the data files), compiling each unit
-    that is not cached, up to `jobs` at once, then linking; a unit's object is cached by its
-    content, so units another build shared are not compiled again."""
+    does for one; the first unit is the one including the data files) and the `support_units`
+    (fixed code, built at SUPPORT_OPTIMIZATION), compiling each unit that is not cached, up to
+    `jobs` at once, then linking; a unit's object is cached by its content, so units another
+    build shared (a support unit: every such build) are not compiled again."""
     if not units:
         raise BuildError("no C translation unit to compile", rule="build.compile")
     compiler = find_compiler()
@@ -185,28 +190,29 @@ def compile_units(
     directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     directory.mkdir(parents=True, exist_ok=True)
     data_key = _data_key(data_files)
-    if len(units) == 1:
+    if len(units) == 1 and not support_units:
         key = _cache_key(compiler, flags, units[0], data_key)
         library = directory / f"{key}.so"
         if not library.exists():
             _build(compiler, flags, units[0], key, library, directory, data_files)
         return library
     object_flags = tuple(f for f in flags if f != "-shared") + ("-c",)
+    support_flags = tuple(SUPPORT_OPTIMIZATION if f == "-O3" else f for f in object_flags)
     # Only the first unit includes the data files (tessel.codegen.c_units).
-    keys = [
-        _cache_key(compiler, object_flags, unit, data_key if i == 0 else "")
-        for i, unit in enumerate(units)
-    ]
+    sources = [(unit, object_flags, data_key if i == 0 else "") for i, unit in enumerate(units)]
+    sources += [(unit, support_flags, "") for unit in support_units]
+    keys = [_cache_key(compiler, f, unit, data) for unit, f, data in sources]
     library = directory / f"{_cache_key(compiler, flags, chr(0).join(keys), '')}.so"
     if library.exists():
         return library
     objects = [directory / f"{key}.o" for key in keys]
     missing = [i for i, path in enumerate(objects) if not path.exists()]
-    missing.sort(key=lambda i: -len(units[i]))  # the longest first: the others fill in
+    missing.sort(key=lambda i: -len(sources[i][0]))  # the longest first: the others fill in
 
     def build_object(i: int) -> None:
+        unit, unit_flags, _ = sources[i]
         data = data_files if i == 0 else ()
-        _build(compiler, object_flags, units[i], keys[i], objects[i], directory, data)
+        _build(compiler, unit_flags, unit, keys[i], objects[i], directory, data)
 
     if jobs > 1 and len(missing) > 1:
         with ThreadPoolExecutor(max_workers=min(jobs, len(missing))) as pool:

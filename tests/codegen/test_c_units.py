@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from tessel.codegen import generate
+from tessel.codegen.c_units import MIN_UNIT_BYTES, UNIT_BYTES, unit_bytes_for
 from tessel.ir.target import Target
 from tessel.runtime import Module, RuntimeCallError, compile_units
 from tessel.script import parse
@@ -174,3 +175,9 @@ def test_module_constants_work_from_any_unit(tmp_path, link_params):
     assert len(c_source.units) == 1 + (1 if link_params else 2)
     if link_params:  # the kernel reading a linked constant stays beside the blob
         assert "TESSEL_INTERNAL int32_t add_bias_impl(float* restrict" in c_source.units[0]
+
+
+def test_more_compiler_processes_get_smaller_units_down_to_a_floor():
+    sizes = [unit_bytes_for(jobs) for jobs in (1, 2, 3, 4, 64)]
+    assert sizes[0] == UNIT_BYTES and sizes[1] == UNIT_BYTES // 2
+    assert sizes == sorted(sizes, reverse=True) and sizes[-1] == MIN_UNIT_BYTES

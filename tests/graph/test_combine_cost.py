@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from tessel.graph import evaluate, parse
+from tessel.graph.executor import bind_params
 from tessel.graph.passes import CombineParallelDense, combine_cost
 from tessel.graph.passes.combine_cost import (
     MEASURE,
@@ -13,9 +14,12 @@ from tessel.graph.passes.combine_cost import (
     candidate_inputs,
     choose,
     measured_times,
+    settled,
 )
+from tessel.ir.target import Target
 from tessel.ir.transform import PassContext
 from tessel.runtime import compiler as compiler_module
+from tessel.support.errors import UserError
 from tessel.testing.compiler_runs import record_compiler_runs
 
 SMALL = Signature("nn.dense", (4, 16), (8, 8, 8), "float32", "float32", True, "")
@@ -108,3 +112,50 @@ def test_candidates_compiled_in_workers_leave_only_cache_reads_to_the_caller(tmp
     np.testing.assert_allclose(
         models["concat"](*inputs), np.concatenate(want, axis=-1), rtol=1e-5, atol=1e-5
     )
+
+
+QKV = Signature("nn.dense", (128, 384), (384, 384, 384), "float32", "float32", True, "")
+
+
+def test_the_prediction_settles_long_products_with_constant_weights():
+    assert QKV.flops == 2 * 128 * 384 * 1152
+    assert settled(QKV, None)
+    assert not settled(SMALL, None)  # a few µs: the kernels' fixed costs decide, so measure
+    computed = Signature("nn.dense", (128, 384), (384,) * 3, "float32", "float32", True, "", False)
+    assert not settled(computed, None)  # the combined forms copy weights at run time
+    # On 64 cores the group takes a few µs a core, so the kernels' fixed costs weigh again.
+    assert not settled(QKV, Target(cores=64))
+
+
+def _group(rows, width):
+    params = ", ".join(f"%w{k}: Tensor[({width}, {width}), float32]" for k in range(3))
+    outputs = ", ".join(f"nn.dense(%x, %w{k})" for k in range(3))
+    text = f"def @main(%x: Tensor[({rows}, {width}), float32], {params}) {{ ({outputs}) }}"
+    rng = np.random.default_rng(0)
+    weights = {f"w{k}": rng.standard_normal((width, width)).astype("float32") for k in range(3)}
+    return bind_params(parse(text), weights)
+
+
+@pytest.mark.parametrize(
+    ("rows", "mode", "measured"),
+    [(128, True, False), (2, True, True), (128, "always", True), (2, False, False)],
+    ids=["settled", "open", "always", "never"],
+)
+def test_measure_runs_only_where_the_config_and_the_prediction_leave_it(
+    monkeypatch, rows, mode, measured
+):
+    calls = []
+
+    def fake_measure(sig, *_):
+        calls.append(sig)
+        return {1: {"separate": 1.0, "concat": 0.5, "batch": 0.9}}
+
+    monkeypatch.setattr(combine_cost, "measured_times", lambda sig, *a, **k: fake_measure(sig))
+    after = CombineParallelDense()(_group(rows, 384), PassContext(config={MEASURE: mode}))
+    assert bool(calls) == measured
+    assert "concatenate" in str(after)
+
+
+def test_an_unknown_measure_setting_is_refused():
+    with pytest.raises(UserError, match="'sometimes'"):
+        CombineParallelDense()(_group(2, 8), PassContext(config={MEASURE: "sometimes"}))

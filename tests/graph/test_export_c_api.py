@@ -12,6 +12,7 @@ import pytest
 from graph_models import link_against_export, run_without_python
 from onnx import TensorProto, helper, numpy_helper
 from safetensors import safe_open
+from safetensors.numpy import load_file, save_file
 
 from tessel import graph
 from tessel.frontend.onnx import from_onnx
@@ -161,6 +162,28 @@ def test_create_reads_safetensors_or_params_bin_and_refuses_bad_files(tiny, tmp_
         assert next(v for k, v in expected.items() if name.startswith(k)) in error, error
     handle, error = api.create(None)
     assert not handle and "params.safetensors" in error
+
+
+def test_create_refuses_a_weight_of_another_rank_or_a_missing_one(tiny, tmp_path):
+    out = tiny.export(tmp_path / "tiny")
+    api = Api(out / "model.so")
+    weights = load_file(str(out / "params.safetensors"))
+    name, first = next(iter(weights.items()))
+    cases = {
+        "longer": ({**weights, name: first.reshape(*first.shape, 1, 1)}, "shape in the file"),
+        "shorter": ({**weights, name: first.reshape(-1)}, "shape in the file"),
+        "missing": ({k: v for k, v in weights.items() if k != name}, "has no tensor"),
+    }
+    for case, (content, message) in cases.items():
+        path = tmp_path / f"{case}.safetensors"
+        save_file(content, str(path))
+        handle, error = api.create(path)
+        assert not handle, case
+        assert message in error and name in error, error
+    save_file(weights, str(tmp_path / "same.safetensors"))
+    handle, _ = api.create(tmp_path / "same.safetensors")
+    assert handle
+    api.lib.tessel_model_destroy(handle)
 
 
 def test_linked_weights_need_no_params_file(tmp_path):

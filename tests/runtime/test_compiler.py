@@ -92,6 +92,19 @@ def test_a_unit_another_library_shares_is_not_compiled_again(tmp_path, counted_c
     assert len(counted_compiles) == 3  # the changed unit only; SECOND_UNIT's object is reused
 
 
+def test_a_support_unit_is_built_at_o2_once_and_linked_into_each_library(
+    tmp_path, counted_compiles
+):
+    library = compile_units([SECOND_UNIT], cache_dir=tmp_path, support_units=[FIRST_UNIT])
+    assert ctypes.CDLL(str(library)).tessel_test_answer() == 42
+    support = [run for run in counted_compiles if "-O2" in run]
+    assert len(support) == 1 and "-O3" not in support[0]
+    other = SECOND_UNIT.replace("tessel_test_answer", "tessel_test_other")
+    library = compile_units([other], cache_dir=tmp_path, support_units=[FIRST_UNIT])
+    assert ctypes.CDLL(str(library)).tessel_test_other() == 42
+    assert len([run for run in counted_compiles if "-O2" in run]) == 1  # from the cache
+
+
 def test_a_failing_unit_is_a_build_error_and_no_library(tmp_path):
     with pytest.raises(BuildError, match="C compiler failed") as err:
         compile_units([FIRST_UNIT, "int broken( {\n"], cache_dir=tmp_path, jobs=2)

@@ -1,21 +1,36 @@
-"""The cost model CombineParallelDense chooses by: the measured time of each strategy's kernels.
+"""The cost model CombineParallelDense chooses by: a prediction where it settles the choice, the
+measured time of each strategy's kernels where it does not.
 
 Which strategy wins depends on the shapes and the machine (in the TVM thread behind it, one
 wide GEMM beat a strided-batched one for three small products on a GPU; on a CPU the stack
-copies of the batch strategy cost memory traffic that a wide dense does not). So for each
-group's signature (the operator, data shape, widths, dtypes) the candidates (the products kept
-separate, one concatenated product, one batched product) are compiled with the default
-schedules and timed, interleaved, on random data, at one thread and at all of them. The
-fastest round of each is kept in a small on-disk table (the artifact cache,
-`~/.cache/tessel/combine_parallel_dense/`), so a signature is measured once per machine and
-target. A combined strategy is chosen only when its time relative to keeping the products
-separate (geometric mean over the thread counts) is below 1 - `MARGIN`, so that noise does
-not rewrite graphs for nothing.
+copies of the batch strategy cost memory traffic that a wide dense does not).
 
-`PassContext(config={MEASURE: False})` skips measuring (a compile that must not spend the
-time): the choice then follows the model without measurements, which predicts that the
-concatenated product wins (the same arithmetic and bytes as the separate products, fewer
-kernels, no copies of the data).
+The prediction. When the weights are constants, combining them is folded at compile time, so
+the concatenated product does the arithmetic of the separate ones, reads the data once instead
+of N times and copies nothing, in one kernel instead of N; batching adds N copies of the data.
+What the separate products can win back is each kernel's fixed cost (a parallel loop's
+dispatch and join, its operands reaching the cache), which the tile rules do not see. The
+prediction settles a group when N - 1 such costs (`KERNEL_SECONDS`) are under `MARGIN` of the
+group's time at the target's cores, estimated at `PRODUCT_FLOPS` a thread: then no strategy is
+expected to beat the concatenated product by more than the margin the measurements are read
+with. Both constants are conservative (the cost high, the rate low: this machine's products
+run at 100-250 GFLOP/s a core), so an unsure group is measured. MiniLM's and DistilBERT's Q/K/V
+projections (0.1-0.5 GFLOP) are settled; a GRU's gates (8 rows) and groups whose weights are
+computed at run time (the combined forms then copy them) are measured.
+
+The measurement. For each unsettled group's signature (the operator, data shape, widths,
+dtypes) the candidates (the products kept separate, one concatenated product, one batched
+product) are compiled with the default schedules and timed, interleaved, on random data, at
+one thread and at all of them. The fastest round of each is kept in a small on-disk table (the
+artifact cache, `~/.cache/tessel/combine_parallel_dense/`), so a signature is measured once per
+machine and target. A combined strategy is chosen only when its time relative to keeping the
+products separate (geometric mean over the thread counts) is below 1 - `MARGIN`, so that noise
+does not rewrite graphs for nothing.
+
+`PassContext(config={MEASURE: ...})` says when to measure: True (the default) for the groups
+the prediction leaves open, False never (a compile that must not spend the time: every group
+gets the concatenated product), "always" for every group (how the benchmark checks the
+prediction, `benchmarks/combine_parallel_dense.py`).
 """
 
 from __future__ import annotations
@@ -40,6 +55,7 @@ from tessel.ir.transform import PassContext
 from tessel.runtime import read_artifact, write_artifact
 from tessel.runtime.compiler import compiler_flags, find_compiler
 from tessel.runtime.threads import current_threads, set_threads
+from tessel.support.errors import UserError
 from tessel.support.frozen_map import FrozenMap
 from tessel.support.worker_processes import compile_jobs, map_in_workers
 
@@ -48,6 +64,9 @@ MEASUREMENTS_KIND = "combine_parallel_dense"
 TABLE_VERSION = "2"  # bump when the candidates' kernels change enough to outdate old times
 MARGIN = 0.03
 ROUNDS = 15
+# A kernel's fixed cost and a product's rate a thread, as the prediction bounds them (see above).
+KERNEL_SECONDS = 5e-6
+PRODUCT_FLOPS = 50e9
 
 
 @dataclass(frozen=True)
@@ -80,6 +99,12 @@ class Signature:
             str(first.call.attrs.get("out_dtype", "") or ""),
             all(isinstance(p.weight, Constant) for p in products),
         )
+
+    @property
+    def flops(self) -> int:
+        """Multiplies and adds of the group's products."""
+        rows = int(np.prod(self.data_shape[:-1], dtype=np.int64))
+        return 2 * rows * self.data_shape[-1] * sum(self.widths)
 
     @property
     def batchable(self) -> bool:
@@ -272,15 +297,31 @@ def predicted(sig: Signature) -> str:
     return CONCAT
 
 
+def settled(sig: Signature, target: Target | None) -> bool:
+    """Whether the prediction settles the group's choice: constant weights, and the separate
+    products' extra kernels cost under MARGIN of the group's time on the target's cores."""
+    if not sig.constant_weights:
+        return False
+    threads = (target or _host()).cores
+    seconds = sig.flops / (PRODUCT_FLOPS * threads)
+    return (len(sig.widths) - 1) * KERNEL_SECONDS < MARGIN * seconds
+
+
 def measured_chooser(ctx: PassContext, target: Target | None = None, jobs: int | None = None):
-    """The strategy chooser CombineParallelDense uses by default: measured (compiling in up to
-    `jobs` processes), or predicted when the context says not to measure."""
-    measure_now = bool(ctx.config.get(MEASURE, True))
+    """The strategy chooser CombineParallelDense uses by default: predicted where that settles
+    the choice, else measured (compiling in up to `jobs` processes), as the context's MEASURE
+    says."""
+    mode = ctx.config.get(MEASURE, True)
+    if not (isinstance(mode, bool) or mode == "always"):
+        raise UserError(
+            f"{MEASURE} is {mode!r}; it takes True, False or 'always'", rule=f"config.{MEASURE}"
+        )
     memo: dict[Signature, str] = {}
 
     def chooser(products: Sequence[Product]) -> str:
         sig = Signature.of(products)
         if sig not in memo:
+            measure_now = mode == "always" or (mode is True and not settled(sig, target))
             memo[sig] = (
                 choose(measured_times(sig, target, jobs=jobs)) if measure_now else predicted(sig)
             )
@@ -300,4 +341,5 @@ __all__ = [
     "measured_chooser",
     "measured_times",
     "predicted",
+    "settled",
 ]
