@@ -14,9 +14,10 @@ prediction settles a group when N - 1 such costs (`KERNEL_SECONDS`) are under `M
 group's time at the target's cores, estimated at `PRODUCT_FLOPS` a thread: then no strategy is
 expected to beat the concatenated product by more than the margin the measurements are read
 with. Both constants are conservative (the cost high, the rate low: this machine's products
-run at 100-250 GFLOP/s a core), so an unsure group is measured. MiniLM's and DistilBERT's Q/K/V
-projections (0.1-0.5 GFLOP) are settled; a GRU's gates (8 rows) and groups whose weights are
-computed at run time (the combined forms then copy them) are measured.
+run at 100-250 GFLOP/s a core), so an unsure group is measured. On two cores MiniLM's and
+DistilBERT's Q/K/V projections (0.1-0.5 GFLOP) are settled (on 16, MiniLM's are measured); a
+GRU's gates (8 rows) and groups whose weights are computed at run time (the combined forms then
+copy them) are measured.
 
 The measurement. For each unsettled group's signature (the operator, data shape, widths,
 dtypes) the candidates (the products kept separate, one concatenated product, one batched
