@@ -81,7 +81,9 @@ def timed_compile(model: Path, shapes: list[str], jobs: int, home: Path) -> dict
     command = [sys.executable, "-c", COMMAND, "compile", str(model), "--timings", "-q"]
     command += ["--jobs", str(jobs)] + [arg for s in shapes for arg in ("--shape", s)]
     env = {**os.environ, "HOME": str(home)}  # Tessel's caches live under ~/.cache/tessel
-    result = subprocess.run(command, capture_output=True, text=True, env=env)
+    # In `home`: `python -c` imports from its working directory first, so run from a checkout
+    # it would compile that checkout's Tessel whatever PYTHONPATH names (an A/B of two versions).
+    result = subprocess.run(command, capture_output=True, text=True, env=env, cwd=home)
     if result.returncode != 0:
         raise RuntimeError(f"{model.name} failed to compile:\n{result.stderr}")
     times: dict[str, float] = {}
