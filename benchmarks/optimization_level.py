@@ -20,41 +20,22 @@ os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "20")  # see benchmarks/models.
 
 import argparse
 import sys
-import time
 
 import numpy as np
 import onnx
 from timing import interleaved_medians
 
+from tessel.cli.timings import StageTimer
 from tessel.frontend.onnx import from_onnx
 from tessel.graph import compile as compile_graph
 from tessel.runtime import compiler
 from tessel.runtime.threads import set_threads
-from tessel.support.progress import Progress
+from tessel.support.progress import NO_PROGRESS
 from tessel.testing import zoo
 
 sys.path.insert(0, os.path.dirname(__file__))
 
 DEFAULT_MODELS = "squeezenet,mobilenet_v3,efficientnet,resnet,googlenet,convnext,vit"
-
-
-class StageTimes(Progress):
-    """Each stage's seconds, from one report of a stage to the next (or to `finish`)."""
-
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = {}
-        self.current: str | None = None
-        self.since = 0.0
-
-    def stage(self, name: str, total: int | None = None) -> None:
-        self.finish()
-        self.current, self.since = name, time.perf_counter()
-
-    def finish(self) -> None:
-        if self.current is not None:
-            spent = time.perf_counter() - self.since
-            self.seconds[self.current] = self.seconds.get(self.current, 0.0) + spent
-            self.current = None
 
 
 def compiled_at(level: str, mod, params):
@@ -63,14 +44,14 @@ def compiled_at(level: str, mod, params):
     base = compiler.BASE_FLAGS
     compiler.BASE_FLAGS = tuple(level if flag == "-O3" else flag for flag in base)
     compiler.compiler_flags.cache_clear()  # it keeps its answer for the process
-    stages = StageTimes()
+    timer = StageTimer(NO_PROGRESS)  # what `tessel compile --timings` reports
     try:
-        model = compile_graph(mod, params, progress=stages)
+        model = compile_graph(mod, params, progress=timer)
     finally:
         compiler.BASE_FLAGS = base
         compiler.compiler_flags.cache_clear()
-    stages.finish()
-    return model, stages.seconds.get("compiling and linking C", 0.0)
+    timer.end()
+    return model, sum(s.seconds for s in timer.stages if s.name == "compiling and linking C")
 
 
 def run_model(name: str, level: str, runs: int) -> list[str]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from tessel.graph.aot import AotModule
-from tessel.graph.c_api_loader import API_DECLARATIONS, LOADER_UNIT, TENSOR_INFO_TYPE
+from tessel.graph.c_api_loader import API_DECLARATIONS, TENSOR_INFO_TYPE
 from tessel.graph.memory_plan import MemoryPlan
 from tessel.support.abi import FunctionSignature
 from tessel.support.dtype import DataType
@@ -291,11 +291,4 @@ static int tessel_api_check(const tessel_model* model, const void* const inputs[
 }
 """
 
-__all__ = [
-    "LOADER_UNIT",
-    "TENSOR_INFO_TYPE",
-    "ApiModel",
-    "ApiTensor",
-    "api_model",
-    "c_api_source",
-]
+__all__ = ["TENSOR_INFO_TYPE", "ApiModel", "ApiTensor", "api_model", "c_api_source"]

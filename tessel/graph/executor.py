@@ -22,7 +22,8 @@ import numpy as np
 from tessel.codegen import CSource
 from tessel.driver import build
 from tessel.graph.aot import AotModule, aot_module
-from tessel.graph.c_api import LOADER_UNIT, ApiModel, ApiTensor, api_model, c_api_source
+from tessel.graph.c_api import ApiModel, ApiTensor, api_model, c_api_source
+from tessel.graph.c_api_loader import LOADER_UNIT
 from tessel.graph.export import export_model
 from tessel.graph.expr import OUTPUT_NAMES, Constant, Expr, Function, Var
 from tessel.graph.memory_plan import DeviceCopy, MemoryPlan, TensorSlot, plan_memory
