@@ -4,12 +4,13 @@ tests: slow and simple on purpose."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from tessel.graph.dims import bind_shape, check_shape
 from tessel.graph.expr import Call, Constant, Expr, Function, If, Let, Tuple, TupleGetItem, Var
 from tessel.graph.op import get_op
 from tessel.graph.traversal import operands
@@ -171,7 +172,26 @@ def evaluate(
     extra = list(positional)
     if extra:
         raise EvaluationError(f"{len(extra)} argument(s) more than the function's parameters")
+    _check_symbolic_shapes(root.params, values)
     return interpreter.call(Closure(root), values)
+
+
+def _check_symbolic_shapes(params: Sequence[Var], values: Sequence[Any]) -> None:
+    """The arguments of a function with symbolic parameter types agree with them: each symbol
+    takes one size in every input (`batch` in two inputs), static axes match; else a ValueError
+    naming the input and the axis."""
+    declared = [
+        (p, v)
+        for p, v in zip(params, values, strict=True)
+        if isinstance(p.type_annotation, TensorType) and isinstance(v, np.ndarray)
+    ]
+    if all(p.type_annotation.is_static for p, _ in declared):
+        return
+    sizes: dict[Any, int] = {}
+    for param, value in declared:
+        bind_shape(param.type_annotation.shape, value.shape, sizes, f"input `{param.name_hint}`")
+    for param, value in declared:
+        check_shape(param.type_annotation.shape, value.shape, sizes, f"input `{param.name_hint}`")
 
 
 __all__ = ["Closure", "EvaluationError", "evaluate"]

@@ -38,6 +38,7 @@ from tessel.graph.passes.plan_devices import PlanDevices
 from tessel.graph.random_state import RandomState
 from tessel.graph.traversal import post_order_exprs
 from tessel.graph.ty import TensorType, TupleType, Type
+from tessel.graph.type_util import type_str
 from tessel.ir.module import IRModule
 from tessel.ir.node import with_changes
 from tessel.ir.target import Target
@@ -63,6 +64,24 @@ def default_passes(target: Target | None = None, jobs: int | None = None) -> tup
     """The graph passes `compile` runs before LowerTE for `target` (this machine when None;
     tessel.graph.passes.pipeline), compiling in up to `jobs` processes where one compiles."""
     return tuple(default_pipeline(target, jobs))
+
+
+def _refuse_symbolic_inputs(mod: IRModule) -> None:
+    """A UserError naming each input of symbolic shape: the kernels, the memory plan and the
+    executor are built for static shapes (dynamic ones are issue 29's next steps)."""
+    main = mod["main"]
+    symbolic = [
+        f"`{p.name_hint}`: {type_str(p.type_annotation)}"
+        for p in main.params
+        if isinstance(p.type_annotation, TensorType) and not p.type_annotation.is_static
+    ]
+    if symbolic:
+        raise UserError(
+            f"compile needs static shapes, but inputs have symbolic ones: {'; '.join(symbolic)}",
+            rule="compile.symbolic-shape",
+            hint="give each symbol a size (from_onnx's `dims`, or `tessel compile --shape "
+            "batch=1`); tessel.graph.evaluate runs symbolic programs at any size",
+        )
 
 
 def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name users look for
@@ -108,6 +127,7 @@ def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name user
     if isinstance(params, str | Path):
         params = load_params(params)
     mod = bind_params(mod, params or {})
+    _refuse_symbolic_inputs(mod)
     passes = default_passes(target, jobs) if passes is None else passes
     devices = uses_devices(mod)
     if needs_inlining(mod):  # closures, global functions, `if`: first-order for the executor

@@ -1,9 +1,11 @@
-"""Types of graph expressions: tensors with static shapes, tuples, functions (Relay's types)."""
+"""Types of graph expressions: tensors with static or symbolic shapes, tuples, functions (Relay's
+types)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tessel.graph.dims import Dim, is_static, normalize_dim
 from tessel.ir.node import Node
 from tessel.support.dtype import DataType
 from tessel.support.errors import IRTypeError
@@ -16,16 +18,25 @@ class Type(Node):
 
 @dataclass(frozen=True, slots=True, eq=False)
 class TensorType(Type):
-    """A tensor of static `shape` and `dtype` (`Tensor[(1, 3), float32]`; `()` is a scalar)."""
+    """A tensor of `shape` and `dtype` (`Tensor[(1, 3), float32]`; `()` is a scalar). A
+    dimension is a non-negative int or a symbolic integer expression (`Tensor[(batch, 384),
+    float32]`, tessel/graph/dims.py)."""
 
-    shape: tuple[int, ...]
+    shape: tuple[Dim, ...]
     dtype: str = "float32"
 
     def __post_init__(self) -> None:
-        shape = tuple(self.shape)
-        if any(not isinstance(d, int) or isinstance(d, bool) or d < 0 for d in shape):
+        try:
+            shape = tuple(normalize_dim(d) for d in self.shape)
+        except TypeError as err:
             raise IRTypeError(
-                f"a tensor shape is non-negative ints, got {self.shape!r}", rule="type.shape"
+                f"a tensor shape is non-negative ints or integer expressions, got "
+                f"{self.shape!r} ({err})",
+                rule="type.shape",
+            ) from None
+        if any(isinstance(d, int) and d < 0 for d in shape):
+            raise IRTypeError(
+                f"a tensor shape is non-negative, got {self.shape!r}", rule="type.shape"
             )
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "dtype", str(DataType.of(self.dtype)))
@@ -33,6 +44,11 @@ class TensorType(Type):
     @property
     def ndim(self) -> int:
         return len(self.shape)
+
+    @property
+    def is_static(self) -> bool:
+        """True if every dimension is an int."""
+        return is_static(self.shape)
 
 
 @dataclass(frozen=True, slots=True, eq=False)

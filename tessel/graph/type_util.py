@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tessel.graph.dims import dims_equal, shape_text
 from tessel.graph.ty import FuncType, IncompleteType, TensorType, TupleType, Type
 
 
@@ -11,8 +12,7 @@ def type_str(ty: Type | None) -> str:
     if ty is None or isinstance(ty, IncompleteType):
         return "?"
     if isinstance(ty, TensorType):
-        dims = ", ".join(str(d) for d in ty.shape) + ("," if len(ty.shape) == 1 else "")
-        return f"Tensor[({dims}), {ty.dtype}]"
+        return f"Tensor[{shape_text(ty.shape)}, {ty.dtype}]"
     if isinstance(ty, TupleType):
         inner = ", ".join(type_str(f) for f in ty.fields) + ("," if len(ty.fields) == 1 else "")
         return f"({inner})"
@@ -37,7 +37,11 @@ def type_equal(a: Type | None, b: Type | None) -> bool:
     if a is b:
         return True
     if isinstance(a, TensorType) and isinstance(b, TensorType):
-        return a.shape == b.shape and a.dtype == b.dtype
+        return (
+            a.dtype == b.dtype
+            and len(a.shape) == len(b.shape)
+            and all(dims_equal(x, y) for x, y in zip(a.shape, b.shape, strict=True))
+        )
     if isinstance(a, TupleType) and isinstance(b, TupleType):
         return len(a.fields) == len(b.fields) and all(
             type_equal(x, y) for x, y in zip(a.fields, b.fields, strict=True)

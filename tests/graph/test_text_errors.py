@@ -97,14 +97,34 @@ CASES = [
         "expected a type",
     ),
     (
-        "dynamic_dimension",
+        "negative_dimension",
         """
-        def @main(%x: Tensor[(?, 3), float32]) {  // error
+        def @main(%x: Tensor[(2 - 5, 3), float32]) {  // error
           %x
         }
         """,
-        "?",
-        "dynamic dimensions (`?`) are not supported",
+        "2",
+        "a dimension is non-negative, not -3",
+    ),
+    (
+        "dimension_missing_operand",
+        """
+        def @main(%x: Tensor[(n + , 3), float32]) {  // error
+          %x
+        }
+        """,
+        ",",
+        "expected a dimension",
+    ),
+    (
+        "dimension_zero_divisor",
+        """
+        def @main(%x: Tensor[(floordiv(n, 0), 3), float32]) {  // error
+          %x
+        }
+        """,
+        "floordiv",
+        "floordiv takes a positive divisor, not 0",
     ),
     (
         "missing_semicolon",

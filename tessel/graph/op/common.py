@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from tessel.graph.dims import Dim, dim_text, dims_equal
 from tessel.graph.op.op_def import Args, Attrs, OpDef, OpPattern
 from tessel.graph.ty import TensorType, Type
 from tessel.support.dtype import DataType
@@ -41,9 +42,11 @@ def expect_not_bool(args: Args, name: str) -> TensorType:
     return ty
 
 
-def broadcast_shapes(args: Args, names: Sequence[str]) -> tuple[int, ...]:
-    """The NumPy broadcast of the shapes of arguments `names`, or an error naming the culprit."""
-    shape: tuple[int, ...] = ()
+def broadcast_shapes(args: Args, names: Sequence[str]) -> tuple[Dim, ...]:
+    """The NumPy broadcast of the shapes of arguments `names`, or an error naming the culprit.
+    Symbolic dimensions broadcast when proved equal, or against a 1; two that may differ are
+    refused (a size that could be 1 at run time would change the result's shape)."""
+    shape: tuple[Dim, ...] = ()
     seen: list[str] = []
     for name in names:
         other = args.tensor(name).shape
@@ -52,18 +55,27 @@ def broadcast_shapes(args: Args, names: Sequence[str]) -> tuple[int, ...]:
         b = (1,) * (rank - len(other)) + other
         merged = []
         for dim, (x, y) in enumerate(zip(a, b, strict=True)):
-            if x != y and 1 not in (x, y):
+            if dims_equal(x, y) or y == 1:
+                merged.append(x)
+            elif x == 1:
+                merged.append(y)
+            else:
                 raise args.error(
                     name,
-                    f"of shape {list(other)} does not broadcast with shape {list(shape)} of "
-                    f"{' and '.join(f'`{s}`' for s in seen)}: dimension {dim - rank} is {y} "
-                    f"against {x}",
-                    hint="each dimension, counted from the last, must be equal or 1 in one of them",
+                    f"of shape {shape_list(other)} does not broadcast with shape "
+                    f"{shape_list(shape)} of {' and '.join(f'`{s}`' for s in seen)}: dimension "
+                    f"{dim - rank} is {dim_text(y)} against {dim_text(x)}",
+                    hint="each dimension, counted from the last, must be equal or 1 in one of "
+                    "them (symbolic ones provably so)",
                 )
-            merged.append(x if y == 1 else y)
         shape = tuple(merged)
         seen.append(name)
     return shape
+
+
+def shape_list(shape: Sequence[Dim]) -> str:
+    """A shape for messages as a list: `[1, 3]`, `[batch, 384]`."""
+    return "[" + ", ".join(dim_text(d) for d in shape) + "]"
 
 
 def reduce_axes(

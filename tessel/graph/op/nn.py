@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from tessel import te, topi
+from tessel.graph.dims import dim_product, dims_equal
 from tessel.graph.op import conv_nd
 from tessel.graph.op.common import as_dtype, same_as
 from tessel.graph.op.op_def import Args, Attr, Attrs, OpDef, OpPattern
@@ -149,7 +150,7 @@ def _dense_rel(args: Args, attrs: Attrs) -> Type:
     if data.ndim < 1:
         raise args.error("data", "must have rank at least 1, got a scalar")
     units, features = weight.shape
-    if features != data.shape[-1]:
+    if not dims_equal(features, data.shape[-1]):
         raise args.error("weight", f"has {features} input features but `data` has {data.shape[-1]}")
     if attrs.units is not None and attrs.units != units:
         raise args.error("units", f"is {attrs.units} but `weight` has {units} rows")
@@ -187,7 +188,7 @@ def _matmul_rel(args: Args, attrs: Attrs) -> Type:
     args.same_dtype("tensor_b", "tensor_a")
     k_a = a.shape[-2] if attrs.transpose_a else a.shape[-1]
     k_b, n = (b.shape[1], b.shape[0]) if attrs.transpose_b else b.shape
-    if k_a != k_b:
+    if not dims_equal(k_a, k_b):
         raise args.error("tensor_b", f"reduces over {k_b} elements but `tensor_a` has {k_a}")
     if attrs.units is not None and attrs.units != n:
         raise args.error("units", f"is {attrs.units} but `tensor_b` gives {n} columns")
@@ -219,9 +220,9 @@ def _batch_matmul_rel(args: Args, attrs: Attrs) -> Type:
     args.same_dtype("tensor_b", "tensor_a")
     m, k_a = (a.shape[2], a.shape[1]) if attrs.transpose_a else a.shape[1:]
     n, k_b = b.shape[1:] if attrs.transpose_b else (b.shape[2], b.shape[1])
-    if k_a != k_b:
+    if not dims_equal(k_a, k_b):
         raise args.error("tensor_b", f"reduces over {k_b} elements but `tensor_a` has {k_a}")
-    if a.shape[0] != b.shape[0] and 1 not in (a.shape[0], b.shape[0]):
+    if not dims_equal(a.shape[0], b.shape[0]) and 1 not in (a.shape[0], b.shape[0]):
         raise args.error(
             "tensor_b", f"has batch {b.shape[0]} but `tensor_a` has {a.shape[0]} (and neither is 1)"
         )
@@ -251,7 +252,7 @@ def _bias_add_rel(args: Args, attrs: Attrs) -> Type:
     data, bias = args.tensor("data"), args.tensor("bias", ndim=1)
     args.same_dtype("bias", "data")
     axis = args.axis("axis", attrs.axis, data.ndim)
-    if bias.shape[0] != data.shape[axis]:
+    if not dims_equal(bias.shape[0], data.shape[axis]):
         raise args.error(
             "bias", f"has {bias.shape[0]} values but axis {axis} of `data` has {data.shape[axis]}"
         )
@@ -276,7 +277,7 @@ def _batch_flatten_rel(args: Args, attrs: Attrs) -> Type:
     data = args.tensor("data")
     if data.ndim < 1:
         raise args.error("data", "must have rank at least 1, got a scalar")
-    return same_as(data, (data.shape[0], math.prod(data.shape[1:])))
+    return same_as(data, (data.shape[0], dim_product(data.shape[1:])))
 
 
 OPERATORS = (

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from tessel.graph.op.elementwise_semantics import BINARY_NAMES
 from tessel.graph.ty import TensorType, TupleType, Type
 from tessel.graph.type_util import type_str
 from tessel.ir.virtual_device import VirtualDevice
@@ -207,6 +208,52 @@ STRING_OPERATORS = frozenset(
 )
 
 
+# The operators whose type relations take symbolic dimensions (tessel/graph/dims.py): every
+# elementwise operator, and these, whose relations decide equalities by proof. A call of any
+# other operator on a symbolic shape is refused, naming the operator, so no relation guesses.
+SYMBOLIC_OPERATORS = frozenset(
+    {
+        *BINARY_NAMES,
+        "where",
+        "reshape",
+        "transpose",
+        "squeeze",
+        "expand_dims",
+        "concatenate",
+        "take",
+        "nn.dense",
+        "nn.matmul",
+        "nn.batch_matmul",
+        "nn.bias_add",
+        "nn.batch_flatten",
+        "nn.softmax",
+        "nn.log_softmax",
+        "nn.layer_norm",
+        "nn.l2_normalize",
+        "sum",
+        "mean",
+        "max",
+        "min",
+        "prod",
+        "nn.conv2d",
+        "nn.max_pool2d",
+        "nn.avg_pool2d",
+        "nn.global_avg_pool2d",
+        "nn.global_max_pool2d",
+    }
+)
+
+
+def _symbolic_argument(arguments: Sequence[str], types: Sequence[Type]) -> tuple[str, str] | None:
+    """The first argument with a symbolic dimension and its type's text, or None."""
+    for name, ty in zip(arguments, types, strict=True):
+        fields = ty.fields if isinstance(ty, TupleType) else (ty,)
+        for field in fields:
+            if isinstance(field, TensorType) and not field.is_static:
+                return name, type_str(field)
+    return None
+
+
 def _refuse_strings(op: str, arguments: Sequence[str], types: Sequence[Type]) -> None:
     for name, ty in zip(arguments, types, strict=True):
         fields = ty.fields if isinstance(ty, TupleType) else (ty,)
@@ -266,7 +313,25 @@ class OpDef:
         normalized = attrs if isinstance(attrs, Attrs) else self.normalize_attrs(attrs)
         if self.name not in STRING_OPERATORS:
             _refuse_strings(self.name, self.arguments, arg_types)
-        return self.relation(Args(self, arg_types), normalized)
+        symbolic = _symbolic_argument(self.arguments, arg_types)
+        if symbolic is None:
+            return self.relation(Args(self, arg_types), normalized)
+        name, text = symbolic
+        if self.name not in SYMBOLIC_OPERATORS and self.pattern != OpPattern.ELEMWISE:
+            raise OpTypeError(
+                f"{self.name}: argument `{name}` has symbolic shape {text}, which `{self.name}` "
+                "does not take yet",
+                rule="graph.op-symbolic",
+                hint="give the symbols sizes (tessel.frontend.from_onnx's `dims`, or --shape)",
+            )
+        try:
+            return self.relation(Args(self, arg_types), normalized)
+        except TypeError as err:  # a relation met a comparison no proof decides
+            raise OpTypeError(
+                f"{self.name}: cannot type the call for argument `{name}` of symbolic shape "
+                f"{text}: {err}",
+                rule="graph.op-symbolic",
+            ) from None
 
     def evaluate(self, args: Sequence[Any], attrs: Mapping[str, Any] | None) -> Any:
         """The NumPy reference applied to argument values (arrays, tuples of arrays)."""

@@ -3,13 +3,13 @@ concatenate, split, strided_slice, broadcast_to, nn.pad, trilu."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
 
 from tessel import topi
-from tessel.graph.op.common import same_as
+from tessel.graph.dims import Dim, dim_product, dim_text, dims_equal, simplify_dim
+from tessel.graph.op.common import same_as, shape_list
 from tessel.graph.op.op_def import Args, Attr, Attrs, OpDef, OpPattern
 from tessel.graph.ty import TupleType, Type
 from tessel.support.dtype import DataType
@@ -76,31 +76,51 @@ def _split_extent(shape: Sequence[int], src: int, newshape: Sequence[int], i: in
         a = extent // b
     elif b == -1 and a > 0:
         b = extent // a
-    if a * b != extent or a <= 0 or b <= 0:
+    if not dims_equal(dim_product((a, b)), extent) or a <= 0 or b <= 0:
         raise _ShapeError(
-            f"{list(newshape)}: cannot split extent {extent} into "
+            f"{list(newshape)}: cannot split extent {dim_text(extent)} into "
             f"{newshape[i + 1]} x {newshape[i + 2]}"
         )
     return [a, b]
 
 
 def _infer_extent(
-    shape: Sequence[int], newshape: Sequence[int], out: list[int], infer: int | None
-) -> tuple[int, ...]:
-    size = math.prod(shape)
+    shape: Sequence[Dim], newshape: Sequence[int], out: list[Dim], infer: int | None
+) -> tuple[Dim, ...]:
+    size = dim_product(shape)
     if infer is not None:
-        known = math.prod(out[:infer] + out[infer + 1 :])
-        if known == 0 or size % known:
+        rest, known = _cancel_factors(shape, out[:infer] + out[infer + 1 :])
+        remainder = dim_product(rest)
+        inferred = 0 if known == 0 else simplify_dim(remainder // known)
+        if known == 0 or not dims_equal(dim_product((inferred, known)), remainder):
             raise _ShapeError(
-                f"cannot infer the -1 in {list(newshape)} for input shape {list(shape)}"
+                f"cannot infer the -1 in {list(newshape)} for input shape {shape_list(shape)}"
             )
-        out[infer] = size // known
-    if math.prod(out) != size:
+        out[infer] = inferred
+    total = dim_product(out)
+    if not dims_equal(total, size):
         raise _ShapeError(
-            f"{list(newshape)} gives shape {out} of {math.prod(out)} elements but the input has "
-            f"shape {list(shape)} ({size} elements)"
+            f"{list(newshape)} gives shape {shape_list(out)} of {dim_text(total)} elements but "
+            f"the input has shape {shape_list(shape)} ({dim_text(size)} elements)"
         )
     return tuple(out)
+
+
+def _cancel_factors(shape: Sequence[Dim], given: Sequence[Dim]) -> tuple[list[Dim], Dim]:
+    """The input extents left after striking those that equal a symbolic extent of `given`,
+    and the product of `given`'s rest: (n, s, 4) reshaped to (n, -1) leaves (s, 4) over 1, so a
+    -1 is inferred without dividing by a symbol (which may be 0)."""
+    rest = list(shape)
+    remaining: list[Dim] = []
+    for dim in given:
+        match = None
+        if not isinstance(dim, int):
+            match = next((k for k, d in enumerate(rest) if dims_equal(d, dim)), None)
+        if match is None:
+            remaining.append(dim)
+        else:
+            del rest[match]
+    return rest, dim_product(remaining)
 
 
 def _reshape_rel(args: Args, attrs: Attrs) -> Type:
@@ -189,13 +209,14 @@ def _concatenate_rel(args: Args, attrs: Attrs) -> Type:
                 "data", f"field {k} has dtype {field.dtype} but field 0 has {first.dtype}"
             )
         if field.ndim != first.ndim or any(
-            a != b
+            not dims_equal(a, b)
             for d, (a, b) in enumerate(zip(field.shape, first.shape, strict=True))
             if d != axis
         ):
             raise args.error(
                 "data",
-                f"field {k} has shape {list(field.shape)} but field 0 has {list(first.shape)}; "
+                f"field {k} has shape {shape_list(field.shape)} but field 0 has "
+                f"{shape_list(first.shape)}; "
                 f"only axis {axis} may differ",
             )
     extent = sum(f.shape[axis] for f in fields)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from tessel.arith.analyzer import Analyzer
 from tessel.graph.op.op_def import Args
 
 
@@ -35,7 +36,7 @@ def conv_extent(
 ) -> int:
     """The output extent of a convolution along one axis (TOPI's conv_out_extent)."""
     dilated = (kernel - 1) * dilation + 1
-    if size + pad_total < dilated:
+    if isinstance(size, int) and size + pad_total < dilated:  # a symbolic size: checked per call
         raise args.error(
             "data",
             f"has a padded spatial extent {size + pad_total} smaller than the dilated kernel "
@@ -54,7 +55,7 @@ def pool_extent(
     ceil_mode: bool,
 ) -> int:
     """The output extent of a pooling along one axis (checked; see `pooled_extent`)."""
-    if size + pads[0] + pads[1] < dilation * (kernel - 1) + 1:
+    if isinstance(size, int) and size + pads[0] + pads[1] < dilation * (kernel - 1) + 1:
         raise args.error(
             "pool_size",
             f"gives a dilated window ({dilation * (kernel - 1) + 1}) larger than the padded "
@@ -70,9 +71,17 @@ def pooled_extent(
     inside the input or its leading padding (PyTorch's and ONNX's rule)."""
     span = size + pads[0] + pads[1] - dilation * (kernel - 1) - 1
     out = (span + (stride - 1 if ceil_mode else 0)) // stride + 1
-    if ceil_mode and (out - 1) * stride >= size + pads[0]:
-        out -= 1
-    return out
+    if not ceil_mode:
+        return out
+    if isinstance(out, int):
+        return out - 1 if (out - 1) * stride >= size + pads[0] else out
+    # A symbolic size: the last window's rule must hold (or fail) for every size.
+    analyzer = Analyzer()
+    if analyzer.can_prove((out - 1) * stride < size + pads[0]):
+        return out
+    if analyzer.can_prove((out - 1) * stride >= size + pads[0]):
+        return out - 1
+    raise TypeError(f"ceil_mode's last window depends on the size {size}")
 
 
 def reference_windows(

@@ -34,6 +34,9 @@ class Cursor:
 
     def __init__(self, tokens: list[Token], source: str) -> None:
         self.tokens, self.source, self.pos = tokens, source, 0
+        # Shape symbols by name: one variable per name in the whole text (`batch` in two
+        # parameters' types is one size).
+        self.shape_symbols: dict[str, Any] = {}
 
     def peek(self, ahead: int = 0) -> Token:
         return self.tokens[min(self.pos + ahead, len(self.tokens) - 1)]

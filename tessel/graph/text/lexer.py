@@ -24,7 +24,8 @@ _LOCAL = re.compile(rf"%(?:{_NAME}|[0-9]+)")
 _GLOBAL = re.compile(rf"@{_NAME}")
 _IDENT = re.compile(rf"{_NAME}(?:\.{_NAME})*")
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
-_PUNCT = ("->", "#[", "(", ")", "[", "]", "{", "}", ",", ";", ":", "=", ".", "?")
+# `+ - *` appear only in symbolic dimensions (`Tensor[(n * 2, 3), float32]`).
+_PUNCT = ("->", "#[", "(", ")", "[", "]", "{", "}", ",", ";", ":", "=", ".", "?", "+", "-", "*")
 
 
 @dataclass(frozen=True, slots=True)

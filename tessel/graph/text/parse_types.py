@@ -3,9 +3,14 @@ tuple types `(T1, T2)` / `(T,)` / `()`, function types `fn (T1) -> T2`, and `_` 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+from tessel.graph.dims import Dim, any_dim, normalize_dim, symbol
 from tessel.graph.text.cursor import Cursor, describe, joined
 from tessel.graph.text.literals import LiteralError, number_attr
 from tessel.graph.ty import FuncType, IncompleteType, TensorType, TupleType, Type
+from tessel.ir import builders
 from tessel.support.dtype import DataType
 from tessel.support.errors import UserError
 
@@ -55,8 +60,8 @@ def _tensor_type(cur: Cursor) -> TensorType:
     return TensorType(shape, dtype, span=joined(first.span, last.span))
 
 
-def _dims(cur: Cursor) -> tuple[int, ...]:
-    dims: list[int] = []
+def _dims(cur: Cursor) -> tuple[Dim, ...]:
+    dims: list[Dim] = []
     while not cur.accept(")"):
         if dims:
             cur.expect(",", "`,` or `)` in the shape")
@@ -66,21 +71,82 @@ def _dims(cur: Cursor) -> tuple[int, ...]:
     return tuple(dims)
 
 
-def _dim(cur: Cursor) -> int:
-    if cur.at("?"):
-        raise cur.error(
-            cur.peek(),
-            "dynamic dimensions (`?`) are not supported",
-            hint="graph types have static shapes",
-        )
-    token = cur.expect("NUMBER", "a dimension (a non-negative integer)")
+# A dimension: a size, a shape symbol, `?` (a size no other dimension shares), or an integer
+# expression of them: `+`, `-`, `*`, parentheses and floordiv / floormod / min / max calls.
+_DIM_CALLS: dict[str, Callable[[Any, Any], Any]] = {
+    "floordiv": builders.floordiv,
+    "floormod": builders.floormod,
+    "min": builders.min_value,
+    "max": builders.max_value,
+}
+_DIM_EXAMPLES = "a non-negative integer, a name such as `batch`, `?`, or an expression `n * 2`"
+
+
+def _dim(cur: Cursor) -> Dim:
+    start = cur.peek()
+    value = _dim_sum(cur)
+    if isinstance(value, int) and value < 0:
+        raise cur.error(start, f"a dimension is non-negative, not {value}")
+    try:
+        return normalize_dim(value)
+    except TypeError as err:
+        raise cur.error(start, str(err)) from None
+
+
+def _dim_sum(cur: Cursor) -> Any:
+    value = _dim_product(cur)
+    while True:
+        if cur.accept("+"):
+            value = value + _dim_product(cur)
+        elif cur.accept("-"):
+            value = value - _dim_product(cur)
+        elif cur.at("NUMBER") and cur.peek().text.startswith("-"):  # `n -1` lexes as n, -1
+            value = value + _dim_atom(cur)
+        else:
+            return value
+
+
+def _dim_product(cur: Cursor) -> Any:
+    value = _dim_atom(cur)
+    while cur.accept("*"):
+        value = value * _dim_atom(cur)
+    return value
+
+
+def _dim_atom(cur: Cursor) -> Any:
+    if cur.accept("?"):
+        return any_dim()
+    if cur.accept("("):
+        value = _dim_sum(cur)
+        cur.expect(")", "`)` closing the parenthesised dimension")
+        return value
+    if cur.at("IDENT") and cur.peek().text in _DIM_CALLS and cur.at("(", ahead=1):
+        name = cur.next()
+        cur.next()
+        first = _dim_sum(cur)
+        cur.expect(",", "`,` between the two operands")
+        second = _dim_sum(cur)
+        cur.expect(")", "`)` closing the call")
+        if name.text in ("floordiv", "floormod") and isinstance(second, int) and second <= 0:
+            raise cur.error(name, f"{name.text} takes a positive divisor, not {second}")
+        return _DIM_CALLS[name.text](_int64(first), _int64(second))
+    if cur.at("IDENT") and "." not in cur.peek().text:
+        name = cur.next().text
+        if name not in cur.shape_symbols:
+            cur.shape_symbols[name] = symbol(name)
+        return cur.shape_symbols[name]
+    token = cur.expect("NUMBER", f"a dimension ({_DIM_EXAMPLES})")
     try:
         value = number_attr(token.text)
     except LiteralError as err:
         raise cur.error(token, str(err)) from err
-    if not isinstance(value, int) or value < 0:
-        raise cur.error(token, f"a dimension is a non-negative integer, not `{token.text}`")
+    if not isinstance(value, int):
+        raise cur.error(token, f"a dimension is an integer, not `{token.text}`")
     return value
+
+
+def _int64(value: Any) -> Any:
+    return builders.const(value, "int64") if isinstance(value, int) else value
 
 
 def _tuple_type(cur: Cursor) -> Type:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from tessel.graph.dims import SymbolNames, dim_text
 from tessel.graph.expr import Call, Constant, Expr, Function, If, Let, Tuple, TupleGetItem, Var
 from tessel.graph.text.layout import TOP, Layout, is_atom
 from tessel.graph.text.literals import attr_text, constant_literal
@@ -26,20 +27,22 @@ INDENT = "  "
 _NOT_NAME = re.compile(r"[^A-Za-z0-9_]")
 
 
-def type_text(ty: Type | None) -> str:
-    """A type in the text format; a scalar tensor type prints as its dtype, as Relay does."""
+def type_text(ty: Type | None, names: SymbolNames | None = None) -> str:
+    """A type in the text format; a scalar tensor type prints as its dtype, as Relay does.
+    `names` names shape symbols (one per printed text, so two symbols never share a name)."""
     if ty is None or isinstance(ty, IncompleteType):
         return "_"
     if isinstance(ty, TensorType):
         if not ty.shape:
             return ty.dtype
-        dims = ", ".join(str(d) for d in ty.shape)
+        dims = ", ".join(dim_text(d, names) for d in ty.shape)
         return f"Tensor[({dims}), {ty.dtype}]"
     if isinstance(ty, TupleType):
-        fields = [type_text(f) for f in ty.fields]
+        fields = [type_text(f, names) for f in ty.fields]
         return f"({fields[0]},)" if len(fields) == 1 else f"({', '.join(fields)})"
     if isinstance(ty, FuncType):
-        return f"fn ({', '.join(type_text(a) for a in ty.arg_types)}) -> {type_text(ty.ret_type)}"
+        args = ", ".join(type_text(a, names) for a in ty.arg_types)
+        return f"fn ({args}) -> {type_text(ty.ret_type, names)}"
     raise TypeError(f"{type(ty).__name__} is not a graph type")
 
 
@@ -53,6 +56,7 @@ class GraphPrinter:
     def __init__(self, meta: MetaTable, show_types: bool = False) -> None:
         self.meta, self.show_types = meta, show_types
         self.free_vars: list[Var] = []
+        self.symbol_names = SymbolNames()
 
     def _reset(self, root: Expr) -> None:
         self.layout = Layout(root)
@@ -172,14 +176,18 @@ class GraphPrinter:
         parts += [f"{key}={self._attr(value)}" for key, value in func.attrs.items()]
         if func.virtual_device is not None:
             parts.append(f"virtual_device={self.meta.device_reference(func.virtual_device)}")
-        ret = f" -> {type_text(func.ret_type)}" if func.ret_type is not None else ""
+        ret = (
+            f" -> {type_text(func.ret_type, self.symbol_names)}"
+            if func.ret_type is not None
+            else ""
+        )
         return f"({', '.join(parts)}){ret}"
 
     def _ty(self, expr: Any) -> str:
         checked = getattr(expr, "checked_type", None)
         if not self.show_types or checked is None or isinstance(expr, Var | GlobalVar):
             return ""
-        return f" /* ty={type_text(checked)} */"
+        return f" /* ty={type_text(checked, self.symbol_names)} */"
 
     # -- variable names ---------------------------------------------------------------------
 
@@ -189,7 +197,7 @@ class GraphPrinter:
         if var.virtual_device is not None:
             text = f" {{virtual_device={self.meta.device_reference(var.virtual_device)}}}"
         if var.type_annotation is not None:
-            text += f": {type_text(var.type_annotation)}"
+            text += f": {type_text(var.type_annotation, self.symbol_names)}"
         return text
 
     def _define(self, var: Var) -> str:

@@ -1,0 +1,264 @@
+"""Dimensions of graph tensor types: a static size (an int) or a symbolic one (an integer
+expression over shape symbols such as `batch` or `seq`, Relax's symbolic shapes).
+
+A symbol is a `SizeVar` (non-negative) of dtype int64, ONNX's shape type; `?` is a symbol of its
+own that no other dimension shares (Relay's `Any`). Every question a type relation asks of a
+symbolic dimension is answered by proof with `tessel.arith`: two dimensions are equal only when
+their difference simplifies to zero, so a relation never guesses, and a program whose sizes it
+cannot prove consistent is refused with the dimensions named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Union
+
+from tessel.arith.analyzer import Analyzer
+from tessel.ir.expr import (
+    Add,
+    FloorDiv,
+    FloorMod,
+    IntImm,
+    Max,
+    Min,
+    Mul,
+    PrimExpr,
+    SizeVar,
+    Sub,
+    Var,
+)
+from tessel.ir.functor import post_order
+from tessel.ir.substitute import substitute
+
+Dim = Union[int, PrimExpr]  # noqa: UP007 - a runtime alias, also used in isinstance checks
+ANY_NAME = "?"  # the name of a dimension nobody else shares; prints as `?`
+
+
+def symbol(name: str) -> SizeVar:
+    """A new shape symbol named `name` (int64, non-negative)."""
+    return SizeVar(name, "int64")
+
+
+def any_dim() -> SizeVar:
+    """A new dimension that is known to no other: Relay's `?` (`Any`)."""
+    return SizeVar(ANY_NAME, "int64")
+
+
+def normalize_dim(dim: object) -> Dim:
+    """`dim` as a graph dimension: an int, or a simplified integer expression (an expression
+    that folds to a constant becomes that int); TypeError for anything else."""
+    if isinstance(dim, bool):
+        raise TypeError(f"a dimension is an int or an integer expression, not {dim!r}")
+    if isinstance(dim, int):
+        return dim
+    if hasattr(dim, "__index__") and not isinstance(dim, PrimExpr):  # NumPy integers
+        return int(dim)  # type: ignore[call-overload]
+    if isinstance(dim, PrimExpr) and dim.dtype.is_int and dim.dtype.lanes == 1:
+        if isinstance(dim, Var):
+            return dim
+        folded = Analyzer().simplify(dim)
+        return folded.value if isinstance(folded, IntImm) else folded
+    raise TypeError(f"a dimension is an int or an integer expression, not {dim!r}")
+
+
+def is_static(shape: Sequence[Dim]) -> bool:
+    """True if every dimension of `shape` is an int."""
+    return all(isinstance(d, int) for d in shape)
+
+
+def shape_symbols(shapes: Iterable[Sequence[Dim]]) -> list[Var]:
+    """The symbols the shapes mention, each once, in order of first appearance."""
+    seen: dict[int, Var] = {}
+    for shape in shapes:
+        for dim in shape:
+            if isinstance(dim, PrimExpr):
+                for node in post_order(dim):
+                    if isinstance(node, Var) and id(node) not in seen:
+                        seen[id(node)] = node
+    return list(seen.values())
+
+
+def _analyzer() -> Analyzer:
+    return Analyzer()
+
+
+def simplify_dim(dim: Dim) -> Dim:
+    """`dim` simplified; an int when it folds to a constant."""
+    if isinstance(dim, int):
+        return dim
+    folded = _analyzer().simplify(dim)
+    return folded.value if isinstance(folded, IntImm) else folded
+
+
+def dims_equal(a: Dim, b: Dim) -> bool:
+    """True if `a == b` is proved (for ints: equal; for expressions: the difference is 0)."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a == b
+    if a is b:
+        return True
+    return simplify_dim(_as_expr(a) - _as_expr(b)) == 0
+
+
+def dims_differ(a: Dim, b: Dim) -> bool:
+    """True if `a != b` is proved."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a != b
+    difference = simplify_dim(_as_expr(a) - _as_expr(b))
+    return isinstance(difference, int) and difference != 0
+
+
+def dim_product(dims: Iterable[Dim]) -> Dim:
+    """The product of `dims`, simplified (1 for none)."""
+    total: Dim = 1
+    for dim in dims:
+        total = total * dim if isinstance(total, int) and isinstance(dim, int) else _mul(total, dim)
+    return simplify_dim(total)
+
+
+def _mul(a: Dim, b: Dim) -> PrimExpr:
+    return _as_expr(a) * _as_expr(b)
+
+
+def _as_expr(dim: Dim) -> PrimExpr:
+    return IntImm("int64", dim) if isinstance(dim, int) else dim
+
+
+def evaluate_dim(dim: Dim, sizes: Mapping[Var, int]) -> int:
+    """The size `dim` has when its symbols have `sizes`; KeyError naming a symbol not given."""
+    if isinstance(dim, int):
+        return dim
+    mapping = {var: IntImm(var.dtype, sizes[var]) for var in shape_symbols([(dim,)])}
+    folded = _analyzer().simplify(substitute(dim, mapping))
+    assert isinstance(folded, IntImm), f"{dim} with every symbol given is a constant"
+    return folded.value
+
+
+class SymbolNames:
+    """The names a printer gives shape symbols: each symbol its own name, so text parses back to
+    the same symbols (a second, different `n` prints as `n_1`); `?` stays `?`."""
+
+    def __init__(self) -> None:
+        self._names: dict[int, str] = {}
+        self._taken: set[str] = set()
+
+    def __call__(self, var: Var) -> str:
+        if var.name == ANY_NAME:
+            return ANY_NAME
+        if id(var) not in self._names:
+            name, k = var.name, 0
+            while name in self._taken:
+                k += 1
+                name = f"{var.name}_{k}"
+            self._taken.add(name)
+            self._names[id(var)] = name
+        return self._names[id(var)]
+
+
+def dim_text(dim: Dim, names: Callable[[Var], str] | None = None) -> str:
+    """A dimension as the text format writes it: `8`, `batch`, `?`, `seq * 2`, `floordiv(n, 2)`;
+    `names` names the symbols (their own names when None)."""
+    if isinstance(dim, int):
+        return str(dim)
+    return _expr_text(dim, 0, names or _own_name)
+
+
+def _own_name(var: Var) -> str:
+    return var.name
+
+
+_INFIX = {Add: ("+", 1), Sub: ("-", 1), Mul: ("*", 2)}
+_CALLS = {FloorDiv: "floordiv", FloorMod: "floormod", Min: "min", Max: "max"}
+
+
+def _expr_text(expr: PrimExpr, context: int, names: Callable[[Var], str]) -> str:
+    if isinstance(expr, Var):
+        return names(expr)
+    if isinstance(expr, IntImm):
+        return str(expr.value) if expr.value >= 0 or context == 0 else f"({expr.value})"
+    if type(expr) in _INFIX:
+        symbol_text, level = _INFIX[type(expr)]
+        left = _expr_text(expr.a, level, names)
+        right = _expr_text(
+            expr.b, level + 1, names
+        )  # left-associative: a - (b - c) keeps its parens
+        text = f"{left} {symbol_text} {right}"
+        return f"({text})" if level < context else text
+    if type(expr) in _CALLS:
+        a, b = _expr_text(expr.a, 0, names), _expr_text(expr.b, 0, names)
+        return f"{_CALLS[type(expr)]}({a}, {b})"
+    raise TypeError(f"`{expr}` is not a dimension the text format writes")
+
+
+def bind_shape(
+    declared: Sequence[Dim], actual: Sequence[int], sizes: dict[Var, int], what: str
+) -> None:
+    """Check a concrete shape against a declared one, binding the symbols it meets in `sizes`
+    (shared across calls, so `batch` in two inputs must agree): ValueError naming `what` and
+    the axis on a mismatch. Expressions are checked by `check_shape` once every bare symbol is
+    bound."""
+    if len(declared) != len(actual):
+        raise ValueError(
+            f"{what}: expected rank {len(declared)} (shape {shape_text(declared)}), "
+            f"got shape {tuple(actual)}"
+        )
+    for axis, (dim, size) in enumerate(zip(declared, actual, strict=True)):
+        if isinstance(dim, int):
+            if dim != size:
+                raise ValueError(
+                    f"{what}: axis {axis} must be {dim} (shape {shape_text(declared)}), "
+                    f"got shape {tuple(actual)}"
+                )
+        elif isinstance(dim, Var):
+            bound = sizes.setdefault(dim, size)
+            if bound != size:
+                raise ValueError(
+                    f"{what}: axis {axis} is `{dim.name}`, which is {bound} in an earlier input, "
+                    f"but got {size} (shape {tuple(actual)})"
+                )
+
+
+def check_shape(
+    declared: Sequence[Dim], actual: Sequence[int], sizes: Mapping[Var, int], what: str
+) -> None:
+    """Check the expression dimensions of `declared` against `actual` once `sizes` binds
+    every symbol: ValueError naming `what`, the axis and both sizes on a mismatch."""
+    for axis, (dim, size) in enumerate(zip(declared, actual, strict=True)):
+        if isinstance(dim, PrimExpr) and not isinstance(dim, Var):
+            try:
+                expected = evaluate_dim(dim, sizes)
+            except KeyError as err:
+                raise ValueError(
+                    f"{what}: axis {axis} is `{dim_text(dim)}`, whose symbol `{err.args[0].name}`"
+                    " no input gives"
+                ) from None
+            if expected != size:
+                raise ValueError(
+                    f"{what}: axis {axis} is `{dim_text(dim)}` = {expected}, got {size}"
+                )
+
+
+def shape_text(shape: Sequence[Dim]) -> str:
+    """A shape for messages: `(batch, 384)`."""
+    inner = ", ".join(dim_text(d) for d in shape)
+    return f"({inner},)" if len(shape) == 1 else f"({inner})"
+
+
+__all__ = [
+    "ANY_NAME",
+    "Dim",
+    "SymbolNames",
+    "any_dim",
+    "bind_shape",
+    "check_shape",
+    "dim_product",
+    "dim_text",
+    "dims_differ",
+    "dims_equal",
+    "evaluate_dim",
+    "is_static",
+    "normalize_dim",
+    "shape_symbols",
+    "shape_text",
+    "simplify_dim",
+    "symbol",
+]
