@@ -11,6 +11,7 @@ cannot prove consistent is refused with the dimensions named.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Union
 
 from tessel.arith.analyzer import Analyzer
@@ -34,14 +35,37 @@ Dim = Union[int, PrimExpr]  # noqa: UP007 - a runtime alias, also used in isinst
 ANY_NAME = "?"  # the name of a dimension nobody else shares; prints as `?`
 
 
-def symbol(name: str) -> SizeVar:
-    """A new shape symbol named `name` (int64, non-negative)."""
-    return SizeVar(name, "int64")
+@dataclass(frozen=True, slots=True, eq=False)
+class ShapeSymbol(SizeVar):
+    """A shape symbol and the sizes it may take, `lower` to `upper` inclusive (None: no upper
+    bound); relations prove with the bounds (a slice [0:seq] of 512 rows has `seq` rows when
+    seq <= 512), and a call with a size outside them is refused."""
+
+    lower: int = 0
+    upper: int | None = None
+
+    def __post_init__(self) -> None:
+        SizeVar.__post_init__(self)
+        if self.lower < 0 or (self.upper is not None and self.upper < self.lower):
+            raise ValueError(
+                f"shape symbol `{self.name}`: bounds {self.lower}..{self.upper} are not "
+                "0 <= lower <= upper"
+            )
+
+    @property
+    def bounds_text(self) -> str:
+        """`1..64`, or `1..` without an upper bound."""
+        return f"{self.lower}..{'' if self.upper is None else self.upper}"
 
 
-def any_dim() -> SizeVar:
+def symbol(name: str, lower: int = 0, upper: int | None = None) -> ShapeSymbol:
+    """A new shape symbol named `name` (int64) taking sizes `lower` to `upper` inclusive."""
+    return ShapeSymbol(name, "int64", None, lower, upper)
+
+
+def any_dim() -> ShapeSymbol:
     """A new dimension that is known to no other: Relay's `?` (`Any`)."""
-    return SizeVar(ANY_NAME, "int64")
+    return ShapeSymbol(ANY_NAME, "int64")
 
 
 def normalize_dim(dim: object) -> Dim:
@@ -78,15 +102,23 @@ def shape_symbols(shapes: Iterable[Sequence[Dim]]) -> list[Var]:
     return list(seen.values())
 
 
-def _analyzer() -> Analyzer:
-    return Analyzer()
+def _analyzer(*dims: Dim) -> Analyzer:
+    """An analyzer that knows the bounds of the symbols of `dims`."""
+    analyzer = Analyzer()
+    for var in shape_symbols([dims]):
+        lower = var.lower if isinstance(var, ShapeSymbol) else 0
+        if lower:
+            analyzer.assume(var >= lower)
+        if isinstance(var, ShapeSymbol) and var.upper is not None:
+            analyzer.assume(var <= var.upper)
+    return analyzer
 
 
 def simplify_dim(dim: Dim) -> Dim:
     """`dim` simplified; an int when it folds to a constant."""
     if isinstance(dim, int):
         return dim
-    folded = _analyzer().simplify(dim)
+    folded = _analyzer(dim).simplify(dim)
     return folded.value if isinstance(folded, IntImm) else folded
 
 
@@ -121,6 +153,29 @@ def _mul(a: Dim, b: Dim) -> PrimExpr:
 
 def _as_expr(dim: Dim) -> PrimExpr:
     return IntImm("int64", dim) if isinstance(dim, int) else dim
+
+
+def broadcast_dims(*shapes: Sequence[Dim]) -> tuple[Dim, ...]:
+    """The NumPy broadcast of `shapes`, symbolic dimensions broadcasting when proved equal or
+    against a 1; ValueError when two may differ."""
+    result: tuple[Dim, ...] = ()
+    for shape in shapes:
+        rank = max(len(result), len(shape))
+        a = (1,) * (rank - len(result)) + tuple(result)
+        b = (1,) * (rank - len(shape)) + tuple(shape)
+        merged = []
+        for x, y in zip(a, b, strict=True):
+            if dims_equal(x, y) or (isinstance(y, int) and y == 1):
+                merged.append(x)
+            elif isinstance(x, int) and x == 1:
+                merged.append(y)
+            else:
+                raise ValueError(
+                    f"shapes {shape_text(result)} and {shape_text(shape)} do not broadcast: "
+                    f"{dim_text(x)} against {dim_text(y)}"
+                )
+        result = tuple(merged)
+    return result
 
 
 def evaluate_dim(dim: Dim, sizes: Mapping[Var, int]) -> int:
@@ -209,12 +264,23 @@ def bind_shape(
                     f"got shape {tuple(actual)}"
                 )
         elif isinstance(dim, Var):
+            _check_bounds(dim, size, axis, what)
             bound = sizes.setdefault(dim, size)
             if bound != size:
                 raise ValueError(
                     f"{what}: axis {axis} is `{dim.name}`, which is {bound} in an earlier input, "
                     f"but got {size} (shape {tuple(actual)})"
                 )
+
+
+def _check_bounds(var: Var, size: int, axis: int, what: str) -> None:
+    if not isinstance(var, ShapeSymbol):
+        return
+    if size < var.lower or (var.upper is not None and size > var.upper):
+        raise ValueError(
+            f"{what}: axis {axis} is `{var.name}`, which takes sizes {var.bounds_text}, "
+            f"but got {size}"
+        )
 
 
 def check_shape(
@@ -246,9 +312,11 @@ def shape_text(shape: Sequence[Dim]) -> str:
 __all__ = [
     "ANY_NAME",
     "Dim",
+    "ShapeSymbol",
     "SymbolNames",
     "any_dim",
     "bind_shape",
+    "broadcast_dims",
     "check_shape",
     "dim_product",
     "dim_text",

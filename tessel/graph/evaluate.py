@@ -10,12 +10,12 @@ from typing import Any
 
 import numpy as np
 
-from tessel.graph.dims import bind_shape, check_shape
+from tessel.graph.dims import bind_shape, check_shape, evaluate_dim
 from tessel.graph.expr import Call, Constant, Expr, Function, If, Let, Tuple, TupleGetItem, Var
 from tessel.graph.op import get_op
 from tessel.graph.traversal import operands
 from tessel.graph.ty import TensorType
-from tessel.ir.expr import GlobalVar, Op
+from tessel.ir.expr import GlobalVar, Op, PrimExpr
 from tessel.ir.module import IRModule
 from tessel.support.dtype import DataType
 from tessel.support.errors import UserError
@@ -44,6 +44,7 @@ class _Frame:
 class _Interpreter:
     def __init__(self, mod: IRModule | None) -> None:
         self.mod = mod
+        self.sizes: dict[Any, int] = {}  # shape symbols' sizes in this run
 
     def call(self, closure: Closure, args: list[Any], where: Any = None) -> Any:
         func = closure.func
@@ -115,7 +116,7 @@ class _Interpreter:
     def _call(self, call: Call, frame: _Frame) -> Any:
         args = [self._value(a, frame) for a in call.args]
         if isinstance(call.op, Op):
-            return get_op(call.op.name).evaluate(args, call.attrs)
+            return get_op(call.op.name).evaluate(args, self._sized_attrs(call))
         callee = (
             Closure(self._global(call.op))
             if isinstance(call.op, GlobalVar)
@@ -125,11 +126,38 @@ class _Interpreter:
             raise EvaluationError("calling a value that is not a function", span=call.span)
         return self.call(callee, args, call)
 
+    def _sized_attrs(self, call: Call) -> Any:
+        """The call's attributes with each symbolic size (a reshape to (batch, seq, 12, 32))
+        evaluated at this run's sizes."""
+        attrs = call.attrs
+        if not any(_symbolic_attr(v) for v in attrs.values()):
+            return attrs
+        try:
+            return {k: _sized(v, self.sizes) for k, v in attrs.items()}
+        except KeyError as err:
+            raise EvaluationError(
+                f"{call.op.name}: an attribute mentions the symbol `{err.args[0].name}`, which no "
+                "input's shape gives",
+                span=call.span,
+            ) from None
+
     def _global(self, gv: GlobalVar) -> Function:
         func = self.mod.functions.get(gv) if self.mod is not None else None
         if not isinstance(func, Function):
             raise EvaluationError(f"no graph function @{gv.name_hint} in the module")
         return func
+
+
+def _symbolic_attr(value: Any) -> bool:
+    if isinstance(value, tuple):
+        return any(_symbolic_attr(v) for v in value)
+    return isinstance(value, PrimExpr)
+
+
+def _sized(value: Any, sizes: Mapping[Any, int]) -> Any:
+    if isinstance(value, tuple):
+        return tuple(_sized(v, sizes) for v in value)
+    return evaluate_dim(value, sizes) if isinstance(value, PrimExpr) else value
 
 
 def _as_input(value: Any, param: Var) -> Any:
@@ -172,11 +200,11 @@ def evaluate(
     extra = list(positional)
     if extra:
         raise EvaluationError(f"{len(extra)} argument(s) more than the function's parameters")
-    _check_symbolic_shapes(root.params, values)
+    interpreter.sizes = _check_symbolic_shapes(root.params, values)
     return interpreter.call(Closure(root), values)
 
 
-def _check_symbolic_shapes(params: Sequence[Var], values: Sequence[Any]) -> None:
+def _check_symbolic_shapes(params: Sequence[Var], values: Sequence[Any]) -> dict[Any, int]:
     """The arguments of a function with symbolic parameter types agree with them: each symbol
     takes one size in every input (`batch` in two inputs), static axes match; else a ValueError
     naming the input and the axis."""
@@ -185,13 +213,14 @@ def _check_symbolic_shapes(params: Sequence[Var], values: Sequence[Any]) -> None
         for p, v in zip(params, values, strict=True)
         if isinstance(p.type_annotation, TensorType) and isinstance(v, np.ndarray)
     ]
-    if all(p.type_annotation.is_static for p, _ in declared):
-        return
     sizes: dict[Any, int] = {}
+    if all(p.type_annotation.is_static for p, _ in declared):
+        return sizes
     for param, value in declared:
         bind_shape(param.type_annotation.shape, value.shape, sizes, f"input `{param.name_hint}`")
     for param, value in declared:
         check_shape(param.type_annotation.shape, value.shape, sizes, f"input `{param.name_hint}`")
+    return sizes
 
 
 __all__ = ["Closure", "EvaluationError", "evaluate"]

@@ -30,11 +30,19 @@ from tessel.frontend.onnx.inference import infer_output_types
 from tessel.frontend.onnx.input_dims import checked_dims, fix_named, input_dims
 from tessel.frontend.onnx.loading import load_model
 from tessel.frontend.onnx.node import OnnxNode, attribute_values, node_name
+from tessel.frontend.onnx.symbolic import (
+    ExprTyper,
+    check_no_placeholders,
+    is_symbolic_array,
+    symbolic_value,
+)
 from tessel.frontend.onnx.table import lookup, opset_range
 from tessel.frontend.onnx.values import Derived, Value, constant_value, dtype_of_elem_type
 from tessel.graph.expr import OUTPUT_NAMES, Constant, Expr, Function, Tuple, Var
+from tessel.graph.op.op_def import OpTypeError
 from tessel.graph.op.random import RANDOM_STATE, STATE_TYPE
 from tessel.graph.ty import TensorType, TupleType
+from tessel.ir.expr import PrimExpr
 from tessel.ir.module import IRModule
 from tessel.support.errors import InternalError
 
@@ -46,14 +54,16 @@ def from_onnx(
     shape: ShapeDict | None = None,
     dtype: str | Mapping[str, str] = "float32",
     freeze_params: bool = True,
-    dims: Mapping[str, int] | None = None,
+    dims: Mapping[str, int | tuple[int, int] | None] | None = None,
 ) -> tuple[IRModule, dict[str, np.ndarray]]:
     """Import an ONNX model (a ModelProto or a file path) as an IRModule with a `main` function.
 
     `shape` gives static shapes for graph inputs (required for inputs with dynamic dimensions);
     `dims` gives sizes to named dynamic dimensions (ONNX's `dim_param`: {"batch": 1, "seq": 128}
     fixes them in every input naming them, as onnxruntime's free dimension overrides do), a
-    shape given for an input taking precedence;
+    shape given for an input taking precedence; a name given None or bounds (min, max) stays
+    a shape symbol (tessel/graph/dims.py: {"batch": None, "seq": (1, 512)}), one per name, and
+    `main` takes any size in the bounds (sizes from 1 without them);
     `dtype` is the element type of inputs whose type the model leaves out (a dict: per input,
     overriding the model). With `freeze_params`, initializers become Constants and the returned
     params are empty; otherwise floating-point initializers become extra parameters of `main`
@@ -69,8 +79,9 @@ def from_onnx(
     }
     check_supported(model.graph, opsets)
     shapes = dict(shape or {})
-    sizes = checked_dims(dims or {}, model.graph.input, prefix)
-    return _GraphImporter(model, opsets, shapes, dtype, freeze_params, prefix, sizes).run()
+    sizes, symbols = checked_dims(dims or {}, model.graph.input, prefix)
+    importer = _GraphImporter(model, opsets, shapes, dtype, freeze_params, prefix, sizes, symbols)
+    return importer.run()
 
 
 def check_supported(graph: onnx.GraphProto, opsets: Mapping[str, int]) -> None:
@@ -107,11 +118,15 @@ class _GraphImporter:
         freeze_params: bool,
         prefix: str = "",
         sizes: Mapping[str, int] | None = None,
+        symbols: Mapping[str, Var] | None = None,
     ) -> None:
         self.model, self.graph, self.opsets = model, model.graph, opsets
         self.shapes, self.dtype, self.freeze_params = shapes, dtype, freeze_params
         self.prefix = prefix  # "<path>: " when read from a file: messages name the file
         self.sizes = dict(sizes or {})  # named dimensions' sizes (input_dims.py)
+        self.symbols = dict(symbols or {})  # named dimensions kept symbolic
+        # Symbolic imports type converted expressions by the graph's relations (symbolic.py).
+        self.typer = ExprTyper() if self.symbols else None
         self.values: dict[str, Value] = {}
         self.derived = Derived()  # transposed weights and the like, shared by every node
         self.inputs: list[Var] = []
@@ -148,6 +163,8 @@ class _GraphImporter:
         else:
             body = Tuple(tuple(v.expr for v in outputs))
             ret_type = TupleType(tuple(v.type for v in outputs))
+        if self.symbols:
+            check_no_placeholders([body], self.prefix)
         # The ONNX output names travel with main, so a compiled model's outputs keep them.
         names = tuple(out.name for out in self.graph.output)
         main = Function(tuple(self.inputs + self.weights), body, ret_type, {OUTPUT_NAMES: names})
@@ -176,6 +193,8 @@ class _GraphImporter:
                 self.weights.append(var)
                 self.params[tensor.name] = array
                 self.values[tensor.name] = Value(var, var.type_annotation)
+                if self.typer is not None:
+                    self.typer.remember(self.values[tensor.name])
 
     def _add_inputs(self) -> None:
         names = [i.name for i in self.graph.input if i.name not in self.values]
@@ -193,10 +212,14 @@ class _GraphImporter:
             if sequence_elem_type(proto.type) is not None:
                 self.values[proto.name] = self._sequence_input(proto, given)
                 continue
-            ty = _input_type(proto, given, self._input_dtype(proto), self.prefix, self.sizes)
+            ty = _input_type(
+                proto, given, self._input_dtype(proto), self.prefix, self.sizes, self.symbols
+            )
             var = Var(proto.name, ty)
             self.inputs.append(var)
             self.values[proto.name] = Value(var, ty)
+            if self.typer is not None:
+                self.typer.remember(self.values[proto.name])
 
     def _sequence_input(self, proto: onnx.ValueInfoProto, given: Any) -> SequenceValue:
         """A sequence graph input: one parameter per tensor (`<name>_<k>`), of the shapes given
@@ -235,7 +258,9 @@ class _GraphImporter:
             # ONNX's per-node inference takes tensors; the converter gives sequence types
             output_types: tuple = (None,) * len(proto.output)
         else:
-            output_types = infer_output_types(proto, name, inputs, self.model.opset_import, opset)
+            output_types = infer_output_types(
+                proto, name, inputs, self.model.opset_import, opset, self.symbols
+            )
         node = OnnxNode(
             proto,
             name,
@@ -261,7 +286,21 @@ class _GraphImporter:
             ]
         for out, value in zip(proto.output, values, strict=True):
             if value is not None:
+                if self.typer is not None and isinstance(value, Value):
+                    value = self._typed(out, value)
                 self.values[out] = value
+
+    def _typed(self, tensor: str, value: Value) -> Value:
+        """In a symbolic import: an expression with the type the graph's relations give it (a
+        converter's own Value is typed again: it may have computed a static type)."""
+        assert self.typer is not None
+        if value.known is None and not isinstance(value.expr, Constant):
+            ty = self.typer.type_of(value.expr)
+            if not isinstance(ty, TensorType):
+                raise InternalError(f"tensor `{tensor}` imports as {ty}, not a tensor")
+            value = Value(value.expr, ty)
+        self.typer.remember(value)
+        return value
 
 
 def _check_output_dtype(proto: onnx.ValueInfoProto, value: Value) -> None:
@@ -290,8 +329,12 @@ def _output_value(
         if node.output_used(position):
             raise InternalError(f"converter of {node.op_type} gave nothing for output {position}")
         return None  # an output no one reads
+    if isinstance(result, PrimExpr):  # one symbolic element that NumPy folding took out
+        result = np.array(result, dtype=object)
     if isinstance(result, np.ndarray | np.generic):
         array = np.asarray(result)
+        if is_symbolic_array(array):  # a shape computation on symbolic dimensions
+            return symbolic_value(array, node.proto.output[position])
         ty = node.output_types[position]
         if ty is None:
             return constant_value(array)
@@ -303,7 +346,22 @@ def _output_value(
         if ty.dtype == "string":  # an object array of str (Constant checks the elements)
             return constant_value(array)
         return constant_value(array.astype(ty.dtype, copy=False))
+    typer = getattr(node.scope, "typer", None)
+    if typer is not None:  # a symbolic import: the graph's relations give the type
+        return _symbolic_output(node, position, result, typer)
     return Value(result, node.out_type(position))
+
+
+def _symbolic_output(node: OnnxNode, position: int, result: Expr, typer: ExprTyper) -> Value:
+    """Output `position` of a symbolic import, typed by the graph's relations; a call they
+    refuse (sizes not proved to agree) is an error naming the node."""
+    try:
+        ty = typer.type_of(result)
+    except OpTypeError as err:
+        raise node.error(err.message, hint=err.hint) from err
+    if not isinstance(ty, TensorType):
+        raise InternalError(f"{node.op_type} output {position} imports as {ty}, not a tensor")
+    return Value(result, ty)
 
 
 def _input_type(
@@ -312,9 +370,10 @@ def _input_type(
     dtype: str,
     prefix: str = "",
     sizes: Mapping[str, int] | None = None,
+    symbols: Mapping[str, Var] | None = None,
 ) -> TensorType:
-    """The static type of a graph input: the shape given for it, or the model's with its named
-    dimensions given `sizes`."""
+    """The type of a graph input: the shape given for it, or the model's with its named
+    dimensions given `sizes` or kept as `symbols`."""
     dims = input_dims(proto)
     if given is not None:
         _check_given_shape(proto.name, dims, tuple(int(d) for d in given))
@@ -323,20 +382,21 @@ def _input_type(
         raise DynamicInputError(
             f"{prefix}graph input `{proto.name}` has no shape in the model", proto.name, None
         )
-    dims = fix_named(dims, sizes or {})
+    dims = fix_named(dims, {**(symbols or {}), **(sizes or {})})
     assert dims is not None
     dynamic = [(i, d) for i, d in enumerate(dims) if isinstance(d, str)]
     if dynamic:
-        suggestion = tuple(1 if isinstance(d, str) else d for d in dims)
+        suggestion = tuple(1 if not isinstance(d, int) else d for d in dims)
         where = ", ".join(f"{i} (`{d}`)" for i, d in dynamic)
         raise DynamicInputError(
             f"{prefix}graph input `{proto.name}` has dynamic "
-            f"dimension{'s' if len(dynamic) > 1 else ''} {where} in shape {dims}",
+            f"dimension{'s' if len(dynamic) > 1 else ''} {where} in shape "
+            f"{input_dims(proto)}",
             proto.name,
             suggestion,
             names=tuple(dict.fromkeys(d for _, d in dynamic if d != "?")),
         )
-    return TensorType(tuple(int(d) for d in dims), dtype)
+    return TensorType(tuple(dims), dtype)
 
 
 def _check_given_shape(name: str, dims: list[int | str] | None, given: tuple[int, ...]) -> None:

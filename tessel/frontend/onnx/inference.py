@@ -7,13 +7,15 @@ ceil_mode) yields static output types without Tessel restating those rules per o
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import onnx
 
 from tessel.frontend.onnx.errors import OnnxImportError
 from tessel.frontend.onnx.values import Value, dtype_of_elem_type, tensor_type_proto
+from tessel.graph.expr import Constant
 from tessel.graph.ty import TensorType
+from tessel.ir.expr import Var
 
 # Constant inputs up to this many elements are handed to inference as data (shapes, axes, pads).
 _DATA_LIMIT = 4096
@@ -37,9 +39,11 @@ def infer_output_types(
     inputs: Sequence[Value | None],
     opset_imports: Sequence[onnx.OperatorSetIdProto],
     opset: int,
+    symbols: Mapping[str, Var] | None = None,
 ) -> tuple[TensorType | None, ...]:
-    """The static type of each output of `proto`; None where the output is omitted or its shape
-    does not follow statically (then the converter must give the type, or fold)."""
+    """The type of each output of `proto`; None where the output is omitted or its shape does
+    not follow (then the converter must give the type, or fold). A dimension ONNX infers as a
+    `dim_param` that names one of `symbols` is that shape symbol."""
     types, data = {}, {}
     for input_name, value in zip(proto.input, inputs, strict=True):
         if value is None:
@@ -48,7 +52,7 @@ def infer_output_types(
         if proto.op_type in _SCALAR_INPUT_OPS and ty.shape == (1,):
             ty = TensorType((), ty.dtype)
         types[input_name] = tensor_type_proto(ty)
-        small = value.is_constant and value.data.size <= _DATA_LIMIT
+        small = isinstance(value.expr, Constant) and value.data.size <= _DATA_LIMIT
         if small and proto.op_type not in _NO_DATA_OPS:
             array = value.data.reshape(ty.shape)
             data[input_name] = onnx.numpy_helper.from_array(array, input_name)
@@ -67,7 +71,7 @@ def infer_output_types(
             f"{proto.op_type} node `{name}`: ONNX shape inference rejects it: {err}",
             rule="onnx.invalid-node",
         ) from err
-    return tuple(_static_type(proto, name, out, inferred) for out in proto.output)
+    return tuple(_static_type(proto, name, out, inferred, symbols or {}) for out in proto.output)
 
 
 def _with_defaults(proto: onnx.NodeProto) -> onnx.NodeProto:
@@ -85,7 +89,11 @@ def _with_defaults(proto: onnx.NodeProto) -> onnx.NodeProto:
 
 
 def _static_type(
-    proto: onnx.NodeProto, name: str, output: str, inferred: dict[str, onnx.TypeProto]
+    proto: onnx.NodeProto,
+    name: str,
+    output: str,
+    inferred: dict[str, onnx.TypeProto],
+    symbols: Mapping[str, Var],
 ) -> TensorType | None:
     if output == "":
         return None
@@ -99,10 +107,13 @@ def _static_type(
             rule="onnx.dynamic-shape",
         )
     tensor = type_proto.tensor_type
-    dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim]
-    if not tensor.HasField("shape") or None in dims:
+    dims = [
+        d.dim_value if d.HasField("dim_value") else symbols.get(d.dim_param)
+        for d in tensor.shape.dim
+    ]
+    if not tensor.HasField("shape") or any(d is None for d in dims):
         return None
-    if any(d < 0 for d in dims):
+    if any(isinstance(d, int) and d < 0 for d in dims):
         return None  # inferred from invalid inputs (STFT's frame_step 0): the converter says which
     dtype = dtype_of_elem_type(tensor.elem_type, f"output `{output}` of node `{name}`")
-    return TensorType(tuple(int(d) for d in dims), dtype)
+    return TensorType(tuple(dims), dtype)

@@ -1,17 +1,19 @@
 """Named dimensions of graph inputs: ONNX's `dim_param`s fixed by name (onnxruntime's free
 dimension overrides), so that one size given for `batch` fixes it in every input naming it.
 
-A step towards symbolic shapes (one variable per name): until they exist, a name is given one
-size at import, as `--shape` gives an input's whole shape.
+A name given None or bounds (min, max) instead of a size stays a shape symbol, one per name
+(tessel/graph/dims.py), so `main` takes any size for it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import onnx
 
 from tessel.frontend.onnx.errors import OnnxImportError
+from tessel.graph.dims import ShapeSymbol, symbol
 
 
 def input_dims(proto: onnx.ValueInfoProto) -> list[int | str] | None:
@@ -26,10 +28,12 @@ def input_dims(proto: onnx.ValueInfoProto) -> list[int | str] | None:
 
 
 def checked_dims(
-    dims: Mapping[str, int], inputs: Sequence[onnx.ValueInfoProto], prefix: str = ""
-) -> dict[str, int]:
-    """`dims` as {name: size}, after checking that each name is a dimension of some graph input
-    and each size a whole number of at least 1 (an OnnxImportError naming the bad one)."""
+    dims: Mapping[str, Any], inputs: Sequence[onnx.ValueInfoProto], prefix: str = ""
+) -> tuple[dict[str, int], dict[str, ShapeSymbol]]:
+    """`dims` as ({name: size}, {name: symbol}), after checking that each name is a dimension
+    of some graph input and each value a whole number of at least 1 (a fixed size), None (a
+    symbol of sizes from 1) or bounds (min, max) with 0 <= min <= max (an OnnxImportError
+    naming the bad one)."""
     named = sorted(
         {d for proto in inputs for d in input_dims(proto) or () if isinstance(d, str) and d != "?"}
     )
@@ -41,19 +45,35 @@ def checked_dims(
             f"named dimensions of its inputs are {listed}",
             rule="onnx.unknown-dimension",
         )
-    checked = {}
+    checked: dict[str, int] = {}
+    symbols: dict[str, ShapeSymbol] = {}
     for name, size in dims.items():
-        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        if size is None:
+            symbols[name] = symbol(name, 1)
+        elif _is_bounds(size):
+            symbols[name] = symbol(name, int(size[0]), int(size[1]))
+        elif isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise OnnxImportError(
-                f"{prefix}dimension `{name}`: expected a whole number of at least 1, got {size!r}",
+                f"{prefix}dimension `{name}`: expected a whole number of at least 1, None (any "
+                f"size) or bounds (min, max), got {size!r}",
                 rule="onnx.dimension-size",
             )
-        checked[name] = size
-    return checked
+        else:
+            checked[name] = size
+    return checked, symbols
 
 
-def fix_named(dims: list[int | str] | None, sizes: Mapping[str, int]) -> list[int | str] | None:
-    """`dims` with every named dimension that `sizes` gives replaced by its size."""
+def _is_bounds(value: Any) -> bool:
+    return (
+        isinstance(value, tuple | list)
+        and len(value) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+        and 0 <= value[0] <= value[1]
+    )
+
+
+def fix_named(dims: list[int | str] | None, sizes: Mapping[str, Any]) -> list[Any] | None:
+    """`dims` with every named dimension that `sizes` gives replaced by its size (or symbol)."""
     if dims is None or not sizes:
         return dims
     return [sizes.get(d, d) if isinstance(d, str) else d for d in dims]

@@ -11,25 +11,32 @@ import onnx
 from tessel.frontend.onnx.errors import OnnxImportError
 from tessel.graph.expr import Constant, Expr
 from tessel.graph.ty import TensorType
+from tessel.ir.expr import Var
 from tessel.support.dtype import DataType
 from tessel.support.errors import UserError
 
 
 @dataclass(frozen=True)
 class Value:
-    """An ONNX tensor as imported: a graph expression with its static type; a Constant when known
-    at import (initializers, Constant nodes, folded shape computations)."""
+    """An ONNX tensor as imported: a graph expression with its type; a Constant when known at
+    import (initializers, Constant nodes, folded shape computations). `known` is an integer
+    tensor known at import in terms of shape symbols (the Shape of a (batch, seq) input: an
+    object array [batch, seq]); its `expr` is a placeholder that must not reach the graph
+    (symbolic.py)."""
 
     expr: Expr
     type: TensorType
+    known: np.ndarray | None = None
 
     @property
     def is_constant(self) -> bool:
-        return isinstance(self.expr, Constant)
+        return self.known is not None or isinstance(self.expr, Constant)
 
     @property
     def data(self) -> np.ndarray:
-        """The constant's array; only for constant values."""
+        """The constant's array (an object array for a symbolic one); only for constant values."""
+        if self.known is not None:
+            return self.known
         assert isinstance(self.expr, Constant), "data of a value not known at import"
         return self.expr.data
 
@@ -100,5 +107,10 @@ def elem_type_of_dtype(dtype: str) -> int:
 
 
 def tensor_type_proto(ty: TensorType) -> onnx.TypeProto:
-    """The ONNX type of a static tensor type."""
-    return onnx.helper.make_tensor_type_proto(elem_type_of_dtype(ty.dtype), list(ty.shape))
+    """The ONNX type of a tensor type: a shape symbol is a `dim_param` of its name, a `?` or
+    an expression of symbols an unknown dimension."""
+    dims = [
+        d if isinstance(d, int) else (d.name if isinstance(d, Var) and d.name != "?" else None)
+        for d in ty.shape
+    ]
+    return onnx.helper.make_tensor_type_proto(elem_type_of_dtype(ty.dtype), dims)

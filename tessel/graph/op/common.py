@@ -66,7 +66,8 @@ def broadcast_shapes(args: Args, names: Sequence[str]) -> tuple[Dim, ...]:
                     f"{shape_list(shape)} of {' and '.join(f'`{s}`' for s in seen)}: dimension "
                     f"{dim - rank} is {dim_text(y)} against {dim_text(x)}",
                     hint="each dimension, counted from the last, must be equal or 1 in one of "
-                    "them (symbolic ones provably so)",
+                    "them; symbolic ones provably so, which bounds on the symbols may show "
+                    "(from_onnx's dims={'seq': (1, 512)})",
                 )
         shape = tuple(merged)
         seen.append(name)

@@ -10,9 +10,11 @@ from typing import Any
 
 import numpy as np
 
+from tessel.graph.dims import normalize_dim
 from tessel.graph.op.elementwise_semantics import BINARY_NAMES
 from tessel.graph.ty import TensorType, TupleType, Type
 from tessel.graph.type_util import type_str
+from tessel.ir.expr import PrimExpr
 from tessel.ir.virtual_device import VirtualDevice
 from tessel.support.dtype import DataType
 from tessel.support.errors import UserError
@@ -70,6 +72,16 @@ def _ints(value: Any) -> tuple[int, ...]:
     return tuple(_integer(v) for v in value)
 
 
+def _dims(value: Any) -> tuple[Any, ...]:
+    """Integers or symbolic integer expressions (tessel/graph/dims.py): sizes in attributes
+    that an imported shape computation gives (a Reshape to (batch, seq, 12, 32))."""
+    if isinstance(value, PrimExpr):
+        value = (value,)
+    if not isinstance(value, Sequence | np.ndarray) or isinstance(value, str):
+        raise TypeError("a list of integers or integer expressions")
+    return tuple(normalize_dim(v) if isinstance(v, PrimExpr) else _integer(v) for v in value)
+
+
 def _dtype(value: Any) -> str:
     if value == "":
         return ""
@@ -91,6 +103,7 @@ _CONVERTERS: dict[str, Callable[[Any], Any]] = {
     "bool": _boolean,
     "str": _string,
     "ints": _ints,
+    "dims": _dims,
     "floats": lambda v: tuple(_number(x) for x in (v if isinstance(v, Sequence) else [v])),
     "dtype": _dtype,
     "int_or_ints": lambda v: _integer(v) if isinstance(v, int | np.integer) else _ints(v),
@@ -195,8 +208,8 @@ STRING_OPERATORS = frozenset(
         "expand_dims",
         "transpose",
         "concatenate",
-        "split",
         "strided_slice",
+        "split",
         "broadcast_to",
         "take",
         "stack",
@@ -220,6 +233,7 @@ SYMBOLIC_OPERATORS = frozenset(
         "squeeze",
         "expand_dims",
         "concatenate",
+        "strided_slice",
         "take",
         "nn.dense",
         "nn.matmul",

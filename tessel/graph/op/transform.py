@@ -8,10 +8,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from tessel import topi
-from tessel.graph.dims import Dim, dim_product, dim_text, dims_equal, simplify_dim
+from tessel.graph.dims import Dim, dim_product, dim_text, dims_equal, is_static, simplify_dim
 from tessel.graph.op.common import same_as, shape_list
 from tessel.graph.op.op_def import Args, Attr, Attrs, OpDef, OpPattern
 from tessel.graph.ty import TupleType, Type
+from tessel.ir import builders
+from tessel.ir.expr import PrimExpr
 from tessel.support.dtype import DataType
 
 
@@ -32,7 +34,9 @@ def relay_newshape(  # noqa: C901 - Relay's special values, one case each
     src, i = 0, 0
     while i < len(newshape):
         code = newshape[i]
-        if code > 0 or (code == 0 and allowzero):
+        if (
+            isinstance(code, PrimExpr) or code > 0 or (code == 0 and allowzero)
+        ):  # a symbolic extent, as an imported shape gives it
             out.append(code)
             src += 1
         elif code == 0:
@@ -303,10 +307,43 @@ def _strided_slice_rel(args: Args, attrs: Attrs) -> Type:
             raise args.error(name, f"has more entries than `begin` ({count})")
     if 0 in (attrs.strides or ()):
         raise args.error("strides", f"{list(attrs.strides)} holds a zero step")
+    if not (data.is_static and is_static(attrs.begin) and is_static(attrs.end)):
+        return same_as(data, _symbolic_slice_extents(args, attrs, data.shape))
     ranges = [
         range(*s.indices(n)) for s, n in zip(slices(attrs, data.shape), data.shape, strict=True)
     ]
     return same_as(data, [len(r) for r in ranges])
+
+
+def _symbolic_slice_extents(args: Args, attrs: Attrs, shape: Sequence[Dim]) -> list[Dim]:
+    """strided_slice's result extents where the data or the bounds are symbolic: NumPy's
+    clamping written as min/max, which a symbol's bounds simplify (a slice [0:seq] of 512 rows
+    is `seq` rows when seq <= 512); steps must be positive and given in "end" mode."""
+    if attrs.slice_mode != "end" or any(step < 0 for step in attrs.strides or ()):
+        raise args.error("strides", "must be positive, in slice_mode 'end', for a symbolic slice")
+    ndim = len(shape)
+    axes = range(len(attrs.begin)) if attrs.axes is None else [a % ndim for a in attrs.axes]
+    extents = list(shape)
+    for k, axis in enumerate(axes):
+        extent = _int64(shape[axis])
+        start = _clamped_bound(attrs.begin[k], extent)
+        end = attrs.end[k] if k < len(attrs.end) else None
+        stop = extent if end is None else _clamped_bound(end, extent)
+        step = attrs.strides[k] if attrs.strides and k < len(attrs.strides) else 1
+        length = builders.max_value(stop - start, _int64(0))
+        extents[axis] = simplify_dim(builders.floordiv(length + (step - 1), _int64(step)))
+    return extents
+
+
+def _int64(value: Dim) -> PrimExpr:
+    return builders.const(value, "int64") if isinstance(value, int) else value
+
+
+def _clamped_bound(bound: Dim, extent: PrimExpr) -> PrimExpr:
+    """A slice bound as NumPy takes it: negative from the end, then clamped to [0, extent]."""
+    if isinstance(bound, int) and bound < 0:
+        return builders.max_value(extent + bound, _int64(0))
+    return builders.min_value(_int64(bound), extent)
 
 
 def _strided_slice_lower(x, *, attrs: Attrs):
@@ -378,7 +415,7 @@ OPERATORS = (
     OpDef(
         "reshape",
         ("data",),
-        (Attr("newshape", "ints"), Attr("allowzero", "bool", False)),
+        (Attr("newshape", "dims"), Attr("allowzero", "bool", False)),
         _reshape_rel,
         lambda x, *, attrs: topi.reshape(x, _reshape_shape(x.const_shape(), attrs)),
         lambda x, *, attrs: x.reshape(_reshape_shape(x.shape, attrs)),
@@ -451,8 +488,8 @@ OPERATORS = (
         "strided_slice",
         ("data",),
         (
-            Attr("begin", "ints"),
-            Attr("end", "ints"),
+            Attr("begin", "dims"),
+            Attr("end", "dims"),
             Attr("strides", "ints", None, optional=True),
             Attr("axes", "ints", None, optional=True),
             Attr("slice_mode", "str", "end"),

@@ -16,7 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from tessel.graph.dims import SymbolNames, dim_text
 from tessel.graph.expr import Constant
+from tessel.ir.expr import PrimExpr
 
 _FLOAT_SUFFIX = {"float32": "f", "float16": "f16", "float64": "f64", "bfloat16": "bf16"}
 _INT_SUFFIX = {
@@ -119,8 +121,9 @@ def _float_value(digits: str, dtype: str) -> np.floating:
     return value
 
 
-def attr_text(value: Any) -> str:
-    """An attribute value as text; TypeError for values the text format cannot hold."""
+def attr_text(value: Any, names: SymbolNames | None = None) -> str:
+    """An attribute value as text; TypeError for values the text format cannot hold. A
+    symbolic size prints as its dimension text (`seq`), its symbols named by `names`."""
     if value is None or isinstance(value, bool):
         return str(value)
     if isinstance(value, int):
@@ -130,7 +133,9 @@ def attr_text(value: Any) -> str:
     if isinstance(value, str):
         return json.dumps(value)
     if isinstance(value, tuple | list):
-        return "[" + ", ".join(attr_text(v) for v in value) + "]"
+        return "[" + ", ".join(attr_text(v, names) for v in value) + "]"
+    if isinstance(value, PrimExpr):
+        return dim_text(value, names)
     raise TypeError(
         f"the attribute value {value!r} ({type(value).__name__}) has no text form; "
         "use an int, float, bool, str, None or a list of those"

@@ -64,8 +64,20 @@ def _list(cur: Cursor, meta: MetaHook | None) -> tuple[Any, ...]:
             cur.expect(",", "`,` or `]` in the list")
             if cur.accept("]"):
                 break
-        items.append(parse_attr_value(cur, meta))
+        items.append(_symbolic_size(cur) if _at_symbol(cur) else parse_attr_value(cur, meta))
     return tuple(items)
+
+
+def _at_symbol(cur: Cursor) -> bool:
+    """A list item that is a symbolic size (`[0, seq, 12]`): a name other than a keyword."""
+    token = cur.peek()
+    return token.kind == "IDENT" and token.text not in ("True", "False", "None", "meta")
+
+
+def _symbolic_size(cur: Cursor) -> Any:
+    from tessel.graph.text.parse_types import parse_dim  # noqa: PLC0415 - parse_types reads literals
+
+    return parse_dim(cur)
 
 
 def parse_string(cur: Cursor, token) -> str:

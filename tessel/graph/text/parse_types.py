@@ -82,6 +82,11 @@ _DIM_CALLS: dict[str, Callable[[Any, Any], Any]] = {
 _DIM_EXAMPLES = "a non-negative integer, a name such as `batch`, `?`, or an expression `n * 2`"
 
 
+def parse_dim(cur: Cursor) -> Dim:
+    """One dimension at the cursor (in a shape, or a symbolic size in an attribute list)."""
+    return _dim(cur)
+
+
 def _dim(cur: Cursor) -> Dim:
     start = cur.peek()
     value = _dim_sum(cur)

@@ -168,7 +168,7 @@ class GraphPrinter:
         """An attribute value; a VirtualDevice goes to the metadata table, as in Relay."""
         if isinstance(value, VirtualDevice):
             return self.meta.device_reference(value)
-        return attr_text(value)
+        return attr_text(value, self.symbol_names)
 
     def _signature(self, func: Function) -> str:
         """`(%p: T, ..., Attr=value, virtual_device=...) -> ret`, in Relay's order."""

@@ -3,6 +3,8 @@ ScatterElements (scatter_elements) and ScatterND (scatter_nd)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from tessel.frontend.onnx.node import OnnxNode
@@ -12,6 +14,7 @@ from tessel.frontend.onnx.values import Value
 from tessel.graph.evaluate import evaluate
 from tessel.graph.expr import Expr
 from tessel.graph.ty import TensorType
+from tessel.ir.expr import PrimExpr
 
 Result = Expr | np.ndarray
 
@@ -174,8 +177,22 @@ def _slice_params(
         raise node.error("a step is 0")
     params = []
     for axis, start, end, step in sorted(zip(normalized, starts, ends, steps, strict=True)):
-        params.append((axis, *slice_bounds(int(start), int(end), int(step), shape[axis])))
+        if any(isinstance(v, PrimExpr) for v in (start, end, shape[axis])):
+            params.append((axis, *_symbolic_slice_bounds(node, start, end, int(step), shape[axis])))
+        else:
+            params.append((axis, *slice_bounds(int(start), int(end), int(step), shape[axis])))
     return params
+
+
+def _symbolic_slice_bounds(node: OnnxNode, start: Any, end: Any, step: int, dim: Any) -> tuple:
+    """One axis of a Slice whose bounds or extent are symbolic (a slice [0:seq] of the position
+    table): the bounds as strided_slice takes them, which counts negative ints from the end and
+    clamps as ONNX does for a positive step (symbolic bounds are sizes, so never negative)."""
+    if step < 0:
+        raise node.error("a negative step on a symbolic slice is not supported")
+    if isinstance(end, int) and end in _TO_THE_END:
+        end = dim
+    return start, end, step
 
 
 def convert_slice(node: OnnxNode) -> Value | np.ndarray:
@@ -192,7 +209,8 @@ def convert_slice_attributes(node: OnnxNode) -> Value | np.ndarray:
 def _slice(node: OnnxNode, params: list[tuple[int, int, int, int]]) -> Value | np.ndarray:
     """The input sliced by (axis, begin, end, stride) `params`."""
     shape = node.shape(0)
-    if node.input(0).is_constant:
+    symbolic = any(isinstance(v, PrimExpr) for p in params for v in p)
+    if node.input(0).is_constant and not symbolic:
         index = [slice(None)] * len(shape)
         for axis, begin, end, stride in params:
             index[axis] = slice(begin, end, stride)
@@ -200,6 +218,15 @@ def _slice(node: OnnxNode, params: list[tuple[int, int, int, int]]) -> Value | n
     params = [p for p in params if p[1:] != (0, shape[p[0]], 1)]  # drop the whole-axis slices
     if not params:
         return node.input(0)
+    if symbolic:  # the graph's relation types it (tessel/frontend/onnx/symbolic.py)
+        return call(
+            "strided_slice",
+            node.expr(0),
+            begin=tuple(p[1] for p in params),
+            end=tuple(p[2] for p in params),
+            strides=tuple(p[3] for p in params),
+            axes=tuple(p[0] for p in params),
+        )
     out_shape = list(shape)
     for axis, begin, end, stride in params:
         out_shape[axis] = len(range(begin, max(end, -1), stride))

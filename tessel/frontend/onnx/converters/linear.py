@@ -8,14 +8,13 @@ operand (`OnnxNode.derived`): an initializer many MatMuls read stays one weight.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from tessel.frontend.onnx.node import OnnxNode
 from tessel.frontend.onnx.opsets import Entry, every_opset
 from tessel.frontend.onnx.relay import call, const, folded
 from tessel.frontend.onnx.values import Value
+from tessel.graph.dims import broadcast_dims, dim_product
 from tessel.graph.expr import Call, Expr
 from tessel.graph.ty import TensorType
 
@@ -93,7 +92,7 @@ def convert_matmul(node: OnnxNode) -> Result:
     a, b = node.input(0), node.input(1)
     if node.all_constant():
         return np.matmul(a.data, b.data)
-    out_shape = node.out_type().shape
+    out_shape = _matmul_out_shape(node, a, b)
     if a.type.shape[-1] == 0:  # an empty sum: the product is zero (kernels would read nothing)
         return np.zeros(out_shape, node.out_type().dtype)
     # A 1-D operand is a matrix with one row (left) or one column (right), dropped at the end.
@@ -105,6 +104,24 @@ def convert_matmul(node: OnnxNode) -> Result:
     if _product_shape(a, b) != out_shape:
         result = _reshape(result, out_shape)
     return result
+
+
+def _matmul_out_shape(node: OnnxNode, a: Value, b: Value) -> tuple:
+    """MatMul's output shape: ONNX's inference, or (symbolic shapes it cannot name) NumPy's
+    rule, the 1-D operands' dimension dropped."""
+    if node.output_types[0] is not None:
+        return node.output_types[0].shape
+    batch = _broadcast(node, a.type.shape[:-2], b.type.shape[:-2])
+    rows = a.type.shape[-2:-1] if a.type.ndim >= 2 else ()
+    cols = b.type.shape[-1:] if b.type.ndim >= 2 else ()
+    return (*batch, *rows, *cols)
+
+
+def _broadcast(node: OnnxNode, *shapes: tuple) -> tuple:
+    try:
+        return broadcast_dims(*shapes)
+    except ValueError as err:
+        raise node.error(f"the batch dimensions {err}") from None
 
 
 def _reshape(expr: Expr, shape: tuple[int, ...]) -> Expr:
@@ -126,7 +143,7 @@ def _reshaped(node: OnnxNode, value: Value, shape: tuple[int, ...]) -> Value:
 
 def _product_shape(a: Value, b: Value) -> tuple[int, ...]:
     """The shape `_matmul_by_matrix` / `_batch_matmul` produced: batch dims, m, n."""
-    batch = np.broadcast_shapes(a.type.shape[:-2], b.type.shape[:-2])
+    batch = broadcast_dims(a.type.shape[:-2], b.type.shape[:-2])
     return (*batch, a.type.shape[-2], b.type.shape[-1])
 
 
@@ -134,7 +151,7 @@ def _matmul_by_matrix(node: OnnxNode, a: Value, b: Value) -> Expr:
     """[..., m, k] @ [k, n]: fold the leading dimensions into the rows of one dense."""
     if a.type.ndim == 2:
         return _dense(node, a.expr, b)
-    rows = math.prod(a.type.shape[:-1])
+    rows = dim_product(a.type.shape[:-1])
     flat = call("reshape", a.expr, newshape=(rows, a.type.shape[-1]), allowzero=True)
     out = _dense(node, flat, b)
     return call("reshape", out, newshape=(*a.type.shape[:-1], b.type.shape[-1]), allowzero=True)
@@ -143,8 +160,8 @@ def _matmul_by_matrix(node: OnnxNode, a: Value, b: Value) -> Expr:
 def _batch_matmul(node: OnnxNode, a: Value, b: Value) -> Expr:
     """[..., m, k] @ [..., k, n] with broadcast batch dimensions, as one nn.batch_matmul on
     operands reshaped to [batch, m, k] and [batch, k, n]."""
-    batch = tuple(np.broadcast_shapes(a.type.shape[:-2], b.type.shape[:-2]))
-    size = math.prod(batch)
+    batch = _broadcast(node, a.type.shape[:-2], b.type.shape[:-2])
+    size = dim_product(batch)
     lhs = _to_batch3(node, a, batch, size)
     rhs = _to_batch3(node, b, batch, size)
     out = call("nn.batch_matmul", lhs, rhs, transpose_a=False, transpose_b=False)

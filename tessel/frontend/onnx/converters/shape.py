@@ -10,6 +10,7 @@ import numpy as np
 
 from tessel.frontend.onnx.node import OnnxNode
 from tessel.frontend.onnx.opsets import Entry, every_opset
+from tessel.graph.dims import dim_product, is_static
 
 
 def convert_constant(node: OnnxNode) -> np.ndarray:
@@ -35,12 +36,21 @@ def convert_shape(node: OnnxNode) -> np.ndarray:
     """Shape (opset 15+: start, end): the static shape of the input."""
     shape = node.shape(0)
     start, end = node.attr("start", 0), node.attr("end", len(shape))
+    if not is_static(shape):  # symbolic dimensions: an object array of them (symbolic.py)
+        dims = np.empty(len(shape[start:end]), dtype=object)
+        dims[:] = shape[start:end]
+        return dims
     return np.asarray(shape[start:end], dtype=np.int64)
 
 
 def convert_size(node: OnnxNode) -> np.ndarray:
     """Size: the number of elements of the input."""
-    return np.asarray(math.prod(node.shape(0)), dtype=np.int64)
+    shape = node.shape(0)
+    if not is_static(shape):
+        size = np.empty((), dtype=object)
+        size[()] = dim_product(shape)
+        return size
+    return np.asarray(math.prod(shape), dtype=np.int64)
 
 
 def convert_constant_of_shape(node: OnnxNode) -> np.ndarray:

@@ -37,8 +37,15 @@ def _reshape_to_output(node: OnnxNode) -> Result:
 
 
 def convert_reshape(node: OnnxNode) -> Result:
-    """Reshape: the shape input (with 0 and -1) must be known at import."""
-    node.static(1, "target shape")
+    """Reshape: the shape input (with 0 and -1) must be known at import, in sizes or in shape
+    symbols (an exporter's Shape -> Gather -> Concat of a (batch, seq) input)."""
+    target = node.static(1, "target shape")
+    if node.output_types[0] is None and not node.input(0).is_constant:
+        # ONNX's inference cannot name the output's symbolic dimensions: Relay's reshape reads
+        # ONNX's codes (0 copies an extent unless allowzero, -1 is inferred) and its relation
+        # gives the type (tessel/frontend/onnx/symbolic.py).
+        allowzero = bool(node.attr("allowzero", 0))
+        return call("reshape", node.expr(0), newshape=tuple(target.tolist()), allowzero=allowzero)
     return _reshape_to_output(node)
 
 

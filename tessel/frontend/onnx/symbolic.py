@@ -1,0 +1,114 @@
+"""Symbolic import: named dimensions kept as shape symbols (tessel/graph/dims.py), integer
+tensors known at import in terms of them (the Shape of a (batch, seq) input), and the types of
+converted expressions computed by the graph's own relations.
+
+A symbolic value's expression is a placeholder variable: shape computations fold through it
+(Shape -> Gather -> Concat -> Reshape, with NumPy on object arrays of dimensions), and if one
+is read as data by a kernel instead, the import ends with an error naming it, never with a
+graph that reads an unbound variable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from tessel.frontend.onnx.errors import OnnxImportError
+from tessel.frontend.onnx.values import Value, constant_value
+from tessel.graph.expr import Call, Constant, Expr, Tuple, TupleGetItem, Var
+from tessel.graph.op import get_op
+from tessel.graph.traversal import expr_children, post_order_exprs
+from tessel.graph.ty import TensorType, TupleType, Type
+from tessel.ir.expr import Op, PrimExpr
+from tessel.support.errors import InternalError
+
+PLACEHOLDER_PREFIX = "symbolic_value:"
+
+
+def symbolic_value(array: np.ndarray, tensor: str) -> Value:
+    """A Value for an integer array known at import: a Constant when every element is an int,
+    else a symbolic value (an object array of dimensions) for ONNX tensor `tensor`."""
+    flat = array.reshape(-1)
+    if all(not isinstance(v, PrimExpr) for v in flat):
+        return constant_value(np.asarray(array.tolist(), dtype=np.int64).reshape(array.shape))
+    placeholder = Var(PLACEHOLDER_PREFIX + tensor, TensorType(array.shape, "int64"))
+    return Value(placeholder, placeholder.type_annotation, known=array)
+
+
+def is_symbolic_array(array: np.ndarray) -> bool:
+    """True for an object array holding a symbolic dimension."""
+    return array.dtype == object and any(isinstance(v, PrimExpr) for v in array.reshape(-1))
+
+
+def check_no_placeholders(roots: Iterable[Expr], prefix: str = "") -> None:
+    """An OnnxImportError naming each tensor known only symbolically at import that the graph
+    reads as data: computing shapes at run time is not supported yet."""
+    leaked = sorted(
+        {
+            node.name_hint[len(PLACEHOLDER_PREFIX) :]
+            for root in roots
+            for node in post_order_exprs(root)
+            if isinstance(node, Var) and node.name_hint.startswith(PLACEHOLDER_PREFIX)
+        }
+    )
+    if leaked:
+        raise OnnxImportError(
+            f"{prefix}tensors {leaked} are computed from symbolic dimensions and read as data "
+            "by the graph; Tessel folds shape computations into shapes but does not compute "
+            "them at run time yet",
+            rule="onnx.symbolic-data",
+            hint="give the named dimensions sizes (dims={'batch': 1, ...})",
+        )
+
+
+class ExprTyper:
+    """Types converter results with the graph's type relations, node by node: the types of
+    the values already imported are known, so each call is typed once (an import stays linear,
+    where typing each result's whole graph again would be quadratic)."""
+
+    def __init__(self) -> None:
+        self._types: dict[int, tuple[Expr, Type]] = {}  # holds the expression: ids stay unique
+
+    def remember(self, value: Value) -> None:
+        """The type of an imported value's expression."""
+        self._types[id(value.expr)] = (value.expr, value.type)
+
+    def type_of(self, root: Expr) -> Type:
+        """The type of `root`, typing the calls it adds over known expressions."""
+        known = self._types
+
+        def unknown_children(expr: Expr) -> tuple[Expr, ...]:
+            return () if id(expr) in known else tuple(expr_children(expr))
+
+        for node in post_order_exprs(root, unknown_children):
+            if id(node) not in self._types:
+                self._types[id(node)] = (node, self._type_new(node))
+        return self._types[id(root)][1]
+
+    def _known(self, expr: Expr) -> Type:
+        return self._types[id(expr)][1]
+
+    def _type_new(self, node: Expr) -> Type:
+        if isinstance(node, Constant):
+            return node.tensor_type
+        if isinstance(node, Var) and node.type_annotation is not None:
+            return node.type_annotation
+        if isinstance(node, Tuple):
+            return TupleType(tuple(self._known(f) for f in node.fields))
+        if isinstance(node, TupleGetItem):
+            tuple_type = self._known(node.tuple_value)
+            assert isinstance(tuple_type, TupleType)
+            return tuple_type.fields[node.index]
+        if isinstance(node, Call) and isinstance(node.op, Op):
+            arg_types = [self._known(a) for a in node.args]
+            return get_op(node.op.name).infer_type(arg_types, node.attrs)
+        raise InternalError(f"a converter built a {type(node).__name__}, which has no relation")
+
+
+__all__ = [
+    "ExprTyper",
+    "check_no_placeholders",
+    "is_symbolic_array",
+    "symbolic_value",
+]
