@@ -41,6 +41,9 @@ class DynamicInputError(OnnxImportError):
             by_name = "dims={" + ", ".join(f"{name!r}: 1" for name in names) + "}"
         if names:
             hint += f", or by dimension name for every input: {by_name}"
+        if names and not command_line:
+            symbolic = "dims={" + ", ".join(f"{name!r}: None" for name in names) + "}"
+            hint += f"; or keep them symbolic (tessel.graph.evaluate runs any size): {symbolic}"
         super().__init__(message, rule="onnx.dynamic-input", hint=hint)
         self.input_name, self.suggestion, self.names = input_name, suggestion, names
 

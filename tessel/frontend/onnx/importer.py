@@ -34,6 +34,7 @@ from tessel.frontend.onnx.symbolic import (
     ExprTyper,
     check_no_placeholders,
     is_symbolic_array,
+    refusing_symbolic_folds,
     symbolic_value,
 )
 from tessel.frontend.onnx.table import lookup, opset_range
@@ -274,21 +275,25 @@ class _GraphImporter:
         )
         converter = lookup(proto.op_type, proto.domain, opset)
         assert converter is not None, "check_supported runs before conversion"
-        if not on_sequences and computes_on_half(node):
-            values = convert_in_float32(node, converter, _output_value)
-        else:
-            results = converter(node)
-            if not isinstance(results, list | tuple):
-                results = [results]
-            values = [
-                _output_value(node, position, results) if out else None
-                for position, out in enumerate(proto.output)
-            ]
+        with refusing_symbolic_folds(node):
+            values = self._converted(node, converter, on_sequences)
         for out, value in zip(proto.output, values, strict=True):
             if value is not None:
                 if self.typer is not None and isinstance(value, Value):
                     value = self._typed(out, value)
                 self.values[out] = value
+
+    def _converted(self, node: OnnxNode, converter: Any, on_sequences: bool) -> list[Any]:
+        """The Values of the node's outputs (None for the omitted ones)."""
+        if not on_sequences and computes_on_half(node):
+            return convert_in_float32(node, converter, _output_value)
+        results = converter(node)
+        if not isinstance(results, list | tuple):
+            results = [results]
+        return [
+            _output_value(node, position, results) if out else None
+            for position, out in enumerate(node.proto.output)
+        ]
 
     def _typed(self, tensor: str, value: Value) -> Value:
         """In a symbolic import: an expression with the type the graph's relations give it (a
@@ -331,6 +336,8 @@ def _output_value(
         return None  # an output no one reads
     if isinstance(result, PrimExpr):  # one symbolic element that NumPy folding took out
         result = np.array(result, dtype=object)
+    elif isinstance(result, int | float):  # one element of an object array, a number
+        result = np.asarray(result)
     if isinstance(result, np.ndarray | np.generic):
         array = np.asarray(result)
         if is_symbolic_array(array):  # a shape computation on symbolic dimensions

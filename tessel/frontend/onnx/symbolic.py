@@ -10,18 +10,20 @@ graph that reads an unbound variable.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 import numpy as np
 
 from tessel.frontend.onnx.errors import OnnxImportError
+from tessel.frontend.onnx.node import OnnxNode
 from tessel.frontend.onnx.values import Value, constant_value
 from tessel.graph.expr import Call, Constant, Expr, Tuple, TupleGetItem, Var
 from tessel.graph.op import get_op
 from tessel.graph.traversal import expr_children, post_order_exprs
 from tessel.graph.ty import TensorType, TupleType, Type
 from tessel.ir.expr import Op, PrimExpr
-from tessel.support.errors import InternalError
+from tessel.support.errors import InternalError, UserError
 
 PLACEHOLDER_PREFIX = "symbolic_value:"
 
@@ -60,6 +62,33 @@ def check_no_placeholders(roots: Iterable[Expr], prefix: str = "") -> None:
             rule="onnx.symbolic-data",
             hint="give the named dimensions sizes (dims={'batch': 1, ...})",
         )
+
+
+@contextmanager
+def refusing_symbolic_folds(node: OnnxNode) -> Iterator[None]:
+    """Within: a converter that cannot fold its symbolic inputs (NumPy arithmetic that needs
+    numbers, such as a Cast to float of a dimension) fails with an OnnxImportError naming the
+    node and those inputs, not with the TypeError NumPy raised."""
+    try:
+        yield
+    except UserError:
+        raise
+    except (TypeError, ValueError) as err:
+        symbolic = [
+            name
+            for name, value in zip(node.proto.input, node.inputs, strict=True)
+            if isinstance(value, Value) and value.known is not None
+        ]
+        if not symbolic:
+            raise
+        raise OnnxImportError(
+            f"{node.op_type} node `{node.name}` computes on {symbolic}, which hold symbolic "
+            "dimensions; Tessel folds them through shape operators (Shape, Gather, Slice, "
+            "Concat, Unsqueeze, Reshape, integer arithmetic) but does not compute them at run "
+            f"time yet ({err})",
+            rule="onnx.symbolic-data",
+            hint="give the named dimensions sizes (dims={'batch': 1, ...})",
+        ) from err
 
 
 class ExprTyper:
@@ -110,5 +139,6 @@ __all__ = [
     "ExprTyper",
     "check_no_placeholders",
     "is_symbolic_array",
+    "refusing_symbolic_folds",
     "symbolic_value",
 ]

@@ -1,0 +1,241 @@
+"""Symbolic import: named dimensions kept as shape symbols (`dims={"batch": None, "seq": (1,
+16)}`), so one imported graph runs at every size. Each model is imported once and evaluated at
+several sizes against onnxruntime on the same inputs."""
+
+import io
+import warnings
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from tessel.cli.minilm import EncoderConfig, build_encoder
+from tessel.frontend.onnx import OnnxImportError, from_onnx
+from tessel.graph import astext
+from tessel.graph.evaluate import evaluate
+
+ort = pytest.importorskip("onnxruntime")
+
+TINY_BERT = EncoderConfig(hidden=16, heads=2, layers=2, intermediate=32, layer_norm_eps=1e-12)
+VOCAB, POSITIONS = 50, 16
+
+
+def _tiny_bert_weights(cfg: EncoderConfig) -> dict[str, np.ndarray]:
+    """Random weights under the Hugging Face BERT names that build_encoder reads."""
+    rng = np.random.default_rng(0)
+    h, inner = cfg.hidden, cfg.intermediate
+    shapes = {
+        "embeddings.word_embeddings.weight": (VOCAB, h),
+        "embeddings.position_embeddings.weight": (POSITIONS, h),
+        "embeddings.token_type_embeddings.weight": (2, h),
+    }
+    norms = ["embeddings.LayerNorm"]
+    for k in range(cfg.layers):
+        layer = f"encoder.layer.{k}"
+        for name in ("query", "key", "value"):
+            shapes[f"{layer}.attention.self.{name}.weight"] = (h, h)
+            shapes[f"{layer}.attention.self.{name}.bias"] = (h,)
+        shapes[f"{layer}.attention.output.dense.weight"] = (h, h)
+        shapes[f"{layer}.attention.output.dense.bias"] = (h,)
+        shapes[f"{layer}.intermediate.dense.weight"] = (inner, h)
+        shapes[f"{layer}.intermediate.dense.bias"] = (inner,)
+        shapes[f"{layer}.output.dense.weight"] = (h, inner)
+        shapes[f"{layer}.output.dense.bias"] = (h,)
+        norms += [f"{layer}.attention.output.LayerNorm", f"{layer}.output.LayerNorm"]
+    weights = {k: (rng.standard_normal(s) * 0.3).astype("float32") for k, s in shapes.items()}
+    for norm in norms:
+        weights[f"{norm}.weight"] = (1 + rng.standard_normal(h) * 0.1).astype("float32")
+        weights[f"{norm}.bias"] = (rng.standard_normal(h) * 0.1).astype("float32")
+    return weights
+
+
+@pytest.fixture(scope="module")
+def tiny_bert() -> onnx.ModelProto:
+    return build_encoder(_tiny_bert_weights(TINY_BERT), TINY_BERT)
+
+
+def _bert_inputs(batch: int, seq: int, seed: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    mask = np.ones((batch, seq), "int64")
+    mask[0, seq // 2 :] = 0  # padding in the first sentence
+    return {
+        "input_ids": rng.integers(0, VOCAB, (batch, seq)).astype("int64"),
+        "attention_mask": mask,
+        "token_type_ids": rng.integers(0, 2, (batch, seq)).astype("int64"),
+    }
+
+
+def _matches_onnxruntime(model: onnx.ModelProto, mod, feeds: dict[str, np.ndarray]) -> None:
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = session.run(None, feeds)
+    got = evaluate(mod, *feeds.values())
+    got = got if isinstance(got, tuple) else (got,)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+
+
+def test_bert_with_dynamic_batch_and_sequence_imports_once_and_runs_every_size(tiny_bert):
+    mod, _ = from_onnx(tiny_bert, dims={"batch": None, "seq": (1, POSITIONS)})
+    params = mod["main"].params
+    assert astext(params[0].type_annotation) == "Tensor[(batch, seq), int64]"
+    assert astext(mod["main"].ret_type) == "Tensor[(batch, 16), float32]"
+    for seed, (batch, seq) in enumerate([(1, 7), (4, 11), (3, POSITIONS), (2, 1)]):
+        _matches_onnxruntime(tiny_bert, mod, _bert_inputs(batch, seq, seed))
+
+
+def test_a_sequence_without_the_bound_the_position_table_needs_is_refused_by_node(tiny_bert):
+    # positions[0:seq] has min(seq, 16) rows: without seq <= 16 the sum with the (batch, seq)
+    # embeddings is not proved to broadcast, and the error names the node and the fix.
+    with pytest.raises(OnnxImportError, match=r"Add node .*min\(seq, 16\)") as info:
+        from_onnx(tiny_bert, dims={"batch": None, "seq": None})
+    assert "dims={'seq': (1, 512)}" in info.value.hint
+
+
+def test_a_size_outside_the_bounds_names_the_input_axis_and_bound(tiny_bert):
+    mod, _ = from_onnx(tiny_bert, dims={"batch": (1, 8), "seq": (1, POSITIONS)})
+    feeds = _bert_inputs(2, POSITIONS + 1, 0)
+    with pytest.raises(ValueError, match=r"`input_ids`: axis 1 is `seq`, which takes sizes 1..16"):
+        evaluate(mod, *feeds.values())
+    feeds = _bert_inputs(9, 4, 0)
+    with pytest.raises(ValueError, match=r"axis 0 is `batch`, which takes sizes 1..8, but got 9"):
+        evaluate(mod, *feeds.values())
+
+
+def test_a_fixed_and_a_symbolic_dimension_mix(tiny_bert):
+    mod, _ = from_onnx(tiny_bert, dims={"batch": 2, "seq": (1, POSITIONS)})
+    assert astext(mod["main"].ret_type) == "Tensor[(2, 16), float32]"
+    _matches_onnxruntime(tiny_bert, mod, _bert_inputs(2, 5, 1))
+
+
+torch = pytest.importorskip("torch")
+
+
+def _export(module, example, dynamic_axes):
+    torch.manual_seed(0)
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            module.eval(),
+            example,
+            buffer,
+            dynamo=False,
+            opset_version=17,
+            input_names=["x"],
+            output_names=["y"],
+            dynamic_axes=dynamic_axes,
+        )
+    return onnx.load_from_string(buffer.getvalue())
+
+
+class _SmallCnn(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.norm = torch.nn.BatchNorm2d(8)
+        self.conv = torch.nn.Conv2d(8, 8, 3, padding=1)
+        self.head = torch.nn.Linear(8 * 4 * 4, 10)
+
+    def forward(self, x):
+        y = torch.relu(self.norm(self.stem(x)))
+        y = torch.nn.functional.max_pool2d(y, 2)
+        y = y + torch.relu(self.conv(y))
+        y = torch.nn.functional.adaptive_avg_pool2d(y, 4)
+        return torch.softmax(self.head(torch.flatten(y, 1)), -1)
+
+
+def test_a_cnn_with_a_dynamic_batch_runs_at_1_3_and_16():
+    torch.manual_seed(0)
+    model = _export(_SmallCnn(), torch.randn(2, 3, 16, 16), {"x": {0: "batch"}, "y": {0: "batch"}})
+    mod, _ = from_onnx(model, dims={"batch": None})
+    assert astext(mod["main"].ret_type) == "Tensor[(batch, 10), float32]"
+    for batch in (1, 3, 16):
+        x = np.random.default_rng(batch).standard_normal((batch, 3, 16, 16)).astype("float32")
+        _matches_onnxruntime(model, mod, {"x": x})
+
+
+class _Attention(torch.nn.Module):
+    """view/reshape by sizes read from the input: the exporter writes Shape -> Gather ->
+    Unsqueeze -> Concat -> Reshape, which folds into a reshape over the symbols."""
+
+    def __init__(self):
+        super().__init__()
+        self.project = torch.nn.Linear(16, 16)
+
+    def forward(self, x):
+        batch, seq, _ = x.shape
+        heads = self.project(x).view(batch, seq, 4, 4).transpose(1, 2)
+        scores = torch.softmax(heads @ heads.transpose(-1, -2) / 2.0, -1)
+        return (scores @ heads).transpose(1, 2).reshape(batch, seq, 16).mean(1)
+
+
+def test_reshapes_to_sizes_read_from_the_input_fold_over_the_symbols():
+    torch.manual_seed(0)
+    model = _export(_Attention(), torch.randn(2, 5, 16), {"x": {0: "b", 1: "s"}, "y": {0: "b"}})
+    assert "Concat" in [n.op_type for n in model.graph.node]
+    mod, _ = from_onnx(model, dims={"b": None, "s": None})
+    for batch, seq in [(1, 7), (3, 2)]:
+        x = np.random.default_rng(seq).standard_normal((batch, seq, 16)).astype("float32")
+        _matches_onnxruntime(model, mod, {"x": x})
+
+
+# --- what is not supported yet is refused by name -----------------------------------------------
+
+
+def _shape_model(nodes, initializers, extra_inputs=()):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3])
+    y = helper.make_tensor_value_info("y", TensorProto.UNDEFINED, None)
+    graph = helper.make_graph(nodes, "g", [x, *extra_inputs], [y], initializers)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_a_dimension_cast_to_data_is_refused_naming_the_node():
+    model = _shape_model(
+        [
+            helper.make_node("Shape", ["x"], ["shape"]),
+            helper.make_node("Gather", ["shape", "zero"], ["batch"], axis=0),
+            helper.make_node("Cast", ["batch"], ["batch_f"], to=TensorProto.FLOAT),
+            helper.make_node("Mul", ["x", "batch_f"], ["y"]),
+        ],
+        [numpy_helper.from_array(np.array(0, "int64"), "zero")],
+    )
+    with pytest.raises(OnnxImportError, match=r"Cast node .* computes on \['batch'\]") as info:
+        from_onnx(model, dims={"batch": None})
+    assert info.value.rule == "onnx.symbolic-data"
+
+
+def test_a_shape_read_as_data_by_a_kernel_is_refused_naming_the_tensor():
+    offsets = helper.make_tensor_value_info("offsets", TensorProto.INT64, [2])
+    model = _shape_model(
+        [
+            helper.make_node("Shape", ["x"], ["shape"]),
+            helper.make_node("Add", ["shape", "offsets"], ["y"]),
+        ],
+        [],
+        [offsets],
+    )
+    with pytest.raises(OnnxImportError, match=r"tensors \['shape'\] are computed from symbolic"):
+        from_onnx(model, dims={"batch": None})
+
+
+def test_a_shape_computation_that_folds_to_numbers_stays_a_constant():
+    # Shape(x)[1] is 3 whatever the batch: the reshape target folds to plain integers.
+    model = _shape_model(
+        [
+            helper.make_node("Shape", ["x"], ["shape"]),
+            helper.make_node("Gather", ["shape", "one"], ["width"], axis=0),
+            helper.make_node("Unsqueeze", ["width", "axes"], ["width_1"]),
+            helper.make_node("Concat", ["minus_one", "width_1"], ["target"], axis=0),
+            helper.make_node("Reshape", ["x", "target"], ["y"]),
+        ],
+        [
+            numpy_helper.from_array(np.array(1, "int64"), "one"),
+            numpy_helper.from_array(np.array([0], "int64"), "axes"),
+            numpy_helper.from_array(np.array([-1], "int64"), "minus_one"),
+        ],
+    )
+    mod, _ = from_onnx(model, dims={"batch": None})
+    assert astext(mod["main"].ret_type) == "Tensor[(batch, 3), float32]"
+    x = np.arange(12, dtype="float32").reshape(4, 3)
+    np.testing.assert_array_equal(evaluate(mod, x), x)
