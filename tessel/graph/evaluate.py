@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from tessel.graph.dims import bind_shape, check_shape, evaluate_dim
+from tessel.arith.dims import bind_shape, check_shape, evaluate_dim
 from tessel.graph.expr import Call, Constant, Expr, Function, If, Let, Tuple, TupleGetItem, Var
 from tessel.graph.op import get_op
 from tessel.graph.traversal import operands

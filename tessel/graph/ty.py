@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tessel.graph.dims import Dim, is_static, normalize_dim
+from tessel.arith.dims import Dim, is_static, normalize_dim
 from tessel.ir.node import Node
 from tessel.support.dtype import DataType
 from tessel.support.errors import IRTypeError
@@ -20,7 +20,7 @@ class Type(Node):
 class TensorType(Type):
     """A tensor of `shape` and `dtype` (`Tensor[(1, 3), float32]`; `()` is a scalar). A
     dimension is a non-negative int or a symbolic integer expression (`Tensor[(batch, 384),
-    float32]`, tessel/graph/dims.py)."""
+    float32]`, tessel/arith/dims.py)."""
 
     shape: tuple[Dim, ...]
     dtype: str = "float32"

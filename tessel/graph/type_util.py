@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tessel.graph.dims import dims_equal, shape_text
+from tessel.arith.dims import dims_equal, shape_text
 from tessel.graph.ty import FuncType, IncompleteType, TensorType, TupleType, Type
 
 

@@ -116,9 +116,10 @@ class IndexMap(Node):
     ) -> tuple[PrimExpr, ...]:
         """The new indices of the element at `indices` (simplified when an analyzer is given)."""
         self._check_rank(indices, "indices")
-        values = dict(
-            zip(self.initial_indices, (builders.convert(e) for e in indices), strict=True)
-        )
+        values = {
+            var: _as_index(builders.convert(e), var)
+            for var, e in zip(self.initial_indices, indices, strict=True)
+        }
         mapped = tuple(substitute(e, values) for e in self.final_indices)
         return mapped if analyzer is None else tuple(analyzer.simplify(e) for e in mapped)
 
@@ -569,3 +570,11 @@ def _is_plain_name(name: str) -> bool:
 
 def _text(shape: Sequence[PrimExpr | int]) -> str:
     return "(" + ", ".join(str(e) for e in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _as_index(value: PrimExpr, var: Var) -> PrimExpr:
+    """`value` in the type of the map's variable `var`: a block that mixes int32 iterators with
+    the int64 ones of a symbolic extent indexes an int64 map with both (a widening cast)."""
+    if value.dtype != var.dtype and value.dtype.is_int and var.dtype.is_int:
+        return builders.cast(value, var.dtype)
+    return value

@@ -10,8 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tessel.graph import Function, TensorType, TupleType, Var, astext, parse
-from tessel.graph.dims import (
+from tessel.arith.dims import (
     any_dim,
     bind_shape,
     dim_text,
@@ -21,6 +20,7 @@ from tessel.graph.dims import (
     shape_symbols,
     symbol,
 )
+from tessel.graph import Function, TensorType, TupleType, Var, astext, parse
 from tessel.graph.evaluate import evaluate
 from tessel.graph.executor import compile as graph_compile
 from tessel.graph.op import get_op

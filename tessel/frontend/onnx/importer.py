@@ -63,7 +63,7 @@ def from_onnx(
     `dims` gives sizes to named dynamic dimensions (ONNX's `dim_param`: {"batch": 1, "seq": 128}
     fixes them in every input naming them, as onnxruntime's free dimension overrides do), a
     shape given for an input taking precedence; a name given None or bounds (min, max) stays
-    a shape symbol (tessel/graph/dims.py: {"batch": None, "seq": (1, 512)}), one per name, and
+    a shape symbol (tessel/arith/dims.py: {"batch": None, "seq": (1, 512)}), one per name, and
     `main` takes any size in the bounds (sizes from 1 without them);
     `dtype` is the element type of inputs whose type the model leaves out (a dict: per input,
     overriding the model). With `freeze_params`, initializers become Constants and the returned
@@ -334,29 +334,33 @@ def _output_value(
         if node.output_used(position):
             raise InternalError(f"converter of {node.op_type} gave nothing for output {position}")
         return None  # an output no one reads
-    if isinstance(result, PrimExpr):  # one symbolic element that NumPy folding took out
-        result = np.array(result, dtype=object)
-    elif isinstance(result, int | float):  # one element of an object array, a number
-        result = np.asarray(result)
+    if isinstance(result, PrimExpr | int | float):
+        # One element of an object array of dimensions that NumPy folding took out.
+        result = np.array(result, dtype=object if isinstance(result, PrimExpr) else None)
     if isinstance(result, np.ndarray | np.generic):
-        array = np.asarray(result)
-        if is_symbolic_array(array):  # a shape computation on symbolic dimensions
-            return symbolic_value(array, node.proto.output[position])
-        ty = node.output_types[position]
-        if ty is None:
-            return constant_value(array)
-        if array.shape != ty.shape:
-            raise InternalError(
-                f"{node.op_type} node `{node.name}` folded to shape {array.shape}, but ONNX "
-                f"infers {ty.shape}"
-            )
-        if ty.dtype == "string":  # an object array of str (Constant checks the elements)
-            return constant_value(array)
-        return constant_value(array.astype(ty.dtype, copy=False))
+        return _folded_value(node, position, np.asarray(result))
     typer = getattr(node.scope, "typer", None)
     if typer is not None:  # a symbolic import: the graph's relations give the type
         return _symbolic_output(node, position, result, typer)
     return Value(result, node.out_type(position))
+
+
+def _folded_value(node: OnnxNode, position: int, array: np.ndarray) -> Value:
+    """An output folded at import: a Constant checked against ONNX's inferred type, or a
+    symbolic value (a shape computation on symbolic dimensions)."""
+    if is_symbolic_array(array):
+        return symbolic_value(array, node.proto.output[position])
+    ty = node.output_types[position]
+    if ty is None:
+        return constant_value(array)
+    if array.shape != ty.shape:
+        raise InternalError(
+            f"{node.op_type} node `{node.name}` folded to shape {array.shape}, but ONNX "
+            f"infers {ty.shape}"
+        )
+    if ty.dtype == "string":  # an object array of str (Constant checks the elements)
+        return constant_value(array)
+    return constant_value(array.astype(ty.dtype, copy=False))
 
 
 def _symbolic_output(node: OnnxNode, position: int, result: Expr, typer: ExprTyper) -> Value:

@@ -2,7 +2,7 @@
 dimension overrides), so that one size given for `batch` fixes it in every input naming it.
 
 A name given None or bounds (min, max) instead of a size stays a shape symbol, one per name
-(tessel/graph/dims.py), so `main` takes any size for it.
+(tessel/arith/dims.py), so `main` takes any size for it.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 
 import onnx
 
+from tessel.arith.dims import ShapeSymbol, symbol
 from tessel.frontend.onnx.errors import OnnxImportError
-from tessel.graph.dims import ShapeSymbol, symbol
 
 
 def input_dims(proto: onnx.ValueInfoProto) -> list[int | str] | None:

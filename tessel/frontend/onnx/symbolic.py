@@ -1,4 +1,4 @@
-"""Symbolic import: named dimensions kept as shape symbols (tessel/graph/dims.py), integer
+"""Symbolic import: named dimensions kept as shape symbols (tessel/arith/dims.py), integer
 tensors known at import in terms of them (the Shape of a (batch, seq) input), and the types of
 converted expressions computed by the graph's own relations.
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from tessel.graph.dims import Dim, dim_text, dims_equal
+from tessel.arith.dims import Dim, dim_text, dims_equal
 from tessel.graph.op.op_def import Args, Attrs, OpDef, OpPattern
 from tessel.graph.ty import TensorType, Type
 from tessel.support.dtype import DataType

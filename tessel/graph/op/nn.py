@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from tessel import te, topi
-from tessel.graph.dims import dim_product, dims_equal
+from tessel.arith.dims import dim_product, dims_equal
 from tessel.graph.op import conv_nd
 from tessel.graph.op.common import as_dtype, same_as
 from tessel.graph.op.op_def import Args, Attr, Attrs, OpDef, OpPattern

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from tessel.graph.dims import normalize_dim
+from tessel.arith.dims import normalize_dim
 from tessel.graph.op.elementwise_semantics import BINARY_NAMES
 from tessel.graph.ty import TensorType, TupleType, Type
 from tessel.graph.type_util import type_str
@@ -73,7 +73,7 @@ def _ints(value: Any) -> tuple[int, ...]:
 
 
 def _dims(value: Any) -> tuple[Any, ...]:
-    """Integers or symbolic integer expressions (tessel/graph/dims.py): sizes in attributes
+    """Integers or symbolic integer expressions (tessel/arith/dims.py): sizes in attributes
     that an imported shape computation gives (a Reshape to (batch, seq, 12, 32))."""
     if isinstance(value, PrimExpr):
         value = (value,)
@@ -221,7 +221,7 @@ STRING_OPERATORS = frozenset(
 )
 
 
-# The operators whose type relations take symbolic dimensions (tessel/graph/dims.py): every
+# The operators whose type relations take symbolic dimensions (tessel/arith/dims.py): every
 # elementwise operator, and these, whose relations decide equalities by proof. A call of any
 # other operator on a symbolic shape is refused, naming the operator, so no relation guesses.
 SYMBOLIC_OPERATORS = frozenset(

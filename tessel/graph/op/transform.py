@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from tessel import topi
-from tessel.graph.dims import Dim, dim_product, dim_text, dims_equal, is_static, simplify_dim
+from tessel.arith.dims import Dim, dim_product, dim_text, dims_equal, is_static, simplify_dim
 from tessel.graph.op.common import same_as, shape_list
 from tessel.graph.op.op_def import Args, Attr, Attrs, OpDef, OpPattern
 from tessel.graph.ty import TupleType, Type

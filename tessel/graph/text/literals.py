@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from tessel.graph.dims import SymbolNames, dim_text
+from tessel.arith.dims import SymbolNames, dim_text
 from tessel.graph.expr import Constant
 from tessel.ir.expr import PrimExpr
 

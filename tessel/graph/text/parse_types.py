@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tessel.graph.dims import Dim, any_dim, normalize_dim, symbol
+from tessel.arith.dims import Dim, any_dim, normalize_dim, symbol
 from tessel.graph.text.cursor import Cursor, describe, joined
 from tessel.graph.text.literals import LiteralError, number_attr
 from tessel.graph.ty import FuncType, IncompleteType, TensorType, TupleType, Type

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tessel.graph.dims import SymbolNames, dim_text
+from tessel.arith.dims import SymbolNames, dim_text
 from tessel.graph.expr import Call, Constant, Expr, Function, If, Let, Tuple, TupleGetItem, Var
 from tessel.graph.text.layout import TOP, Layout, is_atom
 from tessel.graph.text.literals import attr_text, constant_literal

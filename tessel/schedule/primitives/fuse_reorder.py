@@ -33,7 +33,9 @@ def fuse(sch: Schedule, rvs: Sequence[LoopRV]) -> tuple[PrimFunc, Var]:
     if len(loops) < 2:
         raise ScheduleError("fuse", "loop-count", "needs at least two loops", func=sch.func)
     _check_fusable(sch, loops)
-    dtype = loops[0].loop_var.dtype
+    # The widest index type: a symbolic (int64) extent fused with int32 ones counts in int64,
+    # and each loop's digit is cast back to its own variable's type.
+    dtype = max((loop.loop_var.dtype for loop in loops), key=lambda d: d.bits)
     fused = Var("_".join(loop.loop_var.name for loop in loops) + "_fused", dtype)
     total: PrimExpr = builders.const(1, dtype)
     for loop in loops:
@@ -49,7 +51,10 @@ def fuse(sch: Schedule, rvs: Sequence[LoopRV]) -> tuple[PrimFunc, Var]:
         digit = builders.floordiv(digit, stride)
         if builders.is_const_int(loop.extent, 1):
             digit = builders.const(0, dtype)
-        mapping[loop.loop_var] = builders.add(loop.min, analyzer.simplify(digit))
+        value = builders.add(loop.min, analyzer.simplify(digit))
+        if value.dtype != loop.loop_var.dtype:
+            value = builders.cast(value, loop.loop_var.dtype)
+        mapping[loop.loop_var] = value
         stride = next_stride
     body = substitute(loops[-1].body, mapping)
     new_loop = For(fused, builders.const(0, dtype), stride, ForKind.SERIAL, body)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from tessel.arith.dims import broadcast_dims, dim_product
 from tessel.frontend.onnx.node import OnnxNode
 from tessel.frontend.onnx.opsets import Entry, every_opset
 from tessel.frontend.onnx.relay import call, const, folded
 from tessel.frontend.onnx.values import Value
-from tessel.graph.dims import broadcast_dims, dim_product
 from tessel.graph.expr import Call, Expr
 from tessel.graph.ty import TensorType
 

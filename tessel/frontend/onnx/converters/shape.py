@@ -8,9 +8,9 @@ import math
 
 import numpy as np
 
+from tessel.arith.dims import dim_product, is_static
 from tessel.frontend.onnx.node import OnnxNode
 from tessel.frontend.onnx.opsets import Entry, every_opset
-from tessel.graph.dims import dim_product, is_static
 
 
 def convert_constant(node: OnnxNode) -> np.ndarray:
