@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Union
 
 from tessel.arith.analyzer import Analyzer
+from tessel.ir import builders
 from tessel.ir.expr import (
     Add,
     FloorDiv,
@@ -178,6 +179,34 @@ def broadcast_dims(*shapes: Sequence[Dim]) -> tuple[Dim, ...]:
     return result
 
 
+def slice_range(begin: Dim, end: Dim | None, step: int, extent: Dim) -> tuple[Dim, Dim]:
+    """(start, length) of the slice begin:end:step (step > 0) of an axis of `extent`, as NumPy
+    takes it: a negative int bound counts from the end, then bounds clamp to [0, extent];
+    symbolic bounds are sizes (non-negative). Written with min/max that the symbols' bounds
+    simplify (a slice [0:seq] of 512 rows is `seq` rows when seq <= 512)."""
+    if step <= 0:
+        raise ValueError(f"a symbolic slice takes a positive step, not {step}")
+    size = _as_expr(extent)
+    start = _clamped(begin, size)
+    stop = size if end is None else _clamped(end, size)
+    length = _max(stop - start, 0)
+    return simplify_dim(start), simplify_dim((length + (step - 1)) // step)
+
+
+def _clamped(bound: Dim, extent: PrimExpr) -> PrimExpr:
+    if isinstance(bound, int) and bound < 0:
+        return _max(extent + bound, 0)
+    return _min(_as_expr(bound), extent)
+
+
+def _max(a: PrimExpr, b: int) -> PrimExpr:
+    return builders.max_value(a, IntImm(a.dtype, b))
+
+
+def _min(a: PrimExpr, b: PrimExpr) -> PrimExpr:
+    return builders.min_value(a, b)
+
+
 def evaluate_dim(dim: Dim, sizes: Mapping[Var, int]) -> int:
     """The size `dim` has when its symbols have `sizes`; KeyError naming a symbol not given."""
     if isinstance(dim, int):
@@ -328,5 +357,6 @@ __all__ = [
     "shape_symbols",
     "shape_text",
     "simplify_dim",
+    "slice_range",
     "symbol",
 ]

@@ -2,8 +2,8 @@
 expand_dims, broadcast_to, tile, repeat, concatenate, stack, split, strided_slice and trilu, as
 te computes.
 
-Every operator needs constant shapes; indices into its inputs are int32 expressions of the
-output's axes."""
+Every operator takes constant shapes; reshape and strided_slice also take symbolic ones
+(tessel.arith.dims). Indices into the inputs are expressions of the output's axes."""
 
 from __future__ import annotations
 
@@ -12,6 +12,15 @@ from collections.abc import Sequence
 from itertools import pairwise
 from typing import Any
 
+from tessel.arith.dims import (
+    Dim,
+    dim_product,
+    dims_equal,
+    is_static,
+    normalize_dim,
+    simplify_dim,
+    slice_range,
+)
 from tessel.ir import builders
 from tessel.ir.expr import IntImm, PrimExpr
 from tessel.te.math import if_then_else
@@ -75,6 +84,8 @@ def unravel(linear: PrimExpr | int, shape: Sequence[int]) -> list[PrimExpr | int
 def reshape(a: Tensor, newshape: Any) -> Tensor:
     """`a` with the same elements in row-major order and shape `newshape` (one -1 is inferred)."""
     expect_tensor("reshape", "a", a)
+    if not (is_static(_dims(a.shape)) and is_static(_dims(newshape))):
+        return _symbolic_reshape(a, newshape)
     shape = get_const_tuple(a.shape)
     target = _infer_shape(shape, const_ints("reshape", "newshape", newshape))
     if [e for e in shape if e != 1] == [e for e in target if e != 1]:
@@ -86,6 +97,34 @@ def reshape(a: Tensor, newshape: Any) -> Tensor:
             lambda *i: a[_unit_reshape_index(i, kept, shape)],
             name="T_reshape",
             tag=INJECTIVE,
+        )
+    return compute(
+        target,
+        lambda *i: a[tuple(unravel(ravel(i, target), shape))],
+        name="T_reshape",
+        tag=INJECTIVE,
+    )
+
+
+def _dims(values: Any) -> list[Dim]:
+    items = [values] if isinstance(values, int | PrimExpr) else list(values)
+    return [normalize_dim(v) for v in items]
+
+
+def _symbolic_reshape(a: Tensor, newshape: Any) -> Tensor:
+    """reshape over symbolic extents: `newshape` holds extents (ints or expressions) and at most
+    one -1; the element counts must be proved equal."""
+    shape, target = _dims(a.shape), _dims(newshape)
+    if target.count(-1) > 1 or any(isinstance(e, int) and e < -1 for e in target):
+        raise op_error("reshape", "newshape", f"{target} may hold extents and at most one -1")
+    size = dim_product(shape)
+    if -1 in target:
+        known = dim_product([e for e in target if not (isinstance(e, int) and e == -1)])
+        inferred = simplify_dim(size // known) if not (isinstance(known, int) and known == 0) else 0
+        target = [inferred if isinstance(e, int) and e == -1 else e for e in target]
+    if not dims_equal(dim_product(target), size):
+        raise op_error(
+            "reshape", "newshape", f"{target} is not proved to hold the {size} elements of {shape}"
         )
     return compute(
         target,
@@ -375,6 +414,8 @@ def strided_slice(
     slice_mode="size", `end` holds the slice sizes (-1: to the end) and strides are 1."""
     del assume_inbound  # TVM's hint for symbolic bounds; constant bounds are clamped exactly here
     expect_tensor("strided_slice", "a", a)
+    if not (is_static(_dims(a.shape)) and is_static(_dims(begin)) and is_static(_dims(end))):
+        return _symbolic_strided_slice(a, begin, end, strides, axes, slice_mode)
     shape = get_const_tuple(a.shape)
     slices = _slices(shape, begin, end, strides, axes, slice_mode)
     ranges = [range(*s.indices(n)) for s, n in zip(slices, shape, strict=True)]
@@ -383,6 +424,32 @@ def strided_slice(
         return a[tuple(r.start + index * r.step for r, index in zip(ranges, i, strict=True))]
 
     return compute([len(r) for r in ranges], read, name="T_strided_slice", tag=INJECTIVE)
+
+
+def _symbolic_strided_slice(
+    a: Tensor, begin: Any, end: Any, strides: Any, axes: Any, mode: str
+) -> Tensor:
+    """strided_slice where the extents or bounds are symbolic: positive steps, "end" mode;
+    bounds clamp as NumPy's (tessel.arith.dims.slice_range)."""
+    op = "strided_slice"
+    if mode != "end":
+        raise op_error(op, "slice_mode", 'a symbolic slice takes slice_mode "end"')
+    shape, begins, ends = _dims(a.shape), _dims(begin), _dims(end)
+    steps = [] if strides is None else const_ints(op, "strides", strides)
+    if any(step <= 0 for step in steps):
+        raise op_error(op, "strides", f"a symbolic slice takes positive steps, not {steps}")
+    named = _sliced_axes(axes, len(begins), len(shape))
+    starts: list[Dim] = [0] * len(shape)
+    lengths, step_of = list(shape), [1] * len(shape)
+    for k, axis in enumerate(named):
+        step_of[axis] = steps[k] if k < len(steps) else 1
+        stop = ends[k] if k < len(ends) else None
+        starts[axis], lengths[axis] = slice_range(begins[k], stop, step_of[axis], shape[axis])
+
+    def read(*i: PrimExpr) -> PrimExpr:
+        return a[tuple(s + index * t for s, index, t in zip(starts, i, step_of, strict=True))]
+
+    return compute(lengths, read, name="T_strided_slice", tag=INJECTIVE)
 
 
 def _slices(

@@ -27,6 +27,7 @@ from tessel.graph.op import get_op
 from tessel.graph.op.op_def import OpTypeError
 from tessel.graph.passes.infer_type import InferType
 from tessel.ir import assert_structural_equal
+from tessel.ir.expr import PrimExpr
 from tessel.ir.module import IRModule
 from tessel.ir.transform import PassContext
 from tessel.support.errors import IRTypeError, UserError
@@ -122,6 +123,10 @@ SYMBOLIC_CALLS = [
     ("expand_dims", [(N, S)], {"axis": 1, "num_newaxis": 2}),
     ("squeeze", [(N, 1, S)], {"axis": [1]}),
     ("concatenate", [[(N, 3), (N, S)]], {"axis": 1}),
+    ("strided_slice", [(N, S)], {"begin": [1], "end": [-1]}),
+    ("strided_slice", [(N, S, 5)], {"begin": [0, 2], "end": [N, S], "strides": [1, 2]}),
+    ("strided_slice", [(20, 4)], {"begin": [0], "end": [S], "axes": [0]}),
+    ("strided_slice", [(N, S)], {"begin": [0, 1], "end": [2**63 - 1, 2**63 - 1]}),
     ("nn.dense", [(N, S, 4), (8, 4)], {}),
     ("nn.matmul", [(N, 4), (4, 8)], {}),
     ("nn.batch_matmul", [(N, S, 4), (N, 8, 4)], {}),
@@ -172,8 +177,14 @@ def test_typing_then_sizing_equals_sizing_then_typing(name, shapes, attrs, n, s)
     op = get_op(name)
     symbolic = op.infer_type([_arg_type(name, k, x) for k, x in enumerate(shapes)], attrs)
     sizes = {N: n, S: s}
+    sized_attrs = {
+        key: [evaluate_dim(v, sizes) if isinstance(v, PrimExpr) else v for v in value]
+        if isinstance(value, list)
+        else value
+        for key, value in attrs.items()
+    }
     static = op.infer_type(
-        [_arg_type(name, k, _sized(x, sizes)) for k, x in enumerate(shapes)], attrs
+        [_arg_type(name, k, _sized(x, sizes)) for k, x in enumerate(shapes)], sized_attrs
     )
     assert symbolic.dtype == static.dtype
     assert tuple(evaluate_dim(d, sizes) for d in symbolic.shape) == static.shape

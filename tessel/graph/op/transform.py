@@ -8,11 +8,18 @@ from collections.abc import Sequence
 import numpy as np
 
 from tessel import topi
-from tessel.arith.dims import Dim, dim_product, dim_text, dims_equal, is_static, simplify_dim
+from tessel.arith.dims import (
+    Dim,
+    dim_product,
+    dim_text,
+    dims_equal,
+    is_static,
+    simplify_dim,
+    slice_range,
+)
 from tessel.graph.op.common import same_as, shape_list
 from tessel.graph.op.op_def import Args, Attr, Attrs, OpDef, OpPattern
 from tessel.graph.ty import TupleType, Type
-from tessel.ir import builders
 from tessel.ir.expr import PrimExpr
 from tessel.support.dtype import DataType
 
@@ -316,34 +323,18 @@ def _strided_slice_rel(args: Args, attrs: Attrs) -> Type:
 
 
 def _symbolic_slice_extents(args: Args, attrs: Attrs, shape: Sequence[Dim]) -> list[Dim]:
-    """strided_slice's result extents where the data or the bounds are symbolic: NumPy's
-    clamping written as min/max, which a symbol's bounds simplify (a slice [0:seq] of 512 rows
-    is `seq` rows when seq <= 512); steps must be positive and given in "end" mode."""
+    """strided_slice's result extents where the data or the bounds are symbolic (see
+    tessel.arith.dims.slice_range); steps must be positive, in "end" mode."""
     if attrs.slice_mode != "end" or any(step < 0 for step in attrs.strides or ()):
         raise args.error("strides", "must be positive, in slice_mode 'end', for a symbolic slice")
     ndim = len(shape)
     axes = range(len(attrs.begin)) if attrs.axes is None else [a % ndim for a in attrs.axes]
     extents = list(shape)
     for k, axis in enumerate(axes):
-        extent = _int64(shape[axis])
-        start = _clamped_bound(attrs.begin[k], extent)
         end = attrs.end[k] if k < len(attrs.end) else None
-        stop = extent if end is None else _clamped_bound(end, extent)
         step = attrs.strides[k] if attrs.strides and k < len(attrs.strides) else 1
-        length = builders.max_value(stop - start, _int64(0))
-        extents[axis] = simplify_dim(builders.floordiv(length + (step - 1), _int64(step)))
+        extents[axis] = slice_range(attrs.begin[k], end, step, shape[axis])[1]
     return extents
-
-
-def _int64(value: Dim) -> PrimExpr:
-    return builders.const(value, "int64") if isinstance(value, int) else value
-
-
-def _clamped_bound(bound: Dim, extent: PrimExpr) -> PrimExpr:
-    """A slice bound as NumPy takes it: negative from the end, then clamped to [0, extent]."""
-    if isinstance(bound, int) and bound < 0:
-        return builders.max_value(extent + bound, _int64(0))
-    return builders.min_value(_int64(bound), extent)
 
 
 def _strided_slice_lower(x, *, attrs: Attrs):
