@@ -81,7 +81,7 @@ def test_an_input_without_a_static_shape_names_the_file_and_the_shape_argument(t
     assert err.rule == "onnx.dynamic-input"
     assert str(err).startswith(f"{path}: graph input `x` has dynamic dimension 0 (`batch`)")
     assert "from_onnx(model, shape={'x': (1, 4)}), or by" in err.hint
-    assert err.hint.endswith("dims={'batch': 1}")
+    assert "dims={'batch': 1}" in err.hint
     assert "--shape" not in str(err)
     cli_hint = err.for_command_line().hint
     assert "--shape x=1x4, or by" in cli_hint and cli_hint.endswith("--dim batch=1")

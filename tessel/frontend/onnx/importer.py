@@ -276,36 +276,37 @@ class _GraphImporter:
         converter = lookup(proto.op_type, proto.domain, opset)
         assert converter is not None, "check_supported runs before conversion"
         with refusing_symbolic_folds(node):
-            values = self._converted(node, converter, on_sequences)
+            values = _converted(node, converter, on_sequences)
         for out, value in zip(proto.output, values, strict=True):
             if value is not None:
                 if self.typer is not None and isinstance(value, Value):
-                    value = self._typed(out, value)
+                    value = _typed(self.typer, out, value)
                 self.values[out] = value
 
-    def _converted(self, node: OnnxNode, converter: Any, on_sequences: bool) -> list[Any]:
-        """The Values of the node's outputs (None for the omitted ones)."""
-        if not on_sequences and computes_on_half(node):
-            return convert_in_float32(node, converter, _output_value)
-        results = converter(node)
-        if not isinstance(results, list | tuple):
-            results = [results]
-        return [
-            _output_value(node, position, results) if out else None
-            for position, out in enumerate(node.proto.output)
-        ]
 
-    def _typed(self, tensor: str, value: Value) -> Value:
-        """In a symbolic import: an expression with the type the graph's relations give it (a
-        converter's own Value is typed again: it may have computed a static type)."""
-        assert self.typer is not None
-        if value.known is None and not isinstance(value.expr, Constant):
-            ty = self.typer.type_of(value.expr)
-            if not isinstance(ty, TensorType):
-                raise InternalError(f"tensor `{tensor}` imports as {ty}, not a tensor")
-            value = Value(value.expr, ty)
-        self.typer.remember(value)
-        return value
+def _converted(node: OnnxNode, converter: Any, on_sequences: bool) -> list[Any]:
+    """The Values of the node's outputs (None for the omitted ones)."""
+    if not on_sequences and computes_on_half(node):
+        return convert_in_float32(node, converter, _output_value)
+    results = converter(node)
+    if not isinstance(results, list | tuple):
+        results = [results]
+    return [
+        _output_value(node, position, results) if out else None
+        for position, out in enumerate(node.proto.output)
+    ]
+
+
+def _typed(typer: ExprTyper, tensor: str, value: Value) -> Value:
+    """In a symbolic import: an expression with the type the graph's relations give it (a
+    converter's own Value is typed again: it may have computed a static type)."""
+    if value.known is None and not isinstance(value.expr, Constant):
+        ty = typer.type_of(value.expr)
+        if not isinstance(ty, TensorType):
+            raise InternalError(f"tensor `{tensor}` imports as {ty}, not a tensor")
+        value = Value(value.expr, ty)
+    typer.remember(value)
+    return value
 
 
 def _check_output_dtype(proto: onnx.ValueInfoProto, value: Value) -> None:

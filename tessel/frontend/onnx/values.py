@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import onnx
@@ -26,7 +26,7 @@ class Value:
 
     expr: Expr
     type: TensorType
-    known: np.ndarray | None = None
+    known: np.ndarray | None = field(default=None, kw_only=True)
 
     @property
     def is_constant(self) -> bool:

@@ -31,6 +31,7 @@ class Body:
         self.graph, self.parent, self.owner = graph, parent, owner
         # What the importer's node conversion reads from `self` (see `_convert`).
         self.model, self.opsets, self.derived = owner.model, owner.opsets, owner.derived
+        self.symbols, self.typer = owner.symbols, owner.typer  # a symbolic import's
         self.read = {name for proto in graph.node for name in proto.input}
         self.read |= {out.name for out in graph.output}
         self.values: ChainMap[str, Value] = ChainMap({}, owner.values)
