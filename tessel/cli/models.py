@@ -46,18 +46,26 @@ def parse_shapes(items: list[str]) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-def parse_dims(items: list[str]) -> dict[str, int]:
-    """`["batch=1", "seq=128"]` -> {"batch": 1, "seq": 128}, with a clear error on a bad item."""
-    dims = {}
+def parse_dims(items: list[str]) -> dict[str, Any]:
+    """`["batch=1", "seq=1..512", "n=1.."]` -> {"batch": 1, "seq": (1, 512), "n": (1, None)}:
+    a size, or the bounds of a dimension kept symbolic (docs/dynamic_shapes.md); a clear error
+    on a bad item."""
+    dims: dict[str, Any] = {}
     for item in items:
         name, _, text = item.partition("=")
         if not name:
             raise CommandError(f"--dim {item!r}: the dimension name is missing", rule="cli.dim")
         try:
-            dims[name] = int(text)
+            if ".." in text:
+                low, _, high = text.partition("..")
+                dims[name] = (int(low), int(high) if high else None)
+            else:
+                dims[name] = int(text)
         except ValueError:
             raise CommandError(
-                f"--dim {item!r}: expected NAME=N with a whole number N", rule="cli.dim"
+                f"--dim {item!r}: expected NAME=N with a whole number N, or NAME=MIN..MAX "
+                "(NAME=MIN.. without an upper bound) to keep it symbolic",
+                rule="cli.dim",
             ) from None
     return dims
 

@@ -72,3 +72,16 @@ def test_the_command_line_takes_dims_by_name(tmp_path, capsys):
     assert "name for every input: --dim seq=1" in err
     assert cli.main(["compile", str(path), "--dim", "batch=two", "-q"]) == 1
     assert "--dim 'batch=two': expected NAME=N with a whole number N" in capsys.readouterr().err
+
+
+def test_the_command_line_keeps_bounded_dimensions_symbolic_for_show(tmp_path, capsys):
+    path = tmp_path / "two.onnx"
+    onnx.save(_two_inputs(), path)
+    assert cli.main(["show", str(path), "--dim", "batch=1..8", "--dim", "seq=1..", "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "%x: Tensor[(batch, seq), float32]" in out
+    # compiling needs sizes: the error names the symbolic inputs
+    assert cli.main(["compile", str(path), "--dim", "batch=1..8", "--dim", "seq=4", "-q"]) == 1
+    assert "compile needs static shapes, but inputs have symbolic ones" in capsys.readouterr().err
+    assert cli.main(["show", str(path), "--dim", "batch=8..1", "-q"]) == 1
+    assert "dimension `batch`" in capsys.readouterr().err

@@ -239,3 +239,39 @@ def test_a_shape_computation_that_folds_to_numbers_stays_a_constant():
     assert astext(mod["main"].ret_type) == "Tensor[(batch, 3), float32]"
     x = np.arange(12, dtype="float32").reshape(4, 3)
     np.testing.assert_array_equal(evaluate(mod, x), x)
+
+
+# --- the graph passes keep a symbolic graph's meaning ------------------------------------------
+
+
+def _after_graph_passes(mod):
+    from tessel.graph.passes.pipeline import default_pipeline
+    from tessel.ir.transform import PassContext
+
+    ctx = PassContext()
+    for graph_pass in default_pipeline(None, 1):
+        mod = graph_pass(mod, ctx)
+    return mod
+
+
+def test_the_graph_pipeline_keeps_a_symbolic_bert_exact_at_every_size(tiny_bert):
+    # FoldConstant leaves the slice of the position table to `seq` rows for run time, FuseOps
+    # groups symbolic kernels: the fused graph evaluates to the imported graph's values.
+    mod, _ = from_onnx(tiny_bert, dims={"batch": None, "seq": (1, POSITIONS)})
+    fused = _after_graph_passes(mod)
+    assert "Primitive=1" in astext(fused, show_meta_data=False)
+    for seed, (batch, seq) in enumerate([(1, 5), (3, 12)]):
+        feeds = list(_bert_inputs(batch, seq, seed).values())
+        np.testing.assert_array_equal(evaluate(fused, *feeds), evaluate(mod, *feeds))
+
+
+def test_the_graph_pipeline_leaves_symbolic_convolutions_in_nchw():
+    torch.manual_seed(0)
+    model = _export(_SmallCnn(), torch.randn(2, 3, 16, 16), {"x": {0: "batch"}, "y": {0: "batch"}})
+    mod, _ = from_onnx(model, dims={"batch": None})
+    fused = _after_graph_passes(mod)
+    text = astext(fused, show_meta_data=False)
+    assert "nn.conv2d(" in text and "NCHWc" not in text  # the blocked operators take static shapes
+    for batch in (1, 3):
+        x = np.random.default_rng(batch).standard_normal((batch, 3, 16, 16)).astype("float32")
+        np.testing.assert_allclose(evaluate(fused, x), evaluate(mod, x), rtol=1e-6, atol=1e-7)

@@ -63,8 +63,8 @@ def from_onnx(
     `dims` gives sizes to named dynamic dimensions (ONNX's `dim_param`: {"batch": 1, "seq": 128}
     fixes them in every input naming them, as onnxruntime's free dimension overrides do), a
     shape given for an input taking precedence; a name given None or bounds (min, max) stays
-    a shape symbol (tessel/arith/dims.py: {"batch": None, "seq": (1, 512)}), one per name, and
-    `main` takes any size in the bounds (sizes from 1 without them);
+    a shape symbol (tessel/arith/dims.py: {"batch": None, "seq": (1, 512)}; max None: no upper
+    bound), one per name, and `main` takes any size in the bounds (from 1 without them);
     `dtype` is the element type of inputs whose type the model leaves out (a dict: per input,
     overriding the model). With `freeze_params`, initializers become Constants and the returned
     params are empty; otherwise floating-point initializers become extra parameters of `main`

@@ -32,8 +32,8 @@ def checked_dims(
 ) -> tuple[dict[str, int], dict[str, ShapeSymbol]]:
     """`dims` as ({name: size}, {name: symbol}), after checking that each name is a dimension
     of some graph input and each value a whole number of at least 1 (a fixed size), None (a
-    symbol of sizes from 1) or bounds (min, max) with 0 <= min <= max (an OnnxImportError
-    naming the bad one)."""
+    symbol of sizes from 1) or bounds (min, max) with 0 <= min <= max, max None for no upper
+    bound (an OnnxImportError naming the bad one)."""
     named = sorted(
         {d for proto in inputs for d in input_dims(proto) or () if isinstance(d, str) and d != "?"}
     )
@@ -51,7 +51,7 @@ def checked_dims(
         if size is None:
             symbols[name] = symbol(name, 1)
         elif _is_bounds(size):
-            symbols[name] = symbol(name, int(size[0]), int(size[1]))
+            symbols[name] = symbol(name, size[0], size[1])
         elif isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise OnnxImportError(
                 f"{prefix}dimension `{name}`: expected a whole number of at least 1, None (any "
@@ -64,12 +64,17 @@ def checked_dims(
 
 
 def _is_bounds(value: Any) -> bool:
-    return (
-        isinstance(value, tuple | list)
-        and len(value) == 2
-        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
-        and 0 <= value[0] <= value[1]
-    )
+    """(min, max) with 0 <= min <= max, or (min, None) without an upper bound."""
+    if not isinstance(value, tuple | list) or len(value) != 2:
+        return False
+    low, high = value
+    if not _whole(low) or low < 0:
+        return False
+    return high is None or (_whole(high) and low <= high)
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def fix_named(dims: list[int | str] | None, sizes: Mapping[str, Any]) -> list[Any] | None:

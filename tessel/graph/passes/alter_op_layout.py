@@ -131,8 +131,11 @@ def _pad_axis(expr: Expr, ndim: int, axis: int, after: int) -> Expr:
 
 
 def _plain_float32_conv(attrs: Attrs, *types: TensorType) -> bool:
-    """Whether a conv2d is NCHW with an OIHW kernel and no output layout, all float32."""
+    """Whether a conv2d is NCHW with an OIHW kernel and no output layout, all float32, of
+    static shapes (the blocked operators and their schedules take static shapes only)."""
     if attrs.data_layout != "NCHW" or attrs.kernel_layout != "OIHW" or attrs.out_layout:
+        return False
+    if not all(ty.is_static for ty in types):
         return False
     return {ty.dtype for ty in types} == {"float32"}
 

@@ -21,7 +21,7 @@ from tessel.graph.expr import (
 from tessel.graph.op import get_op
 from tessel.graph.passes.rewriter import ExprRewriter, is_primitive, rewrite_functions
 from tessel.graph.ty import TensorType, TupleType, Type
-from tessel.ir.expr import Op
+from tessel.ir.expr import Op, PrimExpr
 from tessel.ir.module import IRModule
 from tessel.ir.transform import Pass, PassContext
 from tessel.support.dtype import DataType
@@ -65,6 +65,21 @@ def _constants_in(expr: Expr) -> list[Constant]:
 _PLAIN = (int, float, str, bool, type(None))
 
 
+def _has_symbolic_size(call: Call) -> bool:
+    """True for a call whose value depends on shape symbols (a slice of a constant table to
+    `seq` rows): its attributes or its type hold one, so it is known only when the graph runs."""
+    ty = call.checked_type
+    if isinstance(ty, TensorType) and not ty.is_static:
+        return True
+    return any(_symbolic(v) for v in call.attrs.values())
+
+
+def _symbolic(value: Any) -> bool:
+    if isinstance(value, tuple):
+        return any(_symbolic(v) for v in value)
+    return isinstance(value, PrimExpr)
+
+
 def _fold_key(call: Call) -> tuple[Any, ...] | None:
     """What a constant call's value depends on: the operator, its Constant arguments (by
     identity) and its attributes (with their types); None if an attribute is no plain value."""
@@ -99,7 +114,12 @@ class _ConstantFolder(ExprRewriter):
     def rewrite_node(self, old: Expr, new: Expr) -> Expr:
         if isinstance(new, Let) and new.var in self.subst:
             return new.body
-        if isinstance(new, Call) and isinstance(new.op, Op) and all(map(is_constant, new.args)):
+        if (
+            isinstance(new, Call)
+            and isinstance(new.op, Op)
+            and all(map(is_constant, new.args))
+            and not _has_symbolic_size(new)
+        ):
             key = _fold_key(new)
             if key is not None and key in self.folded:
                 return self.folded[key]
