@@ -133,11 +133,44 @@ def dims_equal(a: Dim, b: Dim) -> bool:
 
 
 def dims_differ(a: Dim, b: Dim) -> bool:
-    """True if `a != b` is proved."""
+    """True if `a != b` is proved (with the symbols' bounds: `seq` in 1..512 is never 0)."""
     if isinstance(a, int) and isinstance(b, int):
         return a != b
-    difference = simplify_dim(_as_expr(a) - _as_expr(b))
-    return isinstance(difference, int) and difference != 0
+    return compare_dims("<", a, b) is True or compare_dims(">", a, b) is True
+
+
+_COMPARISONS = {
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+}
+
+
+def compare_dims(op: str, a: Dim, b: Dim) -> bool | None:
+    """`a <op> b` for op in == != < <= > >=: True or False when proved (with the symbols'
+    bounds), None when the sizes decide it at run time."""
+    if isinstance(a, int) and isinstance(b, int):
+        return bool(_COMPARISONS[op](a, b))
+    x, y = _as_expr(a), _as_expr(b)
+    analyzer = _analyzer(x, y)
+    negation = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}[op]
+    for claim, answer in ((op, True), (negation, False)):
+        if claim == "==":
+            proved = isinstance(simplify_dim(x - y), int) and simplify_dim(x - y) == 0
+        elif claim == "!=":
+            proved = analyzer.can_prove(x < y) or analyzer.can_prove(x > y)
+        else:
+            proved = analyzer.can_prove(_symbolic_comparison(claim, x, y))
+        if proved:
+            return answer
+    return None
+
+
+def _symbolic_comparison(op: str, x: PrimExpr, y: PrimExpr) -> PrimExpr:
+    return {"<": builders.lt, "<=": builders.le, ">": builders.gt, ">=": builders.ge}[op](x, y)
 
 
 def dim_product(dims: Iterable[Dim]) -> Dim:
@@ -177,6 +210,17 @@ def broadcast_dims(*shapes: Sequence[Dim]) -> tuple[Dim, ...]:
                 )
         result = tuple(merged)
     return result
+
+
+def dim_upper_bound(dim: Dim) -> int | None:
+    """The largest size `dim` takes under its symbols' bounds; None when unbounded."""
+    if isinstance(dim, int):
+        return dim
+    bound = _analyzer(dim).const_int_bound(dim).max_value
+    # An unbounded symbol is bounded only by its type (int64's largest value): no bound.
+    if not isinstance(bound, int) or bound >= _as_expr(dim).dtype.max_value():
+        return None
+    return int(bound)
 
 
 def slice_range(begin: Dim, end: Dim | None, step: int, extent: Dim) -> tuple[Dim, Dim]:
@@ -346,8 +390,10 @@ __all__ = [
     "any_dim",
     "bind_shape",
     "broadcast_dims",
+    "compare_dims",
     "check_shape",
     "dim_product",
+    "dim_upper_bound",
     "dim_text",
     "dims_differ",
     "dims_equal",

@@ -275,3 +275,98 @@ def test_the_graph_pipeline_leaves_symbolic_convolutions_in_nchw():
     for batch in (1, 3):
         x = np.random.default_rng(batch).standard_normal((batch, 3, 16, 16)).astype("float32")
         np.testing.assert_allclose(evaluate(fused, x), evaluate(mod, x), rtol=1e-6, atol=1e-7)
+
+
+# --- the shape computations exporters write around a transformer -------------------------------
+
+HIDDEN, HEADS, TABLE = 16, 2, 24
+
+
+class _HfStyleEncoder(torch.nn.Module):
+    """A BERT layer as Hugging Face's code writes it: positions from arange(seq) expanded to the
+    batch, token types from zeros_like, the extended mask and view/permute by sizes read from
+    the input (Range, Expand, ConstantOfShape, Cast/Equal/Where of shapes in the export)."""
+
+    def __init__(self):
+        super().__init__()
+        self.words = torch.nn.Embedding(40, HIDDEN)
+        self.positions = torch.nn.Embedding(TABLE, HIDDEN)
+        self.types = torch.nn.Embedding(2, HIDDEN)
+        self.qkv = torch.nn.ModuleList(torch.nn.Linear(HIDDEN, HIDDEN) for _ in range(3))
+        self.norm = torch.nn.LayerNorm(HIDDEN)
+
+    def _heads(self, x):
+        batch, seq, _ = x.size()
+        return x.view(batch, seq, HEADS, HIDDEN // HEADS).permute(0, 2, 1, 3)
+
+    def forward(self, ids, mask):
+        batch, seq = ids.shape
+        positions = torch.arange(seq, dtype=torch.long).unsqueeze(0).expand(batch, -1)
+        x = self.words(ids) + self.positions(positions) + self.types(torch.zeros_like(ids))
+        bias = (1.0 - mask[:, None, None, :].to(torch.float32)) * -10000.0
+        q, k, v = (self._heads(layer(x)) for layer in self.qkv)
+        scores = torch.softmax(q @ k.transpose(-1, -2) / 2.0 + bias, -1)
+        context = (scores @ v).permute(0, 2, 1, 3).contiguous()
+        x = self.norm(x + context.view(context.size()[:-2] + (HIDDEN,)))
+        weights = mask.unsqueeze(-1).to(x.dtype)
+        return (x * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
+
+
+def _hf_style_model():
+    torch.manual_seed(0)
+    ids, mask = torch.randint(0, 40, (2, 5)), torch.ones(2, 5, dtype=torch.long)
+    axes = {"ids": {0: "batch", 1: "seq"}, "mask": {0: "batch", 1: "seq"}}
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            _HfStyleEncoder().eval(),
+            (ids, mask),
+            buffer,
+            dynamo=False,
+            opset_version=17,
+            input_names=["ids", "mask"],
+            output_names=["y"],
+            dynamic_axes=axes,
+        )
+    return onnx.load_from_string(buffer.getvalue())
+
+
+def test_an_exported_hugging_face_style_encoder_imports_once_and_runs_every_size():
+    model = _hf_style_model()
+    ops = {n.op_type for n in model.graph.node}
+    assert {"Range", "Expand", "ConstantOfShape", "Shape"} <= ops
+    mod, _ = from_onnx(model, dims={"batch": (1, 64), "seq": (1, TABLE)})
+    assert astext(mod["main"].ret_type) == f"Tensor[(batch, {HIDDEN}), float32]"
+    for batch, seq in [(1, 7), (4, 11), (3, TABLE)]:
+        rng = np.random.default_rng(seq)
+        mask = np.ones((batch, seq), "int64")
+        mask[0, seq // 2 :] = 0
+        feeds = {"ids": rng.integers(0, 40, (batch, seq)).astype("int64"), "mask": mask}
+        _matches_onnxruntime(model, mod, feeds)
+
+
+def test_a_range_to_an_unbounded_symbol_asks_for_bounds():
+    with pytest.raises(OnnxImportError, match=r"Range .* has no upper bound") as info:
+        from_onnx(_hf_style_model(), dims={"batch": (1, 64), "seq": None})
+    assert "--dim seq=1..512" in info.value.hint
+
+
+def test_comparisons_of_dimensions_fold_only_when_the_bounds_decide_them():
+    from tessel.arith.dims import symbol
+    from tessel.frontend.onnx.symbolic import fold_elementwise
+
+    seq = symbol("seq", 1, 64)
+    dims = np.array([seq, 4], dtype=object)
+    np.testing.assert_array_equal(fold_elementwise("equal", dims, np.array(-1)), [False, False])
+    np.testing.assert_array_equal(fold_elementwise("less", dims, np.array(65)), [True, True])
+    with pytest.raises(TypeError, match="seq == 1 depends on the sizes"):
+        fold_elementwise("equal", dims, np.array(1))
+    assert fold_elementwise("multiply", dims, np.array(2))[1] == 8
+    assert astext_dim(fold_elementwise("divide", dims * 4, np.array(4))[0]) == "seq"
+
+
+def astext_dim(dim):
+    from tessel.arith.dims import dim_text
+
+    return dim_text(dim)

@@ -10,18 +10,22 @@ graph that reads an unbound variable.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 
+from tessel.arith.dims import compare_dims, dim_text, normalize_dim, simplify_dim
 from tessel.frontend.onnx.errors import OnnxImportError
 from tessel.frontend.onnx.node import OnnxNode
 from tessel.frontend.onnx.values import Value, constant_value
 from tessel.graph.expr import Call, Constant, Expr, Tuple, TupleGetItem, Var
 from tessel.graph.op import get_op
+from tessel.graph.op.elementwise_semantics import evaluate
 from tessel.graph.traversal import expr_children, post_order_exprs
 from tessel.graph.ty import TensorType, TupleType, Type
+from tessel.ir import builders
 from tessel.ir.expr import Op, PrimExpr
 from tessel.support.errors import InternalError, UserError
 
@@ -91,6 +95,67 @@ def refusing_symbolic_folds(node: OnnxNode) -> Iterator[None]:
         ) from err
 
 
+def fold_elementwise(name: str, *arrays: np.ndarray) -> np.ndarray:
+    """The elementwise operator `name` of the semantics table on arrays known at import; on
+    arrays of symbolic dimensions, each element computed symbolically and every comparison
+    decided by proof (`seq == 1` is not folded unless the bounds decide it): a TypeError (which
+    `refusing_symbolic_folds` names) where a value would depend on the sizes."""
+    if not any(np.asarray(a).dtype == object for a in arrays):
+        return evaluate(name, *arrays)
+    if name not in _SYMBOLIC_FOLDS:
+        raise TypeError(f"`{name}` of symbolic dimensions is not folded at import")
+    function = np.frompyfunc(_SYMBOLIC_FOLDS[name], len(arrays), 1)
+    result = np.asarray(function(*arrays), dtype=object)
+    if name in _COMPARISON_NAMES:
+        return result.astype(bool)
+    return result
+
+
+def _decided(op: str) -> Callable[[Any, Any], bool]:
+    def compare(a: Any, b: Any) -> bool:
+        answer = compare_dims(op, _dim(a), _dim(b))
+        if answer is None:
+            raise TypeError(f"{dim_text(_dim(a))} {op} {dim_text(_dim(b))} depends on the sizes")
+        return answer
+
+    return compare
+
+
+def _dim(value: Any) -> Any:
+    return normalize_dim(value.item() if isinstance(value, np.generic) else value)
+
+
+def _truncating_divide(a: Any, b: Any) -> Any:
+    """ONNX's integer Div (truncation) of a size by a positive size: the floor quotient."""
+    a, b = _dim(a), _dim(b)
+    if compare_dims(">", b, 0) is not True or compare_dims(">=", a, 0) is not True:
+        raise TypeError(f"{dim_text(a)} / {dim_text(b)} is not a size divided by a positive size")
+    return simplify_dim(a // b) if not isinstance(a, int) or not isinstance(b, int) else a // b
+
+
+_COMPARISON_NAMES = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
+_SYMBOLIC_FOLDS: dict[str, Callable[..., Any]] = {
+    "add": lambda a, b: simplify_dim(_dim(a) + _dim(b)),
+    "subtract": lambda a, b: simplify_dim(_dim(a) - _dim(b)),
+    "multiply": lambda a, b: simplify_dim(_dim(a) * _dim(b)),
+    "divide": _truncating_divide,
+    "floor_divide": _truncating_divide,
+    "maximum": lambda a, b: simplify_dim(builders.max_value(_expr(a), _expr(b))),
+    "minimum": lambda a, b: simplify_dim(builders.min_value(_expr(a), _expr(b))),
+    "equal": _decided("=="),
+    "not_equal": _decided("!="),
+    "less": _decided("<"),
+    "less_equal": _decided("<="),
+    "greater": _decided(">"),
+    "greater_equal": _decided(">="),
+}
+
+
+def _expr(value: Any) -> PrimExpr:
+    dim = _dim(value)
+    return builders.const(dim, "int64") if isinstance(dim, int) else dim
+
+
 class ExprTyper:
     """Types converter results with the graph's type relations, node by node: the types of
     the values already imported are known, so each call is typed once (an import stays linear,
@@ -138,6 +203,7 @@ class ExprTyper:
 __all__ = [
     "ExprTyper",
     "check_no_placeholders",
+    "fold_elementwise",
     "is_symbolic_array",
     "refusing_symbolic_folds",
     "symbolic_value",

@@ -234,6 +234,7 @@ SYMBOLIC_OPERATORS = frozenset(
         "expand_dims",
         "concatenate",
         "strided_slice",
+        "broadcast_to",
         "take",
         "nn.dense",
         "nn.matmul",

@@ -198,9 +198,12 @@ def _expand_dims_ref(x: np.ndarray, *, attrs: Attrs) -> np.ndarray:
 def _broadcast_to_rel(args: Args, attrs: Attrs) -> Type:
     data, target = args.tensor("data"), tuple(attrs.shape)
     lead = len(target) - data.ndim
-    if lead < 0 or any(s not in (1, t) for s, t in zip(data.shape, target[lead:], strict=True)):
+    if lead < 0 or any(
+        not (dims_equal(s, t) or (isinstance(s, int) and s == 1))
+        for s, t in zip(data.shape, target[lead:], strict=True)
+    ):
         raise args.error(
-            "shape", f"{list(target)}: cannot broadcast shape {list(data.shape)} to it"
+            "shape", f"{shape_list(target)}: cannot broadcast shape {shape_list(data.shape)} to it"
         )
     return same_as(data, target)
 
@@ -448,7 +451,7 @@ OPERATORS = (
     OpDef(
         "broadcast_to",
         ("data",),
-        (Attr("shape", "ints"),),
+        (Attr("shape", "dims"),),
         _broadcast_to_rel,
         lambda x, *, attrs: topi.broadcast_to(x, attrs.shape),
         lambda x, *, attrs: np.broadcast_to(x, attrs.shape).copy(),

@@ -11,8 +11,8 @@ from tessel.frontend.onnx.converters.random import training_dropout
 from tessel.frontend.onnx.node import OnnxNode
 from tessel.frontend.onnx.opsets import FIRST_OPSET, LAST_OPSET, Entry, every_opset
 from tessel.frontend.onnx.relay import call, const, fold
+from tessel.frontend.onnx.symbolic import fold_elementwise
 from tessel.graph.expr import Expr
-from tessel.graph.op.elementwise_semantics import evaluate
 
 Result = Expr | np.ndarray
 
@@ -40,7 +40,7 @@ def convert_unary(node: OnnxNode) -> Result:
     """Unary math: one graph operator per ONNX op type (see `UNARY`)."""
     name = UNARY[node.op_type]
     if node.all_constant():
-        return evaluate(name, node.input(0).data)
+        return fold_elementwise(name, node.input(0).data)
     return call(name, node.expr(0))
 
 
@@ -52,7 +52,7 @@ def convert_binary(node: OnnxNode) -> Result:
             return fold("string.equal", *node.arrays())
         return call("string.equal", node.expr(0), node.expr(1))
     if node.all_constant():
-        return evaluate(name, *node.arrays())
+        return fold_elementwise(name, *node.arrays())
     return call(name, node.expr(0), node.expr(1))
 
 
@@ -89,7 +89,7 @@ def convert_variadic(node: OnnxNode) -> Result:
         arrays = node.arrays()
         result = arrays[0]
         for array in arrays[1:]:
-            result = evaluate(name, result, array)
+            result = fold_elementwise(name, result, array)
         return np.asarray(result)
     result = node.expr(0)
     for index in range(1, len(node.inputs)):
@@ -105,7 +105,7 @@ def _mod(node: OnnxNode) -> Result:
         raise node.error(f"fmod must be 0 or 1, got {fmod}")
     name = "mod" if fmod else "floor_mod"
     if node.all_constant():  # x % 0 is NaN for floats, the spec's result
-        return evaluate(name, *node.arrays())
+        return fold_elementwise(name, *node.arrays())
     return call(name, node.expr(0), node.expr(1))
 
 
@@ -208,22 +208,26 @@ def convert_reciprocal(node: OnnxNode) -> Result:
     """Reciprocal: 1 / x."""
     dtype = node.input(0).type.dtype
     if node.all_constant():  # the divide the call below makes
-        return evaluate("divide", np.ones((), dtype), node.input(0).data)
+        return fold_elementwise("divide", np.ones((), dtype), node.input(0).data)
     return call("divide", const(1, dtype), node.expr(0))
 
 
 def convert_where(node: OnnxNode) -> Result:
     """Where(condition, x, y): where."""
     if node.all_constant():
-        return np.where(*node.arrays())
+        condition, x, y = node.arrays()
+        return np.where(condition.astype(bool), x, y)
     return call("where", node.expr(0), node.expr(1), node.expr(2))
 
 
 def convert_cast(node: OnnxNode) -> Result:
     """Cast: cast(dtype=); folds when the input is known (shape arithmetic casts often)."""
     dtype = node.out_type().dtype
-    if node.all_constant():
-        return node.input(0).data.astype(dtype)
+    data = node.input(0).data if node.all_constant() else None
+    if data is not None and data.dtype == object and np.dtype(dtype).kind in "iu":
+        return data  # symbolic sizes stay sizes (an exporter's Cast of Shape to int64)
+    if data is not None:
+        return data.astype(dtype)
     if node.input(0).type.dtype == dtype:
         return node.expr(0)
     return call("cast", node.expr(0), dtype=dtype)

@@ -5,12 +5,23 @@ built."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
-from tessel.arith.dims import dim_product, is_static
+from tessel.arith.dims import (
+    dim_product,
+    dim_text,
+    dim_upper_bound,
+    is_static,
+    normalize_dim,
+    simplify_dim,
+)
 from tessel.frontend.onnx.node import OnnxNode
 from tessel.frontend.onnx.opsets import Entry, every_opset
+from tessel.frontend.onnx.relay import call, const
+from tessel.graph.expr import Expr
+from tessel.ir import builders
 
 
 def convert_constant(node: OnnxNode) -> np.ndarray:
@@ -55,8 +66,12 @@ def convert_size(node: OnnxNode) -> np.ndarray:
 
 def convert_constant_of_shape(node: OnnxNode) -> np.ndarray:
     """ConstantOfShape: a tensor of the shape input, filled with `value` (0.0 by default)."""
-    shape = tuple(int(d) for d in node.static(0, "shape"))
+    dims = node.static(0, "shape")
     value = node.attr("value", np.zeros(1, np.float32))
+    if dims.dtype == object:  # a symbolic shape: the value broadcast to it when the graph runs
+        fill = const(value.reshape(()).astype(value.dtype))
+        return call("broadcast_to", fill, shape=tuple(normalize_dim(d) for d in dims.tolist()))
+    shape = tuple(int(d) for d in dims)
     return np.full(shape, value.reshape(()), dtype=value.dtype)
 
 
@@ -74,8 +89,34 @@ def convert_range(node: OnnxNode) -> np.ndarray:
     start, limit, delta = (
         _range_scalar(node, i, name) for i, name in enumerate(("start", "limit", "delta"))
     )
+    if any(value.dtype == object for value in (start, limit, delta)):
+        return _symbolic_range(node, start.item(), limit.item(), delta.item())
     count = max(math.ceil((limit.item() - start.item()) / delta.item()), 0)
     return (start + delta * np.arange(count)).astype(start.dtype)
+
+
+def _symbolic_range(node: OnnxNode, start: Any, limit: Any, delta: Any) -> Expr:
+    """Range to a symbolic limit (positions 0..seq): the range up to the limit's upper bound,
+    a constant, sliced to the symbolic count, so the graph holds no run-time arithmetic."""
+    if not (isinstance(start, int) and isinstance(delta, int) and delta > 0):
+        raise node.error("a Range to a symbolic limit takes a constant start and positive delta")
+    count = simplify_dim(builders.max_value(_int64(limit - start + delta - 1) // delta, _int64(0)))
+    largest = dim_upper_bound(count)
+    if largest is None or largest > _LARGEST_RANGE:
+        raise node.error(
+            f"the Range to {dim_text(limit)} has no upper bound on its length (or one over 2**24)",
+            hint="give the dimension bounds (dims={'seq': (1, 512)}, --dim seq=1..512)",
+        )
+    dtype = node.out_type().dtype if node.output_types[0] is not None else "int64"
+    table = (start + delta * np.arange(largest)).astype(dtype)
+    return call("strided_slice", const(table), begin=(0,), end=(count,), axes=(0,))
+
+
+_LARGEST_RANGE = 1 << 24  # elements of the table a symbolic Range slices
+
+
+def _int64(value: Any) -> Any:
+    return builders.const(value, "int64") if isinstance(value, int) else value
 
 
 def convert_eye_like(node: OnnxNode) -> np.ndarray:

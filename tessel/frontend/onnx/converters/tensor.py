@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tessel.arith.dims import broadcast_dims
 from tessel.frontend.onnx.node import OnnxNode
 from tessel.frontend.onnx.opsets import FIRST_OPSET, LAST_OPSET, Entry, every_opset
 from tessel.frontend.onnx.relay import call, const, fold, item, tuple_of
@@ -93,7 +94,15 @@ def convert_unsqueeze(node: OnnxNode) -> Result:
 
 def convert_expand(node: OnnxNode) -> Result:
     """Expand: broadcast_to the output shape (the two-way broadcast of input and target)."""
-    node.static(1, "target shape")
+    target = node.static(1, "target shape")
+    if node.output_types[0] is None and target.dtype == object:
+        # A symbolic target (an exporter's expand(batch, -1)): ONNX's two-way broadcast of the
+        # input's shape and the target, proved by the symbols (tessel.arith.dims).
+        try:
+            shape = broadcast_dims(node.shape(0), tuple(target.tolist()))
+        except ValueError as err:
+            raise node.error(f"cannot expand: {err}") from None
+        return call("broadcast_to", node.expr(0), shape=shape)
     shape = node.out_type().shape
     if node.input(0).is_constant:
         return np.broadcast_to(node.input(0).data, shape).copy()
