@@ -212,6 +212,43 @@ def broadcast_dims(*shapes: Sequence[Dim]) -> tuple[Dim, ...]:
     return result
 
 
+def monomial_quotient(numerator: Dim, denominator: Dim) -> Dim | None:
+    """`numerator / denominator` when both are products of symbols and integers and the
+    quotient is one too (batch * 64 * 16 over batch * 4 is 256); None otherwise."""
+    top, bottom = _monomial(numerator), _monomial(denominator)
+    if top is None or bottom is None or bottom[0] == 0 or top[0] % bottom[0]:
+        return None
+    powers = dict(top[1])
+    for var, power in bottom[1].items():
+        if powers.get(var, 0) < power:
+            return None
+        powers[var] -= power
+    result: Dim = top[0] // bottom[0]
+    for var, power in powers.items():
+        for _ in range(power):
+            result = result * var
+    return simplify_dim(result)
+
+
+def _monomial(dim: Dim) -> tuple[int, dict[Var, int]] | None:
+    """(coefficient, {symbol: power}) of a product of symbols and integers; None otherwise."""
+    if isinstance(dim, int):
+        return dim, {}
+    if isinstance(dim, IntImm):
+        return dim.value, {}
+    if isinstance(dim, Var):
+        return 1, {dim: 1}
+    if isinstance(dim, Mul):
+        a, b = _monomial(dim.a), _monomial(dim.b)
+        if a is None or b is None:
+            return None
+        powers = dict(a[1])
+        for var, power in b[1].items():
+            powers[var] = powers.get(var, 0) + power
+        return a[0] * b[0], powers
+    return None
+
+
 def dim_upper_bound(dim: Dim) -> int | None:
     """The largest size `dim` takes under its symbols' bounds; None when unbounded."""
     if isinstance(dim, int):
@@ -399,6 +436,7 @@ __all__ = [
     "dims_equal",
     "evaluate_dim",
     "is_static",
+    "monomial_quotient",
     "normalize_dim",
     "shape_symbols",
     "shape_text",

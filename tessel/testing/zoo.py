@@ -270,14 +270,18 @@ ZOO: tuple[ZooModel, ...] = (
 BY_NAME = {model.name: model for model in ZOO}
 
 
-def export(model: ZooModel, exporter: str, full_size: bool = False) -> bytes:
-    """The model exported to ONNX by `exporter` ("torchscript" or "dynamo"), as bytes."""
+def export(model: ZooModel, exporter: str, full_size: bool = False, dynamic: bool = False) -> bytes:
+    """The model exported to ONNX by `exporter` ("torchscript" or "dynamo"), as bytes; with
+    `dynamic`, its inputs' batch (and a token input's sequence) axes are named dynamic
+    dimensions, `batch` and `seq` (docs/dynamic_shapes.md)."""
     import torch
 
     if exporter not in EXPORTERS:
         raise ValueError(f"unknown exporter {exporter!r}; choose one of {EXPORTERS}")
     module = model.build(full_size)
     named = model.inputs(full_size)
+    if dynamic:  # torch.export fixes an axis its example gives as 1: trace a batch of 2
+        named = {name: np.concatenate([value, value]) for name, value in named.items()}
     args = tuple(torch.from_numpy(value) for value in named.values())
     buffer = io.BytesIO()
     with warnings.catch_warnings(), torch.no_grad():
@@ -290,6 +294,7 @@ def export(model: ZooModel, exporter: str, full_size: bool = False) -> bytes:
                 output_names=list(model.output_names),
                 dynamo=True,
                 verbose=False,
+                dynamic_shapes=_dynamic_shapes(named, model.family) if dynamic else None,
             )
             program.optimize()
             return program.model_proto.SerializeToString()
@@ -301,5 +306,24 @@ def export(model: ZooModel, exporter: str, full_size: bool = False) -> bytes:
             output_names=list(model.output_names),
             dynamo=False,
             opset_version=17,
+            dynamic_axes=_dynamic_axes(named, model.family) if dynamic else None,
         )
     return buffer.getvalue()
+
+
+def _dynamic_axes(named: dict[str, np.ndarray], family: str) -> dict[str, dict[int, str]]:
+    """The TorchScript exporter's dynamic axes: batch, and seq for a language model's tokens."""
+    axes = {0: "batch", 1: "seq"} if family == "nlp" else {0: "batch"}
+    return {name: axes for name in named}
+
+
+def _dynamic_shapes(named: dict[str, np.ndarray], family: str) -> tuple[dict[int, Any], ...]:
+    """The dynamo exporter's dynamic shapes, by position: the same axes as `_dynamic_axes`,
+    one Dim per name."""
+    import torch
+
+    dims = {"batch": torch.export.Dim("batch", max=64), "seq": torch.export.Dim("seq", max=512)}
+    return tuple(
+        {axis: dims[label] for axis, label in axes.items()}
+        for axes in _dynamic_axes(named, family).values()
+    )

@@ -183,14 +183,15 @@ def test_reshapes_to_sizes_read_from_the_input_fold_over_the_symbols():
 # --- what is not supported yet is refused by name -----------------------------------------------
 
 
-def _shape_model(nodes, initializers, extra_inputs=()):
+def _shape_model(nodes, initializers, extra_inputs=(), out_type=TensorProto.FLOAT):
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3])
-    y = helper.make_tensor_value_info("y", TensorProto.UNDEFINED, None)
+    y = helper.make_tensor_value_info("y", out_type, None)
     graph = helper.make_graph(nodes, "g", [x, *extra_inputs], [y], initializers)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
-def test_a_dimension_cast_to_data_is_refused_naming_the_node():
+def test_a_dimension_cast_to_data_is_computed_when_the_graph_runs():
+    # Cast(batch) to float cannot fold into a shape: the graph computes it (shape_to_tensor).
     model = _shape_model(
         [
             helper.make_node("Shape", ["x"], ["shape"]),
@@ -200,12 +201,14 @@ def test_a_dimension_cast_to_data_is_refused_naming_the_node():
         ],
         [numpy_helper.from_array(np.array(0, "int64"), "zero")],
     )
-    with pytest.raises(OnnxImportError, match=r"Cast node .* computes on \['batch'\]") as info:
-        from_onnx(model, dims={"batch": None})
-    assert info.value.rule == "onnx.symbolic-data"
+    mod, _ = from_onnx(model, dims={"batch": None})
+    assert "shape_to_tensor(sizes=[batch]" in astext(mod, show_meta_data=False)
+    for batch in (1, 4):
+        x = np.random.default_rng(batch).standard_normal((batch, 3)).astype("float32")
+        _matches_onnxruntime(model, mod, {"x": x})
 
 
-def test_a_shape_read_as_data_by_a_kernel_is_refused_naming_the_tensor():
+def test_a_shape_added_to_a_tensor_is_computed_when_the_graph_runs():
     offsets = helper.make_tensor_value_info("offsets", TensorProto.INT64, [2])
     model = _shape_model(
         [
@@ -214,9 +217,12 @@ def test_a_shape_read_as_data_by_a_kernel_is_refused_naming_the_tensor():
         ],
         [],
         [offsets],
+        TensorProto.INT64,
     )
-    with pytest.raises(OnnxImportError, match=r"tensors \['shape'\] are computed from symbolic"):
-        from_onnx(model, dims={"batch": None})
+    mod, _ = from_onnx(model, dims={"batch": None})
+    for batch in (2, 5):
+        feeds = {"x": np.zeros((batch, 3), "float32"), "offsets": np.array([10, 20], "int64")}
+        _matches_onnxruntime(model, mod, feeds)
 
 
 def test_a_shape_computation_that_folds_to_numbers_stays_a_constant():

@@ -10,6 +10,7 @@ import pytest
 
 from tessel.frontend.onnx import from_onnx
 from tessel.graph import compile as compile_graph
+from tessel.graph.evaluate import evaluate
 from tessel.testing import zoo
 
 pytest.importorskip("torch")
@@ -55,3 +56,46 @@ def test_zoo_covers_the_families_users_deploy():
     families = {model.family for model in zoo.ZOO}
     assert families == {"cnn", "vit", "nlp"}
     assert len({model.name for model in zoo.ZOO}) == len(zoo.ZOO) >= 15
+
+
+# Every architecture by the TorchScript exporter, and one of each family by dynamo (its exports
+# take seconds each), with the batch (and a language model's sequence) axes dynamic.
+DYNAMIC_CASES = [(model.name, "torchscript") for model in zoo.ZOO] + [
+    ("resnet", "dynamo"),
+    ("vit", "dynamo"),
+    ("gpt2", "dynamo"),
+]
+
+
+def _sized_inputs(model, batch: int, seq: int) -> dict[str, np.ndarray]:
+    """The model's inputs at `batch` (images repeated; token ids drawn, masks all ones)."""
+    rng = np.random.default_rng(batch * 100 + seq)
+    inputs = {}
+    for name, example in model.inputs(False).items():
+        if model.family != "nlp":
+            inputs[name] = np.concatenate([example] * batch)
+        elif "mask" in name:
+            inputs[name] = np.ones((batch, seq), example.dtype)
+        else:
+            inputs[name] = rng.integers(0, 100, (batch, seq)).astype(example.dtype)
+    return inputs
+
+
+@pytest.mark.parametrize(
+    ("name", "exporter"), DYNAMIC_CASES, ids=[f"{n}-{e}" for n, e in DYNAMIC_CASES]
+)
+def test_zoo_model_with_dynamic_axes_imports_once_and_runs_two_sizes(name, exporter):
+    model = zoo.BY_NAME[name]
+    data = zoo.export(model, exporter, dynamic=True)
+    dims = {"batch": (1, 64), **({"seq": (1, 16)} if model.family == "nlp" else {})}
+    mod, params = from_onnx(onnx.load_from_string(data), dims=dims)
+    graph_inputs = [p.name_hint for p in mod["main"].params if p.name_hint not in params]
+    for batch, seq in [(1, 5), (3, 16)]:
+        inputs = _sized_inputs(model, batch, seq)
+        expected = _onnxruntime_outputs(data, inputs)
+        got = evaluate(mod, *[inputs[n] for n in graph_inputs], params=params)
+        got = got if isinstance(got, tuple) else (got,)
+        for ours, theirs in zip(got, expected, strict=True):
+            assert ours.shape == theirs.shape
+            scale = float(np.max(np.abs(theirs))) or 1.0
+            np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-4 * scale)

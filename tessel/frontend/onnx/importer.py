@@ -32,9 +32,8 @@ from tessel.frontend.onnx.loading import load_model
 from tessel.frontend.onnx.node import OnnxNode, attribute_values, node_name
 from tessel.frontend.onnx.symbolic import (
     ExprTyper,
-    check_no_placeholders,
+    converted_with_fallback,
     is_symbolic_array,
-    refusing_symbolic_folds,
     symbolic_value,
 )
 from tessel.frontend.onnx.table import lookup, opset_range
@@ -164,8 +163,6 @@ class _GraphImporter:
         else:
             body = Tuple(tuple(v.expr for v in outputs))
             ret_type = TupleType(tuple(v.type for v in outputs))
-        if self.symbols:
-            check_no_placeholders([body], self.prefix)
         # The ONNX output names travel with main, so a compiled model's outputs keep them.
         names = tuple(out.name for out in self.graph.output)
         main = Function(tuple(self.inputs + self.weights), body, ret_type, {OUTPUT_NAMES: names})
@@ -275,8 +272,7 @@ class _GraphImporter:
         )
         converter = lookup(proto.op_type, proto.domain, opset)
         assert converter is not None, "check_supported runs before conversion"
-        with refusing_symbolic_folds(node):
-            values = _converted(node, converter, on_sequences)
+        values = converted_with_fallback(node, lambda n: _converted(n, converter, on_sequences))
         for out, value in zip(proto.output, values, strict=True):
             if value is not None:
                 if self.typer is not None and isinstance(value, Value):
@@ -349,8 +345,8 @@ def _output_value(
 def _folded_value(node: OnnxNode, position: int, array: np.ndarray) -> Value:
     """An output folded at import: a Constant checked against ONNX's inferred type, or a
     symbolic value (a shape computation on symbolic dimensions)."""
-    if is_symbolic_array(array):
-        return symbolic_value(array, node.proto.output[position])
+    if is_symbolic_array(array) or _integers_in_objects(array):
+        return symbolic_value(array)
     ty = node.output_types[position]
     if ty is None:
         return constant_value(array)
@@ -362,6 +358,13 @@ def _folded_value(node: OnnxNode, position: int, array: np.ndarray) -> Value:
     if ty.dtype == "string":  # an object array of str (Constant checks the elements)
         return constant_value(array)
     return constant_value(array.astype(ty.dtype, copy=False))
+
+
+def _integers_in_objects(array: np.ndarray) -> bool:
+    """An object array of plain integers: a fold on dimensions that came out all numbers."""
+    return array.dtype == object and all(
+        isinstance(v, int | np.integer) and not isinstance(v, bool) for v in array.reshape(-1)
+    )
 
 
 def _symbolic_output(node: OnnxNode, position: int, result: Expr, typer: ExprTyper) -> Value:

@@ -2,16 +2,16 @@
 tensors known at import in terms of them (the Shape of a (batch, seq) input), and the types of
 converted expressions computed by the graph's own relations.
 
-A symbolic value's expression is a placeholder variable: shape computations fold through it
-(Shape -> Gather -> Concat -> Reshape, with NumPy on object arrays of dimensions), and if one
-is read as data by a kernel instead, the import ends with an error naming it, never with a
-graph that reads an unbound variable.
+Shape computations fold through symbolic values (Shape -> Gather -> Concat -> Reshape, with
+NumPy on object arrays of dimensions); a node that cannot fold them (a dimension cast to float,
+a shape added to a tensor) reads them as data instead: a symbolic value's expression computes
+it when the graph runs, at that run's sizes (shape_to_tensor).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -19,6 +19,7 @@ import numpy as np
 from tessel.arith.dims import compare_dims, dim_text, normalize_dim, simplify_dim
 from tessel.frontend.onnx.errors import OnnxImportError
 from tessel.frontend.onnx.node import OnnxNode
+from tessel.frontend.onnx.relay import call, const
 from tessel.frontend.onnx.values import Value, constant_value
 from tessel.graph.expr import Call, Constant, Expr, Tuple, TupleGetItem, Var
 from tessel.graph.op import get_op
@@ -29,17 +30,25 @@ from tessel.ir import builders
 from tessel.ir.expr import Op, PrimExpr
 from tessel.support.errors import InternalError, UserError
 
-PLACEHOLDER_PREFIX = "symbolic_value:"
 
-
-def symbolic_value(array: np.ndarray, tensor: str) -> Value:
+def symbolic_value(array: np.ndarray) -> Value:
     """A Value for an integer array known at import: a Constant when every element is an int,
-    else a symbolic value (an object array of dimensions) for ONNX tensor `tensor`."""
+    else a symbolic value (an object array of dimensions) whose expression computes it when
+    the graph runs (shape_to_tensor), for the nodes that read it as data."""
     flat = array.reshape(-1)
     if all(not isinstance(v, PrimExpr) for v in flat):
         return constant_value(np.asarray(array.tolist(), dtype=np.int64).reshape(array.shape))
-    placeholder = Var(PLACEHOLDER_PREFIX + tensor, TensorType(array.shape, "int64"))
-    return Value(placeholder, placeholder.type_annotation, known=array)
+    sizes = tuple(normalize_dim(v.item() if isinstance(v, np.generic) else v) for v in flat)
+    expr = call("shape_to_tensor", sizes=sizes, shape=array.shape, dtype="int64")
+    return Value(expr, TensorType(array.shape, "int64"), known=array)
+
+
+def size_value(dim: Any, dtype: str) -> Expr:
+    """A size as a scalar of `dtype` the graph computes with: a constant, or shape_to_tensor
+    of a symbolic size."""
+    if isinstance(dim, int):
+        return const(dim, dtype)
+    return call("shape_to_tensor", sizes=(dim,), shape=(), dtype=dtype)
 
 
 def is_symbolic_array(array: np.ndarray) -> bool:
@@ -47,52 +56,33 @@ def is_symbolic_array(array: np.ndarray) -> bool:
     return array.dtype == object and any(isinstance(v, PrimExpr) for v in array.reshape(-1))
 
 
-def check_no_placeholders(roots: Iterable[Expr], prefix: str = "") -> None:
-    """An OnnxImportError naming each tensor known only symbolically at import that the graph
-    reads as data: computing shapes at run time is not supported yet."""
-    leaked = sorted(
-        {
-            node.name_hint[len(PLACEHOLDER_PREFIX) :]
-            for root in roots
-            for node in post_order_exprs(root)
-            if isinstance(node, Var) and node.name_hint.startswith(PLACEHOLDER_PREFIX)
-        }
-    )
-    if leaked:
-        raise OnnxImportError(
-            f"{prefix}tensors {leaked} are computed from symbolic dimensions and read as data "
-            "by the graph; Tessel folds shape computations into shapes but does not compute "
-            "them at run time yet",
-            rule="onnx.symbolic-data",
-            hint="give the named dimensions sizes (dims={'batch': 1, ...})",
-        )
-
-
-@contextmanager
-def refusing_symbolic_folds(node: OnnxNode) -> Iterator[None]:
-    """Within: a converter that cannot fold its symbolic inputs (NumPy arithmetic that needs
-    numbers, such as a Cast to float of a dimension) fails with an OnnxImportError naming the
-    node and those inputs, not with the TypeError NumPy raised."""
+def converted_with_fallback(node: OnnxNode, convert: Callable[[OnnxNode], Any]) -> Any:
+    """`convert(node)`; where it cannot fold its symbolic inputs (NumPy arithmetic that needs
+    numbers, such as a Cast of a dimension to float), the node converted again with those
+    inputs as values the graph computes (shape_to_tensor) instead of folding them. An input
+    that is not symbolic fails as before."""
     try:
-        yield
+        return convert(node)
     except UserError:
         raise
     except (TypeError, ValueError) as err:
-        symbolic = [
-            name
-            for name, value in zip(node.proto.input, node.inputs, strict=True)
-            if isinstance(value, Value) and value.known is not None
-        ]
+        symbolic = [v for v in node.inputs if isinstance(v, Value) and v.known is not None]
         if not symbolic:
             raise
-        raise OnnxImportError(
-            f"{node.op_type} node `{node.name}` computes on {symbolic}, which hold symbolic "
-            "dimensions; Tessel folds them through shape operators (Shape, Gather, Slice, "
-            "Concat, Unsqueeze, Reshape, integer arithmetic) but does not compute them at run "
-            f"time yet ({err})",
-            rule="onnx.symbolic-data",
-            hint="give the named dimensions sizes (dims={'batch': 1, ...})",
-        ) from err
+        computed = tuple(
+            Value(v.expr, v.type) if isinstance(v, Value) and v.known is not None else v
+            for v in node.inputs
+        )
+        try:
+            return convert(dataclasses.replace(node, inputs=computed))
+        except (TypeError, ValueError) as again:
+            if isinstance(again, UserError):
+                raise
+            raise OnnxImportError(
+                f"{node.op_type} node `{node.name}` cannot compute on symbolic sizes ({err})",
+                rule="onnx.symbolic-data",
+                hint="give the named dimensions sizes (dims={'batch': 1, ...})",
+            ) from again
 
 
 def fold_elementwise(name: str, *arrays: np.ndarray) -> np.ndarray:
@@ -202,9 +192,9 @@ class ExprTyper:
 
 __all__ = [
     "ExprTyper",
-    "check_no_placeholders",
+    "converted_with_fallback",
     "fold_elementwise",
     "is_symbolic_array",
-    "refusing_symbolic_folds",
+    "size_value",
     "symbolic_value",
 ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from tessel import topi
+from tessel.arith.dims import compare_dims, dim_text
 from tessel.graph.op.common import as_dtype, same_as
 from tessel.graph.op.op_def import Args, Attr, Attrs, OpDef, OpPattern
 from tessel.graph.ty import TensorType, TupleType, Type
@@ -75,8 +76,14 @@ def _gather_rel(args: Args, attrs: Attrs) -> Type:
         raise args.error("indices", f"has rank {indices.ndim} but `data` has rank {data.ndim}")
     axis = args.axis("axis", attrs.axis, data.ndim)
     for d, (i, n) in enumerate(zip(indices.shape, data.shape, strict=True)):
-        if d != axis and i > n:
+        fits = True if d == axis else compare_dims("<=", i, n)
+        if fits is False:
             raise args.error("indices", f"has extent {i} on axis {d} but `data` has only {n} there")
+        if fits is None:
+            raise args.error(
+                "indices",
+                f"has extent {dim_text(i)} on axis {d}, not proved within `data`'s {dim_text(n)}",
+            )
     return same_as(data, indices.shape)
 
 

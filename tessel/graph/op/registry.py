@@ -21,6 +21,7 @@ from tessel.graph.op import (
     reduce,
     replicate,
     scatter,
+    shape_values,
     strings,
     transform,
 )
@@ -37,6 +38,7 @@ _FAMILIES = (
     norm,
     reduce,
     transform,
+    shape_values,
     indexing,
     scatter,
     image,

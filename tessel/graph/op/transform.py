@@ -14,6 +14,7 @@ from tessel.arith.dims import (
     dim_text,
     dims_equal,
     is_static,
+    monomial_quotient,
     simplify_dim,
     slice_range,
 )
@@ -118,19 +119,25 @@ def _infer_extent(
 
 
 def _cancel_factors(shape: Sequence[Dim], given: Sequence[Dim]) -> tuple[list[Dim], Dim]:
-    """The input extents left after striking those that equal a symbolic extent of `given`,
-    and the product of `given`'s rest: (n, s, 4) reshaped to (n, -1) leaves (s, 4) over 1, so a
-    -1 is inferred without dividing by a symbol (which may be 0)."""
+    """The input extents left after cancelling the symbolic extents of `given` against them,
+    and the product of what `given` keeps: (n, s, 4) reshaped to (n, -1) leaves (s, 4) over 1,
+    and (n, 64, 16) to (n * 4, 16, -1) leaves (16,) over 1 (4 struck from 64), so a -1 is
+    inferred without dividing by a symbol (which may be 0)."""
     rest = list(shape)
     remaining: list[Dim] = []
     for dim in given:
-        match = None
-        if not isinstance(dim, int):
-            match = next((k for k, d in enumerate(rest) if dims_equal(d, dim)), None)
-        if match is None:
+        if isinstance(dim, int):
+            remaining.append(dim)
+            continue
+        match = next((k for k, d in enumerate(rest) if dims_equal(d, dim)), None)
+        if match is not None:
+            del rest[match]
+            continue
+        quotient = monomial_quotient(dim_product(rest), dim)
+        if quotient is None:
             remaining.append(dim)
         else:
-            del rest[match]
+            rest = [quotient]
     return rest, dim_product(remaining)
 
 

@@ -7,9 +7,11 @@ from typing import Any
 
 import numpy as np
 
+from tessel.arith.dims import compare_dims, dim_text
 from tessel.frontend.onnx.node import OnnxNode
 from tessel.frontend.onnx.opsets import FIRST_OPSET, LAST_OPSET, Entry, every_opset
 from tessel.frontend.onnx.relay import call, const, fold
+from tessel.frontend.onnx.symbolic import size_value
 from tessel.frontend.onnx.values import Value
 from tessel.graph.evaluate import evaluate
 from tessel.graph.expr import Expr
@@ -26,6 +28,8 @@ def convert_gather(node: OnnxNode) -> Result:
     axis = node.axis(node.attr("axis", 0), len(shape))
     dim = shape[axis]
     indices = node.input(1)
+    if indices.is_constant and isinstance(dim, PrimExpr):
+        return _gather_on_symbolic_axis(node, axis, dim)
     if indices.is_constant:
         normalized = np.where(indices.data < 0, indices.data + dim, indices.data)
         if np.any(normalized < 0) or np.any(normalized >= dim):
@@ -35,8 +39,27 @@ def convert_gather(node: OnnxNode) -> Result:
         return call("take", node.expr(0), const(normalized.astype(indices.type.dtype)), axis=axis)
     dtype = indices.type.dtype
     negative = call("less", indices.expr, const(0, dtype))
-    wrapped = call("where", negative, call("add", indices.expr, const(dim, dtype)), indices.expr)
+    size = size_value(dim, dtype)  # a symbolic axis: its size when the graph runs
+    wrapped = call("where", negative, call("add", indices.expr, size), indices.expr)
     return call("take", node.expr(0), wrapped, axis=axis)
+
+
+def _gather_on_symbolic_axis(node: OnnxNode, axis: int, dim: PrimExpr) -> Result:
+    """Gather of known indices along a symbolic axis: indices proved within it are taken as
+    they are; one negative index (x[:, -1]) is the slice [k:k+1] of the axis, squeezed."""
+    data = node.input(1).data
+    if data.ndim == 0 and int(data) < 0:
+        k = int(data)
+        end = k + 1 if k + 1 < 0 else _TO_THE_END[0]
+        sliced = call("strided_slice", node.expr(0), begin=(k,), end=(end,), axes=(axis,))
+        return call("squeeze", sliced, axis=(axis,))
+    if any(compare_dims("<", int(i), dim) is not True or int(i) < 0 for i in data.reshape(-1)):
+        raise node.error(
+            f"indices {data.tolist()} are not proved within the axis of symbolic size "
+            f"{dim_text(dim)}",
+            hint="give the dimension bounds (dims={'seq': (1, 512)})",
+        )
+    return call("take", node.expr(0), const(data), axis=axis)
 
 
 def _check_known_indices(node: OnnxNode, extents: tuple[int, ...] | int) -> None:

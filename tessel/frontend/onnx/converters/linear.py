@@ -41,7 +41,7 @@ def convert_gemm(node: OnnxNode) -> Result:
     """Gemm: alpha * A' @ B' + beta * C, A' and B' optionally transposed."""
     alpha, beta = float(node.attr("alpha", 1.0)), float(node.attr("beta", 1.0))
     a, b = node.input(0), node.input(1)
-    dtype = node.out_type().dtype
+    dtype = a.type.dtype
     if np.dtype(dtype).kind in "iu" and not (alpha.is_integer() and beta.is_integer()):
         raise node.error(
             f"alpha={alpha} and beta={beta} must be whole numbers for {dtype} operands"
@@ -55,7 +55,8 @@ def convert_gemm(node: OnnxNode) -> Result:
         lhs = _transposed(node, a) if node.attr("transA", 0) else a.expr
         # nn.dense wants the weight as [n, k]: that is B itself when transB is set.
         weight = b.expr if node.attr("transB", 0) else _transposed(node, b)
-        out = call("nn.dense", lhs, weight, units=node.out_type().shape[1])
+        units = b.type.shape[0] if node.attr("transB", 0) else b.type.shape[1]
+        out = call("nn.dense", lhs, weight, units=units)
         if alpha != 1.0:
             out = call("multiply", out, const(alpha, dtype))
     if node.has_input(2) and beta != 0.0:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tessel.arith.dims import broadcast_dims
+from tessel.arith.dims import broadcast_dims, dim_product
 from tessel.frontend.onnx.node import OnnxNode
 from tessel.frontend.onnx.opsets import FIRST_OPSET, LAST_OPSET, Entry, every_opset
 from tessel.frontend.onnx.relay import call, const, fold, item, tuple_of
@@ -52,6 +52,11 @@ def convert_reshape(node: OnnxNode) -> Result:
 
 def convert_flatten(node: OnnxNode) -> Result:
     """Flatten: reshape to [prod(shape[:axis]), prod(shape[axis:])]."""
+    shape = node.shape(0)
+    if node.output_types[0] is None and not node.input(0).is_constant:
+        axis = node.axis(node.attr("axis", 1), len(shape) + 1)
+        target = (dim_product(shape[:axis]), dim_product(shape[axis:]))
+        return call("reshape", node.expr(0), newshape=target, allowzero=True)
     return _reshape_to_output(node)
 
 
