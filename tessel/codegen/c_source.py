@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tessel.arith.dims import dim_text
 from tessel.codegen.c_blob import linked_constants
 from tessel.codegen.c_calls import (
     CalleeC,
@@ -49,7 +50,7 @@ from tessel.codegen.c_stmt import StmtPrinter
 from tessel.codegen.c_types import c_type
 from tessel.codegen.c_units import UNIT_BYTES, FunctionC, translation_units
 from tessel.codegen.errors import CodegenError
-from tessel.ir.expr import Call, IntImm, Var
+from tessel.ir.expr import Call, IntImm, PrimExpr, Var
 from tessel.ir.functor import post_order
 from tessel.ir.module import IRModule
 from tessel.ir.target import Target
@@ -145,6 +146,9 @@ class _FunctionWriter:
         self.c_params: list[str] = []
         self.size_symbols: dict[Var, str] = {}  # shape variable -> its name in the signature
         self.size_args: list[tuple[Var, str]] = []  # shape variables passed as trailing int64s
+        # Parameter extents that are expressions (`n * 2`, a reshape of a symbolic shape): the
+        # array's extent comes in as a size of its own, checked against the expression at entry.
+        self.extent_checks: list[tuple[Var, PrimExpr, str, int]] = []
         self.symbol_names: set[str] = set()
         # `tir.noalias` (default True) promises distinct buffers, so their pointers are
         # `restrict`; the runtime keeps the promise by refusing overlapping written arguments.
@@ -192,6 +196,7 @@ class _FunctionWriter:
             cast = f"({c_type(var.dtype)}){arg_name}"
             name = self.names.declare(self.names.name_of(var), f"{c_type(var.dtype)} {{}}")
             printer.emit(f"{c_type(var.dtype)} {name} = {cast};")
+        self._emit_extent_checks(printer)
         printer.stmt(self.func.body)
         if returned is not None and not _ends_in_ret(self.func.body):  # no value to give back
             message = f"`{self.name}` ended without returning a value (T.ret)"
@@ -222,6 +227,27 @@ class _FunctionWriter:
             return text, None
         names = [c.rsplit(" ", 1)[1] for c in self.c_params + size_params]
         return text + "\n" + wrapper_text(entry_header, internal, names), signature
+
+    def _emit_extent_checks(self, printer: StmtPrinter) -> None:
+        """At entry: each array extent given for an expression equals it (TVM's argument
+        binder asserts the same), else the call fails naming the buffer and the axis."""
+        defined = set(self.size_symbols) | {p for p in self.func.params if p.dtype.is_integer}
+        for dim, extent, buffer, axis in self.extent_checks:
+            missing = [
+                v.name for v in post_order(extent) if isinstance(v, Var) and v not in defined
+            ]
+            if missing:
+                raise CodegenError(
+                    f"parameter buffer `{buffer}` has the extent `{_extent_text(extent)}`, whose "
+                    f"variable `{missing[0]}` no parameter defines",
+                    rule="codegen.param-extent",
+                    hint="pass the variable as a scalar parameter, or as a plain extent",
+                )
+            message = f"`{self.name}`: axis {axis} of `{buffer}` must be {_extent_text(extent)}"
+            printer.emit_failure_if(
+                f"{printer.expr(dim)} != (int64_t)({printer.expr(extent)})",
+                f"tessel_set_error({c_string_literal(message)});",
+            )
 
     def _constant_table(self) -> str:
         """The name of the constant table parameter, declared for parallel loop bodies that
@@ -267,7 +293,9 @@ class _FunctionWriter:
         pointer = self.names.bind(buffer.data, hint=buffer.name)
         self.names.alias(param, pointer)  # the handle parameter is the same pointer
         self._c_param(f"{c_type(buffer.dtype)}*{restrict}", pointer)
-        shape = tuple(self._extent(buffer, extent) for extent in buffer.shape)
+        shape = tuple(
+            self._extent(buffer, axis, extent) for axis, extent in enumerate(buffer.shape)
+        )
         written = buffer.data in self.written
         return ParamSpec(
             param.name, "buffer", str(buffer.dtype), shape, written=written, restrict=self.noalias
@@ -293,21 +321,32 @@ class _FunctionWriter:
         self.c_params.append(f"{c_param_type} {name}")
         self.names.declare(name, f"{c_param_type} {{}}")
 
-    def _extent(self, buffer: Buffer, extent: object) -> int | str:
+    def _extent(self, buffer: Buffer, axis: int, extent: object) -> int | str:
         if isinstance(extent, IntImm):
             return int(extent.value)
+        if isinstance(extent, PrimExpr) and not isinstance(extent, Var):
+            dim = Var(f"{buffer.name}_dim{axis}", extent.dtype)
+            self.extent_checks.append((dim, extent, buffer.name, axis))
+            extent = dim
         if not isinstance(extent, Var):
             raise CodegenError(
                 f"parameter buffer `{buffer.name}` has the extent `{extent}`; the C backend "
-                "takes constant extents or plain variables",
+                "takes integer extents",
                 rule="codegen.param-extent",
-                hint="declare a size variable (n = T.int32()) for the whole extent",
             )
         if extent not in self.size_symbols:
             self.size_symbols[extent] = unique_name(extent.name, self.symbol_names)
             self.names.bind(extent)
             self.size_args.append((extent, self.names.fresh(f"{extent.name}_size")))
         return self.size_symbols[extent]
+
+
+def _extent_text(extent: PrimExpr) -> str:
+    """An extent as messages write it: `n * 2`, `max(min(n, 40) - 3, 0)`."""
+    try:
+        return dim_text(extent)
+    except TypeError:  # an operator the dimension text does not write
+        return str(extent)
 
 
 def _ends_in_ret(body: Stmt) -> bool:
