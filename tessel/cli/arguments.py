@@ -154,8 +154,9 @@ def _model_arguments(command: argparse.ArgumentParser) -> None:
         default=[],
         metavar="NAME=N",
         help="the size of a named dynamic dimension (ONNX's dim_param, such as batch=1), in every "
-        "input naming it; --shape takes precedence. NAME=MIN..MAX (or MIN.. ) keeps it a shape "
-        "symbol with those bounds, which `tessel show` prints and compiling refuses for now",
+        "input naming it; --shape takes precedence. NAME=MIN..MAX (or MIN..) keeps it a shape "
+        "symbol with those bounds, which `tessel show` prints (the commands that compile need "
+        "sizes; tessel.graph.compile compiles a symbolic model in Python)",
     )
     command.add_argument(
         "-q", "--quiet", action="store_true", help="show no progress on stderr (errors only)"

@@ -82,6 +82,26 @@ def _import(args: argparse.Namespace, progress: Progress) -> tuple[Any, dict[str
         raise err.for_command_line() from err
 
 
+def _refuse_symbolic(mod: Any) -> None:
+    """The commands that compile write or time one library of static shapes: symbolic
+    dimensions (--dim NAME=MIN..MAX) are for `tessel show` and the Python API for now."""
+    from tessel.graph.ty import TensorType
+
+    symbolic = [
+        p.name_hint
+        for p in mod["main"].params
+        if isinstance(p.type_annotation, TensorType) and not p.type_annotation.is_static
+    ]
+    if symbolic:
+        raise CommandError(
+            f"inputs {symbolic} have symbolic dimensions; this command compiles for static "
+            "shapes",
+            rule="cli.symbolic",
+            hint="give each dimension a size (--dim seq=128); tessel.graph.compile compiles a "
+            "symbolic model once in Python (docs/dynamic_shapes.md)",
+        )
+
+
 def _compile(args: argparse.Namespace) -> Any:
     """Import and compile the model, showing progress unless --quiet; with --timings, print
     the time of each stage and pass afterwards."""
@@ -95,6 +115,7 @@ def _compile(args: argparse.Namespace) -> Any:
 
             progress = timer = StageTimer(progress)
         mod, params = _import(args, progress)
+        _refuse_symbolic(mod)
         ctx = PassContext(instruments=(timer,) if timer else ())
         model = compile_graph(
             mod,

@@ -200,14 +200,14 @@ def evaluate(
     extra = list(positional)
     if extra:
         raise EvaluationError(f"{len(extra)} argument(s) more than the function's parameters")
-    interpreter.sizes = _check_symbolic_shapes(root.params, values)
+    interpreter.sizes = check_symbolic_shapes(root.params, values)
     return interpreter.call(Closure(root), values)
 
 
-def _check_symbolic_shapes(params: Sequence[Var], values: Sequence[Any]) -> dict[Any, int]:
-    """The arguments of a function with symbolic parameter types agree with them: each symbol
-    takes one size in every input (`batch` in two inputs), static axes match; else a ValueError
-    naming the input and the axis."""
+def check_symbolic_shapes(params: Sequence[Var], values: Sequence[Any]) -> dict[Any, int]:
+    """The sizes of the shape symbols of `params`' types, which `values` (the arguments) must
+    agree with: each symbol takes one size in every input (`batch` in two inputs) within its
+    bounds, static axes match; else a ValueError naming the input and the axis."""
     declared = [
         (p, v)
         for p, v in zip(params, values, strict=True)
@@ -223,4 +223,4 @@ def _check_symbolic_shapes(params: Sequence[Var], values: Sequence[Any]) -> dict
     return sizes
 
 
-__all__ = ["Closure", "EvaluationError", "evaluate"]
+__all__ = ["Closure", "EvaluationError", "check_symbolic_shapes", "evaluate"]

@@ -36,6 +36,7 @@ from tessel.graph.passes.lower_te import LowerTE
 from tessel.graph.passes.pipeline import default_pipeline
 from tessel.graph.passes.plan_devices import PlanDevices
 from tessel.graph.random_state import RandomState
+from tessel.graph.symbolic_executor import SymbolicModel
 from tessel.graph.traversal import post_order_exprs
 from tessel.graph.ty import TensorType, TupleType, Type
 from tessel.graph.type_util import type_str
@@ -66,22 +67,41 @@ def default_passes(target: Target | None = None, jobs: int | None = None) -> tup
     return tuple(default_pipeline(target, jobs))
 
 
-def _refuse_symbolic_inputs(mod: IRModule) -> None:
-    """A UserError naming each input of symbolic shape: the kernels, the memory plan and the
-    executor are built for static shapes (dynamic ones are issue 29's next steps)."""
-    main = mod["main"]
-    symbolic = [
+def _symbolic_inputs(mod: IRModule) -> list[str]:
+    """Each input of main whose shape is symbolic, as `name: type`."""
+    return [
         f"`{p.name_hint}`: {type_str(p.type_annotation)}"
-        for p in main.params
+        for p in mod["main"].params
         if isinstance(p.type_annotation, TensorType) and not p.type_annotation.is_static
     ]
-    if symbolic:
+
+
+def _compile_symbolic(
+    mod: IRModule,
+    target: Target,
+    passes: Sequence[Pass],
+    ctx: PassContext,
+    progress: Progress,
+    threads: int | None,
+    jobs: int,
+) -> SymbolicModel:
+    """A model of symbolic input shapes compiled once: its kernels built for every size of
+    their symbols, run by a Python loop that sizes each result per call (symbolic_executor)."""
+    if uses_devices(mod) or needs_inlining(mod):
         raise UserError(
-            f"compile needs static shapes, but inputs have symbolic ones: {'; '.join(symbolic)}",
+            "a model of symbolic shapes compiles for the host, as one graph function",
             rule="compile.symbolic-shape",
-            hint="give each symbol a size (from_onnx's `dims`, or `tessel compile --shape "
-            "batch=1`); tessel.graph.evaluate runs symbolic programs at any size",
+            hint="give each symbol a size (from_onnx's `dims`, `--dim batch=1`)",
         )
+    progress.stage("graph passes", total=len(passes))
+    for pass_ in passes:
+        mod = pass_(mod, ctx)
+        progress.advance()
+    lowered = LowerTE(target=target, progress=progress, jobs=jobs)(mod, ctx)
+    lowered = LayoutRewrite(target, jobs)(lowered, ctx)
+    kernels = {gv: f for gv, f in lowered.items() if isinstance(f, PrimFunc)}
+    library = build(IRModule(FrozenMap(kernels)), target, progress=progress, jobs=jobs)
+    return SymbolicModel(lowered, library, threads=threads)
 
 
 def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name users look for
@@ -95,7 +115,7 @@ def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name user
     progress: Progress = NO_PROGRESS,
     threads: int | None = None,
     jobs: int | None = None,
-) -> CompiledModel:
+) -> CompiledModel | SymbolicModel:
     """Compile `mod`'s `main` into a runnable model; `params` binds parameters by name
     (weights, as Constants): a mapping of arrays, or the path of a safetensors file (what
     `export` writes); the others stay inputs of the model, in order. `executor` is "aot" (one C
@@ -110,25 +130,20 @@ def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name user
     is how many threads the model's kernels run on (`CompiledModel.threads`, settable; None:
     OpenMP's default, the cores this process may use). `jobs` is how many processes the
     compile itself uses to schedule and lower distinct kernels (None: the cores this process
-    may use; 1: none but this one)."""
+    may use; 1: none but this one). A `main` whose inputs have symbolic shapes
+    (docs/dynamic_shapes.md) compiles once into a SymbolicModel, whatever `executor` says: its
+    kernels serve every size, called by a Python loop that sizes each result per call."""
     _check_threads(threads)
+    _check_executor(executor)
     jobs = compile_jobs(jobs)
-    if executor not in EXECUTORS:
-        raise UserError(
-            f"unknown executor {executor!r}; choose one of {list(EXECUTORS)}",
-            rule="executor.unknown",
-        )
     ctx = ctx or PassContext()
-    # A kind name asks for the defaults: for a model, this machine (whose -march=native the C
-    # compiler builds for: AVX-512's row vectors took MiniLM's softmax and gelu 15% faster than
-    # 32-byte ones) with multiply-adds fused (Target.fp_contract).
-    if isinstance(target, str):
-        target = replace(host_target(), kind=target, fp_contract=True)
+    target = _model_target(target)
     if isinstance(params, str | Path):
         params = load_params(params)
     mod = bind_params(mod, params or {})
-    _refuse_symbolic_inputs(mod)
     passes = default_passes(target, jobs) if passes is None else passes
+    if _symbolic_inputs(mod):
+        return _compile_symbolic(mod, target, passes, ctx, progress, threads, jobs)
     devices = uses_devices(mod)
     if needs_inlining(mod):  # closures, global functions, `if`: first-order for the executor
         passes = (InlineFunctions(), *passes)
@@ -148,24 +163,7 @@ def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name user
     lowered = LayoutRewrite(target, jobs)(lowered, ctx)
     plan = plan_memory(lowered)
     if executor == "python":
-        if any(t.dtype == "string" for t in plan.tensors):
-            raise UserError(
-                "the python executor calls each kernel on its own, and a kernel's string "
-                "results live only until the next call (the string heap, "
-                "tessel/codegen/c_strings.py)",
-                rule="executor.python-strings",
-                hint="use executor='aot'",
-            )
-        if len(plan.places()) > 1:
-            raise UserError(
-                f"the python executor runs one arena on the host, and this model is planned on "
-                f"{[str(p) for p in plan.places()]}",
-                rule="executor.python-devices",
-                hint="use executor='aot'",
-            )
-        kernels = {gv: f for gv, f in lowered.items() if isinstance(f, PrimFunc)}
-        library = build(IRModule(FrozenMap(kernels)), target, progress=progress, jobs=jobs)
-        return CompiledModel(lowered, plan, library, threads=threads)
+        return _python_model(lowered, plan, target, progress, threads, jobs)
     # Weights are named by their Constants' name_hints: a parameter's or an ONNX initializer's
     # name, `<name>_folded` / `<name>_packed` after the passes that computed them from it.
     aot = aot_module(lowered, plan, plan.weight_names(), link_params=target.link_params)
@@ -180,6 +178,52 @@ def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name user
         jobs=jobs,
     )
     return CompiledModel(lowered, plan, library, aot, threads=threads)
+
+
+def _python_model(
+    lowered: IRModule,
+    plan: MemoryPlan,
+    target: Target,
+    progress: Progress,
+    threads: int | None,
+    jobs: int,
+) -> CompiledModel:
+    """The model run by a Python loop of kernel calls on one host arena."""
+    if any(t.dtype == "string" for t in plan.tensors):
+        raise UserError(
+            "the python executor calls each kernel on its own, and a kernel's string "
+            "results live only until the next call (the string heap, "
+            "tessel/codegen/c_strings.py)",
+            rule="executor.python-strings",
+            hint="use executor='aot'",
+        )
+    if len(plan.places()) > 1:
+        raise UserError(
+            f"the python executor runs one arena on the host, and this model is planned on "
+            f"{[str(p) for p in plan.places()]}",
+            rule="executor.python-devices",
+            hint="use executor='aot'",
+        )
+    kernels = {gv: f for gv, f in lowered.items() if isinstance(f, PrimFunc)}
+    library = build(IRModule(FrozenMap(kernels)), target, progress=progress, jobs=jobs)
+    return CompiledModel(lowered, plan, library, threads=threads)
+
+
+def _check_executor(executor: str) -> None:
+    if executor not in EXECUTORS:
+        raise UserError(
+            f"unknown executor {executor!r}; choose one of {list(EXECUTORS)}",
+            rule="executor.unknown",
+        )
+
+
+def _model_target(target: Target | str) -> Target:
+    """A kind name asks for the defaults: for a model, this machine (whose -march=native the C
+    compiler builds for: AVX-512's row vectors took MiniLM's softmax and gelu 15% faster than
+    32-byte ones) with multiply-adds fused (Target.fp_contract)."""
+    if isinstance(target, str):
+        return replace(host_target(), kind=target, fp_contract=True)
+    return target
 
 
 def _check_threads(count: Any) -> int | None:

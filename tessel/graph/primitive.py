@@ -10,12 +10,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from tessel import te
+from tessel.arith.dims import normalize_dim, shape_symbols
 from tessel.graph.expr import Call, Constant, Expr, Function, Tuple, TupleGetItem, Var
 from tessel.graph.op import get_op
 from tessel.graph.traversal import post_order_exprs
 from tessel.graph.ty import TensorType, TupleType, Type
 from tessel.graph.type_util import type_str
 from tessel.ir.expr import Op
+from tessel.ir.expr import Var as PrimVar
 from tessel.support.frozen_map import FrozenMap
 from tessel.tir.function import PrimFunc
 from tessel.transform.errors import LoweringError
@@ -146,7 +148,17 @@ def build_prim_func(func: Function, name: str) -> PrimFunc:
             assert isinstance(node, TupleGetItem), type(node)
             values[id(node)] = values[id(node.tuple_value)][node.index]
     outputs = _distinct_outputs(_flatten(values[id(func.body)]), set(inputs))
-    return te.create_prim_func([*inputs, *outputs], name=name)
+    shapes = [tuple(normalize_dim(d) for d in t.shape) for t in inputs + outputs]
+    return te.create_prim_func([*inputs, *outputs, *size_params(shapes)], name=name)
+
+
+def size_params(shapes: Sequence[Sequence[Any]]) -> list[PrimVar]:
+    """The shape symbols that a kernel's buffers of `shapes` (its inputs', then its outputs')
+    use but none has as a whole extent (a (batch * seq, 384) input, a (seq, 384) slice of a
+    constant table): the kernel's scalar parameters, after the buffers, in this order, which
+    the caller passes (docs/dynamic_shapes.md)."""
+    plain = {id(d) for shape in shapes for d in shape if isinstance(d, PrimVar)}
+    return [v for v in shape_symbols(shapes) if id(v) not in plain]
 
 
 def _flatten(value: Any) -> list[Any]:
@@ -168,4 +180,11 @@ def _distinct_outputs(outputs: list[Any], inputs: set[Any]) -> list[Any]:
     return result
 
 
-__all__ = ["Primitive", "build_prim_func", "canonical", "kernel_name", "one_op_primitive"]
+__all__ = [
+    "Primitive",
+    "build_prim_func",
+    "canonical",
+    "kernel_name",
+    "one_op_primitive",
+    "size_params",
+]

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from tessel.arith.dims import Dim, dim_text, dims_equal
+from tessel.arith.dims import Dim, dim_text, dims_equal, normalize_dim
 from tessel.graph.op.op_def import Args, Attrs, OpDef, OpPattern
 from tessel.graph.ty import TensorType, Type
 from tessel.support.dtype import DataType
@@ -20,6 +20,11 @@ def same_as(
     return TensorType(
         tuple(data.shape if shape is None else shape), data.dtype if dtype is None else dtype
     )
+
+
+def te_shape(tensor: Any) -> tuple[Dim, ...]:
+    """A te tensor's shape as graph dimensions: ints, and the symbolic ones as expressions."""
+    return tuple(normalize_dim(d) for d in tensor.shape)
 
 
 def expect_float(args: Args, name: str) -> TensorType:

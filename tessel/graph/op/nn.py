@@ -3,14 +3,12 @@ nn.batch_flatten; nn.conv3d and the transposed convolutions come from conv_nd.py
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from tessel import te, topi
 from tessel.arith.dims import dim_product, dims_equal
 from tessel.graph.op import conv_nd
-from tessel.graph.op.common import as_dtype, same_as
+from tessel.graph.op.common import as_dtype, same_as, te_shape
 from tessel.graph.op.op_def import Args, Attr, Attrs, OpDef, OpPattern
 from tessel.graph.op.window import conv_extent, four, pair, reference_windows, sides, two
 from tessel.graph.ty import TensorType, Type
@@ -161,14 +159,14 @@ def _flat_rows(data: te.Tensor) -> te.Tensor:
     """An N-D tensor as a matrix of its last axis (2-D tensors unchanged)."""
     if data.ndim == 2:
         return data
-    shape = data.const_shape()
-    return topi.reshape(data, (math.prod(shape[:-1]), shape[-1]))
+    shape = te_shape(data)
+    return topi.reshape(data, (dim_product(shape[:-1]), shape[-1]))
 
 
 def _unflat_rows(out: te.Tensor, data: te.Tensor) -> te.Tensor:
     if data.ndim == 2:
         return out
-    return topi.reshape(out, (*data.const_shape()[:-1], out.const_shape()[-1]))
+    return topi.reshape(out, (*te_shape(data)[:-1], te_shape(out)[-1]))
 
 
 def _dense_lower(data: te.Tensor, weight: te.Tensor, *, attrs: Attrs) -> te.Tensor:

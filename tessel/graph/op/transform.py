@@ -18,7 +18,7 @@ from tessel.arith.dims import (
     simplify_dim,
     slice_range,
 )
-from tessel.graph.op.common import same_as, shape_list
+from tessel.graph.op.common import same_as, shape_list, te_shape
 from tessel.graph.op.op_def import Args, Attr, Attrs, OpDef, OpPattern
 from tessel.graph.ty import TupleType, Type
 from tessel.ir.expr import PrimExpr
@@ -418,7 +418,7 @@ OPERATORS = (
         ("data",),
         (Attr("newshape", "dims"), Attr("allowzero", "bool", False)),
         _reshape_rel,
-        lambda x, *, attrs: topi.reshape(x, _reshape_shape(x.const_shape(), attrs)),
+        lambda x, *, attrs: topi.reshape(x, _reshape_shape(te_shape(x), attrs)),
         lambda x, *, attrs: x.reshape(_reshape_shape(x.shape, attrs)),
         OpPattern.INJECTIVE,
         "The same elements in a new shape (Relay's 0, -1, -2, -3, -4 codes).",
@@ -438,7 +438,7 @@ OPERATORS = (
         ("data",),
         (Attr("axis", "ints", None, optional=True),),
         _squeeze_rel,
-        lambda x, *, attrs: topi.squeeze(x, _squeezed(attrs, x.const_shape())),
+        lambda x, *, attrs: topi.squeeze(x, _squeezed(attrs, te_shape(x))),
         lambda x, *, attrs: x.reshape(
             [n for d, n in enumerate(x.shape) if d not in _squeezed(attrs, x.shape)]
         ),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tessel.graph.ty import FuncType, IncompleteType, TensorType, TupleType, Type
+from tessel.graph.type_util import type_equal
 
 
 class TypeMismatchError(Exception):
@@ -18,7 +19,7 @@ def _parts(a: Type, b: Type) -> list[tuple[Type, Type]]:
     TypeMismatchError if their shapes differ (a tensor against a tuple, tuples of different
     lengths)."""
     if isinstance(a, TensorType) and isinstance(b, TensorType):
-        if a.shape != b.shape or a.dtype != b.dtype:
+        if not type_equal(a, b):  # symbolic dimensions: equal when proved (tessel.arith.dims)
             raise TypeMismatchError(a, b)
         return []
     if isinstance(a, TupleType) and isinstance(b, TupleType):

@@ -1,0 +1,138 @@
+"""The executor of a model compiled once for symbolic shapes (docs/dynamic_shapes.md): a Python
+loop of kernel calls, each kernel compiled for every size its symbols take. A call binds the
+symbols from the inputs' shapes (checked against the declared shapes and the symbols' bounds),
+allocates each result at that call's sizes, and passes each kernel the symbols its buffers do
+not define (primitive.py's size parameters)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tessel.arith.dims import evaluate_dim
+from tessel.graph.evaluate import check_symbolic_shapes
+from tessel.graph.expr import Call, Constant, Expr, Function, Tuple, TupleGetItem, Var
+from tessel.graph.primitive import size_params
+from tessel.graph.traversal import post_order_exprs
+from tessel.graph.ty import TensorType, TupleType, Type
+from tessel.ir.expr import GlobalVar
+from tessel.ir.module import IRModule
+from tessel.support.dtype import DataType
+from tessel.support.errors import InternalError, UserError
+from tessel.tir.function import PrimFunc
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One kernel call: the kernel, where its arguments come from, the types of its results
+    and the symbols it takes as scalars."""
+
+    kernel: str
+    args: tuple[Expr, ...]
+    results: tuple[TensorType, ...]
+    sizes: tuple[Any, ...]
+
+
+class SymbolicModel:
+    """A model compiled once for symbolic shapes: `model(*inputs)` runs it at the inputs' sizes.
+    A size outside a symbol's bounds, or two sizes for one symbol, is a ValueError naming the
+    input and the axis."""
+
+    def __init__(self, lowered: IRModule, library: Any, threads: int | None = None) -> None:
+        self.lowered, self.library, self.threads = lowered, library, threads
+        main = lowered["main"]
+        assert isinstance(main, Function)
+        self.params: tuple[Var, ...] = main.params
+        self._body = main.body
+        self._steps: dict[int, _Step] = {}
+        for node in post_order_exprs(main.body):
+            if isinstance(node, Call) and isinstance(node.op, GlobalVar):
+                self._steps[id(node)] = self._step(node)
+
+    @property
+    def executor(self) -> str:
+        """How the model runs: a Python loop of kernel calls."""
+        return "python"
+
+    def _step(self, call: Call) -> _Step:
+        func = self.lowered[call.op]
+        if not isinstance(func, PrimFunc):
+            raise InternalError(f"main calls @{call.op.name_hint}, which is not a kernel")
+        results = _tensors(call.checked_type)
+        tensors = [_type_of(a) for a in call.args] + list(results)
+        sizes = tuple(size_params([t.shape for t in tensors]))
+        scalars = [p for p in func.params if p not in func.buffer_map]
+        if len(scalars) != len(sizes):
+            raise InternalError(
+                f"@{call.op.name_hint} takes {len(scalars)} sizes, its call gives {len(sizes)}"
+            )
+        return _Step(call.op.name_hint, tuple(call.args), results, sizes)
+
+    def __call__(self, *inputs: Any) -> Any:
+        if len(inputs) != len(self.params):
+            raise UserError(
+                f"the model takes {len(self.params)} inputs "
+                f"({', '.join(p.name_hint for p in self.params)}), got {len(inputs)}",
+                rule="executor.input-count",
+            )
+        arrays = [
+            np.ascontiguousarray(x, dtype=DataType.of(p.type_annotation.dtype).numpy)
+            for p, x in zip(self.params, inputs, strict=True)
+        ]
+        sizes = check_symbolic_shapes(self.params, arrays)
+        values: dict[int, Any] = {id(p): a for p, a in zip(self.params, arrays, strict=True)}
+        for node in post_order_exprs(self._body):
+            if id(node) in values:
+                continue
+            values[id(node)] = self._value(node, values, sizes)
+        return values[id(self._body)]
+
+    def _value(self, node: Expr, values: dict[int, Any], sizes: dict[Any, int]) -> Any:
+        if isinstance(node, Constant):
+            return node.data
+        if isinstance(node, Tuple):
+            return tuple(values[id(f)] for f in node.fields)
+        if isinstance(node, TupleGetItem):
+            return values[id(node.tuple_value)][node.index]
+        if isinstance(node, Call) and id(node) in self._steps:
+            return self._run(self._steps[id(node)], values, sizes)
+        if isinstance(node, GlobalVar):
+            return None  # a kernel named by a call, not a value
+        raise InternalError(f"the symbolic executor cannot run a {type(node).__name__}")
+
+    def _run(self, step: _Step, values: dict[int, Any], sizes: dict[Any, int]) -> Any:
+        args = [values[id(a)] for a in step.args]
+        outputs = [
+            np.empty(
+                tuple(evaluate_dim(d, sizes) for d in ty.shape), DataType.of(ty.dtype).numpy
+            )
+            for ty in step.results
+        ]
+        scalars = [evaluate_dim(s, sizes) for s in step.sizes]
+        self.library[step.kernel](*args, *outputs, *scalars)
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+def _tensors(ty: Type | None) -> tuple[TensorType, ...]:
+    if isinstance(ty, TensorType):
+        return (ty,)
+    if isinstance(ty, TupleType):
+        return tuple(t for f in ty.fields for t in _tensors(f))
+    raise InternalError(f"a kernel call of type {ty}")
+
+
+def _type_of(arg: Expr) -> TensorType:
+    if isinstance(arg, Var):
+        ty = arg.type_annotation
+    elif isinstance(arg, Constant):
+        ty = arg.tensor_type
+    else:
+        ty = arg.checked_type
+    if not isinstance(ty, TensorType):
+        raise InternalError(f"a kernel argument of type {ty}")
+    return ty
+
+
+__all__ = ["SymbolicModel"]
