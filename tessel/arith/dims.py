@@ -1,5 +1,6 @@
-"""Dimensions of graph tensor types: a static size (an int) or a symbolic one (an integer
-expression over shape symbols such as `batch` or `seq`, Relax's symbolic shapes).
+"""Dimensions of tensor shapes (graph types, te tensors): a static size (an int) or a symbolic
+one (an integer expression over shape symbols such as `batch` or `seq`, Relax's symbolic
+shapes).
 
 A symbol is a `SizeVar` (non-negative) of dtype int64, ONNX's shape type; `?` is a symbol of its
 own that no other dimension shares (Relay's `Any`). Every question a type relation asks of a
@@ -343,9 +344,8 @@ def _expr_text(expr: PrimExpr, context: int, names: Callable[[Var], str]) -> str
     if type(expr) in _INFIX:
         symbol_text, level = _INFIX[type(expr)]
         left = _expr_text(expr.a, level, names)
-        right = _expr_text(
-            expr.b, level + 1, names
-        )  # left-associative: a - (b - c) keeps its parens
+        # Left-associative: the right operand binds tighter, so a - (b - c) keeps its parens.
+        right = _expr_text(expr.b, level + 1, names)
         text = f"{left} {symbol_text} {right}"
         return f"({text})" if level < context else text
     if type(expr) in _CALLS:
