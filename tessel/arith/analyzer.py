@@ -79,6 +79,10 @@ class Analyzer:
         self._learned += 1
         self._invalidate()
 
+    def bound_range(self, var: Var) -> Range | None:
+        """The Range `var` was bound to, or None."""
+        return self._ranges.get(var)
+
     def assume(self, condition: PrimExpr) -> None:
         """From now on, `condition` is a known fact (what a function states about its variables,
         such as `T.assume(n > 0)`, holds for the analyzer's whole use)."""

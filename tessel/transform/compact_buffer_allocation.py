@@ -84,7 +84,7 @@ class _Compactor(Mutator):
         shape, starts = [], []
         for (lo, hi), old_extent in zip(region, buffer.shape, strict=True):
             extent = self._constant_extent(lo, hi)
-            if extent is not None and self.analyzer.can_prove(extent < old_extent):
+            if extent is not None and self._narrows(extent, old_extent):
                 shape.append(builders.cast(extent, old_extent.dtype))
                 starts.append(lo)
             else:
@@ -94,12 +94,26 @@ class _Compactor(Mutator):
             return None
         return with_changes(buffer, shape=tuple(shape)), tuple(starts)
 
+    def _narrows(self, extent: int, old_extent: PrimExpr) -> bool:
+        """Whether a region of at most `extent` elements is a smaller buffer than `old_extent`.
+        Against a symbolic extent (a tile's rows under a guarded tail: min(8, n - i * 8)) a
+        small constant is taken even when the symbol may be smaller, as the accesses never
+        leave the region: the tile's accumulators stay a tile, not a buffer of every row."""
+        if not isinstance(old_extent, IntImm) and extent <= _SYMBOLIC_TILE_LIMIT:
+            return True
+        return self.analyzer.can_prove(extent < old_extent)
+
     def _constant_extent(self, lo: PrimExpr, hi: PrimExpr) -> int | None:
         extent = self.analyzer.simplify(hi - lo + 1)
         if isinstance(extent, IntImm):
             return extent.value
         bound = self.analyzer.const_int_bound(extent).max_value
         return bound if isinstance(bound, int) and abs(bound) < 2**31 else None
+
+
+# The largest constant extent a dimension of symbolic extent is compacted to: a tile's, not a
+# bound that only the index type gives.
+_SYMBOLIC_TILE_LIMIT = 1024
 
 
 class _Shifter(Mutator):

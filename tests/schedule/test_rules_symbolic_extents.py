@@ -8,10 +8,12 @@ import pytest
 
 from tessel import driver, te, topi
 from tessel.arith.dims import evaluate_dim, normalize_dim, symbol
+from tessel.graph.primitive import size_params
 from tessel.ir.module import IRModule
 from tessel.schedule.rules import schedule_with_plans
 
 N = symbol("n")
+S = symbol("s")  # a second symbol: rows of batch * seq, as a model's reshaped activations
 
 
 def _ph(shape, name, dtype="float32"):
@@ -22,6 +24,10 @@ KERNELS = {
     "dense_relu": (
         lambda: [_ph((N, 64), "A"), _ph((32, 64), "W")],
         lambda a, w: topi.nn.relu(topi.nn.dense(a, w)),
+    ),
+    "dense_rows_of_two_symbols": (
+        lambda: [_ph((N * S, 64), "A"), _ph((48, 64), "W")],
+        lambda a, w: topi.nn.dense(a, w),
     ),
     "dense_bias_3d": (
         lambda: [_ph((N, 7, 64), "A"), _ph((48, 64), "W"), _ph((48,), "B")],
@@ -60,7 +66,13 @@ KERNELS = {
 
 
 def _concrete(shape, size):
-    return tuple(evaluate_dim(normalize_dim(d), {N: size}) for d in shape)
+    return tuple(evaluate_dim(normalize_dim(d), {N: size, S: size + 2}) for d in shape)
+
+
+def _unbound_symbols(placeholders, out):
+    """The symbols no buffer has as a whole extent: the kernel takes them as scalars."""
+    shapes = [tuple(normalize_dim(d) for d in t.shape) for t in [*placeholders, out]]
+    return size_params(shapes)
 
 
 def _arguments(placeholders, size, rng):
@@ -79,7 +91,8 @@ def test_the_scheduled_symbolic_kernel_matches_the_unscheduled_one_at_every_size
     make, compute = KERNELS[name]
     placeholders = make()
     out = compute(*placeholders)
-    func = te.create_prim_func([*placeholders, out])
+    scalars = _unbound_symbols(placeholders, out)
+    func = te.create_prim_func([*placeholders, out, *scalars])
     report = schedule_with_plans(func)
     assert report.applied, "no rule scheduled the kernel"
     scheduled = report.schedule.func
@@ -90,6 +103,7 @@ def test_the_scheduled_symbolic_kernel_matches_the_unscheduled_one_at_every_size
         args = _arguments(placeholders, size, rng)
         got = np.zeros(_concrete(out.shape, size), out.dtype)
         want = np.zeros_like(got)
-        library["main"](*args, got)
-        reference["main"](*args, want)
+        sizes = [{N: size, S: size + 2}[v] for v in scalars]
+        library["main"](*args, got, *sizes)
+        reference["main"](*args, want, *sizes)
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

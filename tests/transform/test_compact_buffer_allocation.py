@@ -107,3 +107,25 @@ def test_cache_write_tile_of_a_tiled_matmul_is_allocated_per_tile():
     assert c_local.name == "C_local"
     assert [builders.is_const_int(e) and e.value for e in c_local.shape] == [8, 16]
     check_same_results(before, after)
+
+
+def test_cache_write_tile_under_a_symbolic_row_count_is_allocated_per_tile():
+    # rows = n: the last tile is guarded (min(8, n - i * 8) rows); the tile stays a tile of
+    # 8 x 32 accumulators rather than a buffer of every row (its execution is checked in
+    # tests/schedule/test_rules_symbolic_extents.py).
+    from tessel import te, topi
+    from tessel.arith.dims import symbol
+    from tessel.schedule.rules import default_schedule
+
+    n = symbol("n", 1, 512)
+    a, w = te.placeholder((n, 64), name="A"), te.placeholder((64, 64), name="W")
+    scheduled = default_schedule(te.create_prim_func([a, w, topi.nn.dense(a, w)])).func
+    mod = CompactBufferAllocation()(PlanBufferAllocation()(IRModule.from_func(scheduled)))
+    (local,) = (
+        b
+        for node in post_order(mod[scheduled.name].body)
+        if isinstance(node, Block)
+        for b in node.alloc_buffers
+        if b.scope == "local"
+    )
+    assert [builders.is_const_int(e) and e.value for e in local.shape] == [8, 32]

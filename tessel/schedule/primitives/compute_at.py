@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tessel.arith import Analyzer, IntSet
+from tessel.arith.product_atoms import can_prove_with_product_atoms
 from tessel.ir import builders
 from tessel.ir.expr import IntImm, PrimExpr, Range, Var
 from tessel.ir.functor import post_order
@@ -490,10 +491,11 @@ def _domain_of(analyzer: Analyzer, iv: IterVar, demanded: IntSet | None) -> _Dom
 
 
 def _is_full(analyzer: Analyzer, iv: IterVar, dom: _Domain) -> bool:
+    # Products of symbols as atoms: the tiles of batch * seq rows cover them as those of n do.
     last = builders.sub(builders.add(iv.dom.min, iv.dom.extent), 1)
-    return analyzer.can_prove(builders.le(dom.lo, iv.dom.min)) and analyzer.can_prove(
-        builders.ge(dom.hi, last)
-    )
+    return can_prove_with_product_atoms(
+        analyzer, builders.le(dom.lo, iv.dom.min)
+    ) and can_prove_with_product_atoms(analyzer, builders.ge(dom.hi, last))
 
 
 def _mentions_loop(dom: _Domain, var: Var) -> bool:
