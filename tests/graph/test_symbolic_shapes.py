@@ -30,7 +30,7 @@ from tessel.ir import assert_structural_equal
 from tessel.ir.expr import PrimExpr
 from tessel.ir.module import IRModule
 from tessel.ir.transform import PassContext
-from tessel.support.errors import IRTypeError, UserError
+from tessel.support.errors import IRTypeError
 
 N, S = symbol("n"), symbol("s")
 
