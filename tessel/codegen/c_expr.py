@@ -19,9 +19,11 @@ vector exp, the deinterleaved load), are printed by c_tessel_ops.py.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
+from tessel.arith.dims import ShapeSymbol, compare_dims
 from tessel.codegen import c_bfloat16
 from tessel.codegen.c_access import BufferAccess, all_lanes_test, masked_copy_helper
 from tessel.codegen.c_names import NameScope
@@ -40,7 +42,7 @@ from tessel.codegen.c_types import (
 from tessel.codegen.errors import CodegenError
 from tessel.ir import expr as E
 from tessel.ir.expr import PrimExpr
-from tessel.ir.functor import method_name
+from tessel.ir.functor import method_name, post_order
 from tessel.support.dtype import DataType
 from tessel.support.names import c_string_literal, is_c_identifier
 from tessel.tir import builtin
@@ -69,8 +71,20 @@ def is_checked_division(node: object) -> bool:
         return False
     divisor = node.b.value if isinstance(node.b, E.Broadcast) else node.b
     if not isinstance(divisor, E.IntImm):
-        return True
+        return not _positive_size(divisor)
     return divisor.value == 0 or (divisor.value == -1 and divisor.dtype.is_int)
+
+
+@functools.lru_cache(maxsize=4096)
+def _positive_size(divisor: E.PrimExpr) -> bool:
+    """Whether `divisor` is an expression of shape symbols alone that their bounds prove >= 1
+    (a symbolic tile count, (b * s + 7) // 8): the kernel's entry checks the bounds
+    (c_source.py), so the division needs no check."""
+    if not any(isinstance(n, ShapeSymbol) for n in post_order(divisor)):
+        return False
+    if any(isinstance(n, E.Var) and not isinstance(n, ShapeSymbol) for n in post_order(divisor)):
+        return False
+    return compare_dims(">=", divisor, 1) is True
 
 
 def _positive_constant_divisor(node: E.BinaryOp) -> bool:

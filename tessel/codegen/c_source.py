@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tessel.arith.dims import dim_text
+from tessel.arith.dims import ShapeSymbol, dim_text
 from tessel.codegen.c_blob import linked_constants
 from tessel.codegen.c_calls import (
     CalleeC,
@@ -197,6 +197,7 @@ class _FunctionWriter:
             name = self.names.declare(self.names.name_of(var), f"{c_type(var.dtype)} {{}}")
             printer.emit(f"{c_type(var.dtype)} {name} = {cast};")
         self._emit_extent_checks(printer)
+        self._emit_bounds_checks(printer)
         printer.stmt(self.func.body)
         if returned is not None and not _ends_in_ret(self.func.body):  # no value to give back
             message = f"`{self.name}` ended without returning a value (T.ret)"
@@ -227,6 +228,24 @@ class _FunctionWriter:
             return text, None
         names = [c.rsplit(" ", 1)[1] for c in self.c_params + size_params]
         return text + "\n" + wrapper_text(entry_header, internal, names), signature
+
+    def _emit_bounds_checks(self, printer: StmtPrinter) -> None:
+        """At entry: each shape symbol the kernel takes lies in its bounds (a model's `seq` in
+        1..512), which its code may rely on (c_expr.py divides by a tile count of a symbol
+        without a check); else the call fails naming the symbol."""
+        symbols = [v for v in self.size_symbols if isinstance(v, ShapeSymbol)]
+        symbols += [
+            p for p in self.func.params if isinstance(p, ShapeSymbol) and p not in symbols
+        ]
+        for var in symbols:
+            tests = [f"{printer.expr(var)} < {var.lower}"] if var.lower > 0 else []
+            if var.upper is not None:
+                tests.append(f"{printer.expr(var)} > {var.upper}")
+            if tests:
+                message = f"`{self.name}`: `{var.name}` takes sizes {var.bounds_text}"
+                printer.emit_failure_if(
+                    " || ".join(tests), f"tessel_set_error({c_string_literal(message)});"
+                )
 
     def _emit_extent_checks(self, printer: StmtPrinter) -> None:
         """At entry: each array extent given for an expression equals it (TVM's argument

@@ -11,10 +11,12 @@ from __future__ import annotations
 import math
 
 from tessel.arith.modular_set import modular_set
+from tessel.ir import builders
 from tessel.ir import expr as E
 from tessel.ir.expr import PrimExpr
 from tessel.ir.functor import pending_post_order
 from tessel.ir.node import with_changes
+from tessel.support.dtype import DataType
 from tessel.tir import builtin
 from tessel.tir.buffer import BufferLoad
 
@@ -100,6 +102,12 @@ class ExprVectorizer:
             return self._load(node)
         if isinstance(node, E.Cast):
             value = self.visit(node.value)
+            if isinstance(value, E.Ramp) and _widens_integer(value.dtype, node.dtype):
+                # An int32 loop variable in an int64 index (a symbolic extent's): the ramp of
+                # the widened base, so the access stays a contiguous one.
+                scalar = node.dtype.with_lanes(1)
+                base = builders.cast(value.base, scalar)
+                return E.Ramp(base, builders.cast(value.stride, scalar), value.lanes)
             return E.Cast(node.dtype.with_lanes(value.dtype.lanes), value)
         if isinstance(node, E.Call) and node.op is builtin.if_then_else_op:
             return self._if_then_else(node)
@@ -181,6 +189,11 @@ class ExprVectorizer:
         # of `b` under `if i < 8`), nothing may read it.
         lanes = E.Broadcast(index, self.lanes)
         return BufferLoad(node.buffer, (lanes,), self.invariant_predicate, span=node.span)
+
+
+def _widens_integer(source: DataType, target: DataType) -> bool:
+    """A cast from a signed integer type to a wider signed one (values unchanged)."""
+    return source.is_int and target.is_int and target.bits > source.bits
 
 
 def _lanewise_operands(node: PrimExpr) -> tuple[PrimExpr, ...]:

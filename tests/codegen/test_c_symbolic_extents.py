@@ -7,8 +7,10 @@ import pytest
 
 from tessel import driver, te, topi
 from tessel.arith.dims import symbol
+from tessel.driver import generate_c_source
 from tessel.ir.module import IRModule
 from tessel.runtime.errors import BuildError, RuntimeCallError
+from tessel.schedule.rules import default_schedule
 
 N = symbol("n")
 
@@ -49,3 +51,32 @@ def test_an_extent_whose_variable_no_parameter_defines_is_a_build_error():
     doubled = te.compute((N * 2, 4), lambda i, j: x[i, j] * 2.0, name="Y")
     with pytest.raises(BuildError, match=r"extent `n \* 2`, whose variable `n` no parameter"):
         _build(x, doubled)
+
+
+def _dense_of_two_symbols(lower: int):
+    b, s = symbol("b", lower, 64), symbol("s", lower, 512)
+    a = te.placeholder((b * s, 64), name="A")
+    w = te.placeholder((32, 64), name="W")
+    func = te.create_prim_func([a, w, topi.nn.dense(a, w), b, s])
+    return default_schedule(func).func
+
+
+def test_a_symbol_outside_its_bounds_is_refused_at_the_kernel_entry():
+    library = driver.build(IRModule.from_dict({"main": _dense_of_two_symbols(1)}), "c")
+    a, w = np.ones((6, 64), "float32"), np.ones((32, 64), "float32")
+    out = np.zeros((6, 32), "float32")
+    library["main"](a, w, out, 2, 3)
+    np.testing.assert_allclose(out, a @ w.T)
+    with pytest.raises(RuntimeCallError, match=r"`s` takes sizes 1..512"):
+        library["main"](np.ones((0, 64), "float32"), w, np.zeros((0, 32), "float32"), 2, 0)
+
+
+def test_tile_counts_of_bounded_symbols_divide_without_checks():
+    # (b * s + 7) // 8 >= 1 when b, s >= 1 (checked at entry): the tile loops divide by it
+    # directly, and the accumulator tile is read and written as whole vectors.
+    bounded = generate_c_source(IRModule.from_dict({"main": _dense_of_two_symbols(1)}), "c")
+    assert "tessel_checked_floormod_i64(j_" not in bounded  # a call on the fused tile loop
+    assert "T_dense_local[tessel_i[" not in bounded  # no gathers from the tile
+    # sizes from 0: a tile count may be 0, so those divisions stay checked
+    unbounded = generate_c_source(IRModule.from_dict({"main": _dense_of_two_symbols(0)}), "c")
+    assert "tessel_checked_floormod_i64(j_" in unbounded
