@@ -19,6 +19,7 @@ from tessel.graph.traversal import post_order_exprs
 from tessel.graph.ty import TensorType, TupleType, Type
 from tessel.ir.expr import GlobalVar
 from tessel.ir.module import IRModule
+from tessel.runtime.threads import current_threads, set_threads
 from tessel.support.dtype import DataType
 from tessel.support.errors import InternalError, UserError
 from tessel.tir.function import PrimFunc
@@ -36,9 +37,10 @@ class _Step:
 
 
 class SymbolicModel:
-    """A model compiled once for symbolic shapes: `model(*inputs)` runs it at the inputs' sizes.
-    A size outside a symbol's bounds, or two sizes for one symbol, is a ValueError naming the
-    input and the axis."""
+    """A model compiled once for symbolic shapes: `model(*inputs)` runs it at the inputs' sizes,
+    its kernels on `threads` threads (None: OpenMP's setting is left alone). A size outside a
+    symbol's bounds, or two sizes for one symbol, is a ValueError naming the input and the
+    axis."""
 
     def __init__(self, lowered: IRModule, library: Any, threads: int | None = None) -> None:
         self.lowered, self.library, self.threads = lowered, library, threads
@@ -83,6 +85,16 @@ class SymbolicModel:
         ]
         sizes = check_symbolic_shapes(self.params, arrays)
         values: dict[int, Any] = {id(p): a for p, a in zip(self.params, arrays, strict=True)}
+        if self.threads is None:
+            return self._run_all(values, sizes)
+        before = current_threads()  # this call's kernels on `threads`, as CompiledModel's
+        set_threads(self.threads)
+        try:
+            return self._run_all(values, sizes)
+        finally:
+            set_threads(before)
+
+    def _run_all(self, values: dict[int, Any], sizes: dict[Any, int]) -> Any:
         for node in post_order_exprs(self._body):
             if id(node) in values:
                 continue
