@@ -624,6 +624,14 @@ def _cases() -> list[Case]:
             id="reshape-codes",
         ),
         Case(
+            "shape_to_tensor",
+            (),
+            {"sizes": (3, 4), "shape": (2,), "dtype": "int64"},
+            T(2, dtype="int64"),
+            ((), {"sizes": (5,), "shape": (), "dtype": "float32"}),
+            ((), {"sizes": (1, 2, 3), "shape": (2,)}, "sizes"),
+        ),
+        Case(
             "transpose",
             (T(2, 3, 4),),
             {"axes": (1, 2, 0)},

@@ -362,8 +362,11 @@ def _folded_value(node: OnnxNode, position: int, array: np.ndarray) -> Value:
 
 def _integers_in_objects(array: np.ndarray) -> bool:
     """An object array of plain integers: a fold on dimensions that came out all numbers."""
-    return array.dtype == object and all(
-        isinstance(v, int | np.integer) and not isinstance(v, bool) for v in array.reshape(-1)
+    flat = array.reshape(-1)
+    return (
+        array.dtype == object
+        and flat.size > 0  # an empty one keeps its type: ONNX's (strings, ...) says what it is
+        and all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in flat)
     )
 
 
