@@ -130,7 +130,7 @@ def dims_equal(a: Dim, b: Dim) -> bool:
         return a == b
     if a is b:
         return True
-    return simplify_dim(_as_expr(a) - _as_expr(b)) == 0
+    return simplify_dim(dim_expr(a) - dim_expr(b)) == 0
 
 
 def dims_differ(a: Dim, b: Dim) -> bool:
@@ -155,7 +155,7 @@ def compare_dims(op: str, a: Dim, b: Dim) -> bool | None:
     bounds), None when the sizes decide it at run time."""
     if isinstance(a, int) and isinstance(b, int):
         return bool(_COMPARISONS[op](a, b))
-    x, y = _as_expr(a), _as_expr(b)
+    x, y = dim_expr(a), dim_expr(b)
     analyzer = _analyzer(x, y)
     negation = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}[op]
     for claim, answer in ((op, True), (negation, False)):
@@ -183,11 +183,19 @@ def dim_product(dims: Iterable[Dim]) -> Dim:
 
 
 def _mul(a: Dim, b: Dim) -> PrimExpr:
-    return _as_expr(a) * _as_expr(b)
+    return dim_expr(a) * dim_expr(b)
 
 
-def _as_expr(dim: Dim) -> PrimExpr:
+def dim_expr(dim: Dim) -> PrimExpr:
+    """`dim` as an expression: an int as an int64 constant."""
     return IntImm("int64", dim) if isinstance(dim, int) else dim
+
+
+def mentions_symbols(value: object) -> bool:
+    """True if `value` (a dimension, or an attribute's tuple of them) is symbolic."""
+    if isinstance(value, tuple):
+        return any(mentions_symbols(v) for v in value)
+    return isinstance(value, PrimExpr)
 
 
 def broadcast_dims(*shapes: Sequence[Dim]) -> tuple[Dim, ...]:
@@ -250,13 +258,41 @@ def _monomial(dim: Dim) -> tuple[int, dict[Var, int]] | None:
     return None
 
 
+def inferred_extent(shape: Sequence[Dim], given: Sequence[Dim]) -> Dim | None:
+    """The extent a reshape's -1 stands for, when `shape` is reshaped to `given` and the -1:
+    the input extents left after cancelling `given`'s symbolic extents against them, over the
+    product of the rest of `given` ((n, s, 4) to (n, -1) gives s * 4; (n, 64, 16) to (n * 4,
+    16, -1) gives 16), so no symbol (which may be 0) is divided by. None where no extent is
+    proved to make the element counts equal."""
+    rest = list(shape)
+    remaining: list[Dim] = []
+    for dim in given:
+        if isinstance(dim, int):
+            remaining.append(dim)
+            continue
+        match = next((k for k, d in enumerate(rest) if dims_equal(d, dim)), None)
+        if match is not None:
+            del rest[match]
+            continue
+        quotient = monomial_quotient(dim_product(rest), dim)
+        if quotient is None:
+            remaining.append(dim)
+        else:
+            rest = [quotient]
+    known, remainder = dim_product(remaining), dim_product(rest)
+    if isinstance(known, int) and known == 0:
+        return None
+    inferred = simplify_dim(remainder // known)
+    return inferred if dims_equal(dim_product((inferred, known)), remainder) else None
+
+
 def dim_upper_bound(dim: Dim) -> int | None:
     """The largest size `dim` takes under its symbols' bounds; None when unbounded."""
     if isinstance(dim, int):
         return dim
     bound = _analyzer(dim).const_int_bound(dim).max_value
     # An unbounded symbol is bounded only by its type (int64's largest value): no bound.
-    if not isinstance(bound, int) or bound >= _as_expr(dim).dtype.max_value():
+    if not isinstance(bound, int) or bound >= dim_expr(dim).dtype.max_value():
         return None
     return int(bound)
 
@@ -268,7 +304,7 @@ def slice_range(begin: Dim, end: Dim | None, step: int, extent: Dim) -> tuple[Di
     simplify (a slice [0:seq] of 512 rows is `seq` rows when seq <= 512)."""
     if step <= 0:
         raise ValueError(f"a symbolic slice takes a positive step, not {step}")
-    size = _as_expr(extent)
+    size = dim_expr(extent)
     start = _clamped(begin, size)
     stop = size if end is None else _clamped(end, size)
     length = _max(stop - start, 0)
@@ -278,7 +314,7 @@ def slice_range(begin: Dim, end: Dim | None, step: int, extent: Dim) -> tuple[Di
 def _clamped(bound: Dim, extent: PrimExpr) -> PrimExpr:
     if isinstance(bound, int) and bound < 0:
         return _max(extent + bound, 0)
-    return _min(_as_expr(bound), extent)
+    return _min(dim_expr(bound), extent)
 
 
 def _max(a: PrimExpr, b: int) -> PrimExpr:
@@ -429,13 +465,16 @@ __all__ = [
     "broadcast_dims",
     "compare_dims",
     "check_shape",
+    "dim_expr",
     "dim_product",
     "dim_upper_bound",
     "dim_text",
     "dims_differ",
     "dims_equal",
     "evaluate_dim",
+    "inferred_extent",
     "is_static",
+    "mentions_symbols",
     "monomial_quotient",
     "normalize_dim",
     "shape_symbols",

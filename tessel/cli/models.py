@@ -85,17 +85,12 @@ def _import(args: argparse.Namespace, progress: Progress) -> tuple[Any, dict[str
 def _refuse_symbolic(mod: Any) -> None:
     """The commands that compile write or time one library of static shapes: symbolic
     dimensions (--dim NAME=MIN..MAX) are for `tessel show` and the Python API for now."""
-    from tessel.graph.ty import TensorType
+    from tessel.graph.symbolic_executor import symbolic_params
 
-    symbolic = [
-        p.name_hint
-        for p in mod["main"].params
-        if isinstance(p.type_annotation, TensorType) and not p.type_annotation.is_static
-    ]
+    symbolic = [p.name_hint for p in symbolic_params(mod["main"])]
     if symbolic:
         raise CommandError(
-            f"inputs {symbolic} have symbolic dimensions; this command compiles for static "
-            "shapes",
+            f"inputs {symbolic} have symbolic dimensions; this command compiles for static shapes",
             rule="cli.symbolic",
             hint="give each dimension a size (--dim seq=128); tessel.graph.compile compiles a "
             "symbolic model once in Python (docs/dynamic_shapes.md)",

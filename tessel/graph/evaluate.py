@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from tessel.arith.dims import bind_shape, check_shape, evaluate_dim
+from tessel.arith.dims import bind_shape, check_shape, evaluate_dim, mentions_symbols
 from tessel.graph.expr import Call, Constant, Expr, Function, If, Let, Tuple, TupleGetItem, Var
 from tessel.graph.op import get_op
 from tessel.graph.traversal import operands
@@ -130,7 +130,7 @@ class _Interpreter:
         """The call's attributes with each symbolic size (a reshape to (batch, seq, 12, 32))
         evaluated at this run's sizes."""
         attrs = call.attrs
-        if not any(_symbolic_attr(v) for v in attrs.values()):
+        if not any(mentions_symbols(v) for v in attrs.values()):
             return attrs
         try:
             return {k: _sized(v, self.sizes) for k, v in attrs.items()}
@@ -146,12 +146,6 @@ class _Interpreter:
         if not isinstance(func, Function):
             raise EvaluationError(f"no graph function @{gv.name_hint} in the module")
         return func
-
-
-def _symbolic_attr(value: Any) -> bool:
-    if isinstance(value, tuple):
-        return any(_symbolic_attr(v) for v in value)
-    return isinstance(value, PrimExpr)
 
 
 def _sized(value: Any, sizes: Mapping[Any, int]) -> Any:

@@ -36,10 +36,9 @@ from tessel.graph.passes.lower_te import LowerTE
 from tessel.graph.passes.pipeline import default_pipeline
 from tessel.graph.passes.plan_devices import PlanDevices
 from tessel.graph.random_state import RandomState
-from tessel.graph.symbolic_executor import SymbolicModel
+from tessel.graph.symbolic_executor import SymbolicModel, compile_symbolic, symbolic_params
 from tessel.graph.traversal import post_order_exprs
 from tessel.graph.ty import TensorType, TupleType, Type
-from tessel.graph.type_util import type_str
 from tessel.ir.module import IRModule
 from tessel.ir.node import with_changes
 from tessel.ir.target import Target
@@ -65,43 +64,6 @@ def default_passes(target: Target | None = None, jobs: int | None = None) -> tup
     """The graph passes `compile` runs before LowerTE for `target` (this machine when None;
     tessel.graph.passes.pipeline), compiling in up to `jobs` processes where one compiles."""
     return tuple(default_pipeline(target, jobs))
-
-
-def _symbolic_inputs(mod: IRModule) -> list[str]:
-    """Each input of main whose shape is symbolic, as `name: type`."""
-    return [
-        f"`{p.name_hint}`: {type_str(p.type_annotation)}"
-        for p in mod["main"].params
-        if isinstance(p.type_annotation, TensorType) and not p.type_annotation.is_static
-    ]
-
-
-def _compile_symbolic(
-    mod: IRModule,
-    target: Target,
-    passes: Sequence[Pass],
-    ctx: PassContext,
-    progress: Progress,
-    threads: int | None,
-    jobs: int,
-) -> SymbolicModel:
-    """A model of symbolic input shapes compiled once: its kernels built for every size of
-    their symbols, run by a Python loop that sizes each result per call (symbolic_executor)."""
-    if uses_devices(mod) or needs_inlining(mod):
-        raise UserError(
-            "a model of symbolic shapes compiles for the host, as one graph function",
-            rule="compile.symbolic-shape",
-            hint="give each symbol a size (from_onnx's `dims`, `--dim batch=1`)",
-        )
-    progress.stage("graph passes", total=len(passes))
-    for pass_ in passes:
-        mod = pass_(mod, ctx)
-        progress.advance()
-    lowered = LowerTE(target=target, progress=progress, jobs=jobs)(mod, ctx)
-    lowered = LayoutRewrite(target, jobs)(lowered, ctx)
-    kernels = {gv: f for gv, f in lowered.items() if isinstance(f, PrimFunc)}
-    library = build(IRModule(FrozenMap(kernels)), target, progress=progress, jobs=jobs)
-    return SymbolicModel(lowered, library, threads=threads)
 
 
 def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name users look for
@@ -142,8 +104,8 @@ def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name user
         params = load_params(params)
     mod = bind_params(mod, params or {})
     passes = default_passes(target, jobs) if passes is None else passes
-    if _symbolic_inputs(mod):
-        return _compile_symbolic(mod, target, passes, ctx, progress, threads, jobs)
+    if symbolic_params(mod["main"]):
+        return compile_symbolic(mod, target, passes, ctx, progress, threads, jobs)
     devices = uses_devices(mod)
     if needs_inlining(mod):  # closures, global functions, `if`: first-order for the executor
         passes = (InlineFunctions(), *passes)

@@ -6,22 +6,32 @@ not define (primitive.py's size parameters)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from tessel.arith.dims import evaluate_dim
+from tessel.driver import build
 from tessel.graph.evaluate import check_symbolic_shapes
 from tessel.graph.expr import Call, Constant, Expr, Function, Tuple, TupleGetItem, Var
+from tessel.graph.passes.host_interface import uses_devices
+from tessel.graph.passes.inline_functions import needs_inlining
+from tessel.graph.passes.layout_rewrite import LayoutRewrite
+from tessel.graph.passes.lower_te import LowerTE
 from tessel.graph.primitive import size_params
 from tessel.graph.traversal import post_order_exprs
 from tessel.graph.ty import TensorType, TupleType, Type
 from tessel.ir.expr import GlobalVar
 from tessel.ir.module import IRModule
+from tessel.ir.target import Target
+from tessel.ir.transform import Pass, PassContext
 from tessel.runtime.threads import current_threads, set_threads
 from tessel.support.dtype import DataType
 from tessel.support.errors import InternalError, UserError
+from tessel.support.frozen_map import FrozenMap
+from tessel.support.progress import Progress
 from tessel.tir.function import PrimFunc
 
 
@@ -117,9 +127,7 @@ class SymbolicModel:
     def _run(self, step: _Step, values: dict[int, Any], sizes: dict[Any, int]) -> Any:
         args = [values[id(a)] for a in step.args]
         outputs = [
-            np.empty(
-                tuple(evaluate_dim(d, sizes) for d in ty.shape), DataType.of(ty.dtype).numpy
-            )
+            np.empty(tuple(evaluate_dim(d, sizes) for d in ty.shape), DataType.of(ty.dtype).numpy)
             for ty in step.results
         ]
         scalars = [evaluate_dim(s, sizes) for s in step.sizes]
@@ -147,4 +155,42 @@ def _type_of(arg: Expr) -> TensorType:
     return ty
 
 
-__all__ = ["SymbolicModel"]
+def symbolic_params(main: Function) -> list[Var]:
+    """The parameters of `main` whose tensor types have symbolic dimensions."""
+    return [
+        p
+        for p in main.params
+        if isinstance(p.type_annotation, TensorType) and not p.type_annotation.is_static
+    ]
+
+
+def compile_symbolic(
+    mod: IRModule,
+    target: Target,
+    passes: Sequence[Pass],
+    ctx: PassContext,
+    progress: Progress,
+    threads: int | None,
+    jobs: int,
+) -> SymbolicModel:
+    """A model of symbolic input shapes compiled once (tessel.graph.compile's path for them):
+    the graph passes, LowerTE, LayoutRewrite, and its kernels built for every size of their
+    symbols."""
+    if uses_devices(mod) or needs_inlining(mod):
+        raise UserError(
+            "a model of symbolic shapes compiles for the host, as one graph function",
+            rule="compile.symbolic-shape",
+            hint="give each symbol a size (from_onnx's `dims`, `--dim batch=1`)",
+        )
+    progress.stage("graph passes", total=len(passes))
+    for pass_ in passes:
+        mod = pass_(mod, ctx)
+        progress.advance()
+    lowered = LowerTE(target=target, progress=progress, jobs=jobs)(mod, ctx)
+    lowered = LayoutRewrite(target, jobs)(lowered, ctx)
+    kernels = {gv: f for gv, f in lowered.items() if isinstance(f, PrimFunc)}
+    library = build(IRModule(FrozenMap(kernels)), target, progress=progress, jobs=jobs)
+    return SymbolicModel(lowered, library, threads=threads)
+
+
+__all__ = ["SymbolicModel", "compile_symbolic", "symbolic_params"]

@@ -16,9 +16,9 @@ from tessel.arith.dims import (
     Dim,
     dim_product,
     dims_equal,
+    inferred_extent,
     is_static,
     normalize_dim,
-    simplify_dim,
     slice_range,
 )
 from tessel.ir import builders
@@ -118,9 +118,11 @@ def _symbolic_reshape(a: Tensor, newshape: Any) -> Tensor:
     if target.count(-1) > 1 or any(isinstance(e, int) and e < -1 for e in target):
         raise op_error("reshape", "newshape", f"{target} may hold extents and at most one -1")
     size = dim_product(shape)
-    if -1 in target:
-        known = dim_product([e for e in target if not (isinstance(e, int) and e == -1)])
-        inferred = simplify_dim(size // known) if not (isinstance(known, int) and known == 0) else 0
+    if any(isinstance(e, int) and e == -1 for e in target):
+        given = [e for e in target if not (isinstance(e, int) and e == -1)]
+        inferred = inferred_extent(shape, given)
+        if inferred is None:
+            raise op_error("reshape", "newshape", f"cannot infer the -1 in {target} for {shape}")
         target = [inferred if isinstance(e, int) and e == -1 else e for e in target]
     if not dims_equal(dim_product(target), size):
         raise op_error(

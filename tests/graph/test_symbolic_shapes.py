@@ -297,3 +297,26 @@ def test_a_symbolic_graph_compiles_once_and_runs_every_size():
         )
     with pytest.raises(ValueError, match=r"input `x`: axis 2 must be 8"):
         model(np.zeros((1, 2, 7), "float32"), *weights)
+
+
+def test_the_graph_passes_take_sizes_computed_at_run_time():
+    # shape_to_tensor has no arguments: the rewrite rules, which match a call of its data,
+    # leave it alone, and the pipeline keeps its value (the zoo's DistilBERT has one).
+    from tessel.graph.passes.pipeline import default_pipeline
+
+    mod = parse(
+        """#[version = "0.0.5"]
+def @main(%x: Tensor[(batch, seq), float32]) {
+  %0 = shape_to_tensor(sizes=[seq], dtype="float32");
+  %1 = reshape(%0, newshape=[1]);
+  add(%x, %1)
+}
+"""
+    )
+    ctx = PassContext()
+    passed = mod
+    for graph_pass in default_pipeline(None, 1):
+        passed = graph_pass(passed, ctx)
+    x = np.zeros((2, 5), "float32")
+    np.testing.assert_array_equal(evaluate(passed, x), evaluate(mod, x))
+    np.testing.assert_array_equal(evaluate(passed, x), np.full((2, 5), 5, "float32"))

@@ -13,9 +13,8 @@ from tessel.arith.dims import (
     dim_product,
     dim_text,
     dims_equal,
+    inferred_extent,
     is_static,
-    monomial_quotient,
-    simplify_dim,
     slice_range,
 )
 from tessel.graph.op.common import same_as, shape_list, te_shape
@@ -101,10 +100,8 @@ def _infer_extent(
 ) -> tuple[Dim, ...]:
     size = dim_product(shape)
     if infer is not None:
-        rest, known = _cancel_factors(shape, out[:infer] + out[infer + 1 :])
-        remainder = dim_product(rest)
-        inferred = 0 if known == 0 else simplify_dim(remainder // known)
-        if known == 0 or not dims_equal(dim_product((inferred, known)), remainder):
+        inferred = inferred_extent(shape, out[:infer] + out[infer + 1 :])
+        if inferred is None:
             raise _ShapeError(
                 f"cannot infer the -1 in {list(newshape)} for input shape {shape_list(shape)}"
             )
@@ -116,29 +113,6 @@ def _infer_extent(
             f"the input has shape {shape_list(shape)} ({dim_text(size)} elements)"
         )
     return tuple(out)
-
-
-def _cancel_factors(shape: Sequence[Dim], given: Sequence[Dim]) -> tuple[list[Dim], Dim]:
-    """The input extents left after cancelling the symbolic extents of `given` against them,
-    and the product of what `given` keeps: (n, s, 4) reshaped to (n, -1) leaves (s, 4) over 1,
-    and (n, 64, 16) to (n * 4, 16, -1) leaves (16,) over 1 (4 struck from 64), so a -1 is
-    inferred without dividing by a symbol (which may be 0)."""
-    rest = list(shape)
-    remaining: list[Dim] = []
-    for dim in given:
-        if isinstance(dim, int):
-            remaining.append(dim)
-            continue
-        match = next((k for k, d in enumerate(rest) if dims_equal(d, dim)), None)
-        if match is not None:
-            del rest[match]
-            continue
-        quotient = monomial_quotient(dim_product(rest), dim)
-        if quotient is None:
-            remaining.append(dim)
-        else:
-            rest = [quotient]
-    return rest, dim_product(remaining)
 
 
 def _reshape_rel(args: Args, attrs: Attrs) -> Type:

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from tessel.arith.dims import mentions_symbols
 from tessel.graph.expr import (
     Call,
     Constant,
@@ -21,7 +22,7 @@ from tessel.graph.expr import (
 from tessel.graph.op import get_op
 from tessel.graph.passes.rewriter import ExprRewriter, is_primitive, rewrite_functions
 from tessel.graph.ty import TensorType, TupleType, Type
-from tessel.ir.expr import Op, PrimExpr
+from tessel.ir.expr import Op
 from tessel.ir.module import IRModule
 from tessel.ir.transform import Pass, PassContext
 from tessel.support.dtype import DataType
@@ -71,13 +72,7 @@ def _has_symbolic_size(call: Call) -> bool:
     ty = call.checked_type
     if isinstance(ty, TensorType) and not ty.is_static:
         return True
-    return any(_symbolic(v) for v in call.attrs.values())
-
-
-def _symbolic(value: Any) -> bool:
-    if isinstance(value, tuple):
-        return any(_symbolic(v) for v in value)
-    return isinstance(value, PrimExpr)
+    return any(mentions_symbols(v) for v in call.attrs.values())
 
 
 def _fold_key(call: Call) -> tuple[Any, ...] | None:

@@ -155,6 +155,8 @@ _STEP_LIMIT = 100
 
 def _first_match(call: Call) -> tuple[str, Expr] | None:
     """The name and right-hand side of the first rule matching `call`."""
+    if not call.args:  # every rule rewrites a call of its data (not shape_to_tensor's sizes)
+        return None
     for rule in RULES:
         out = rule.apply(call)
         if out is not None:

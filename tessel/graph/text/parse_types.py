@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tessel.arith.dims import Dim, any_dim, normalize_dim, symbol
+from tessel.arith.dims import Dim, any_dim, dim_expr, normalize_dim, symbol
 from tessel.graph.text.cursor import Cursor, describe, joined
 from tessel.graph.text.literals import LiteralError, number_attr
 from tessel.graph.ty import FuncType, IncompleteType, TensorType, TupleType, Type
@@ -134,7 +134,7 @@ def _dim_atom(cur: Cursor) -> Any:
         cur.expect(")", "`)` closing the call")
         if name.text in ("floordiv", "floormod") and isinstance(second, int) and second <= 0:
             raise cur.error(name, f"{name.text} takes a positive divisor, not {second}")
-        return _DIM_CALLS[name.text](_int64(first), _int64(second))
+        return _DIM_CALLS[name.text](dim_expr(first), dim_expr(second))
     if cur.at("IDENT") and "." not in cur.peek().text:
         name = cur.next().text
         if name not in cur.shape_symbols:
@@ -148,10 +148,6 @@ def _dim_atom(cur: Cursor) -> Any:
     if not isinstance(value, int):
         raise cur.error(token, f"a dimension is an integer, not `{token.text}`")
     return value
-
-
-def _int64(value: Any) -> Any:
-    return builders.const(value, "int64") if isinstance(value, int) else value
 
 
 def _tuple_type(cur: Cursor) -> Type:

@@ -241,18 +241,6 @@ def _slice(node: OnnxNode, params: list[tuple[int, int, int, int]]) -> Value | n
     params = [p for p in params if p[1:] != (0, shape[p[0]], 1)]  # drop the whole-axis slices
     if not params:
         return node.input(0)
-    if symbolic:  # the graph's relation types it (tessel/frontend/onnx/symbolic.py)
-        return call(
-            "strided_slice",
-            node.expr(0),
-            begin=tuple(p[1] for p in params),
-            end=tuple(p[2] for p in params),
-            strides=tuple(p[3] for p in params),
-            axes=tuple(p[0] for p in params),
-        )
-    out_shape = list(shape)
-    for axis, begin, end, stride in params:
-        out_shape[axis] = len(range(begin, max(end, -1), stride))
     sliced = call(
         "strided_slice",
         node.expr(0),
@@ -261,6 +249,11 @@ def _slice(node: OnnxNode, params: list[tuple[int, int, int, int]]) -> Value | n
         strides=tuple(p[3] for p in params),
         axes=tuple(p[0] for p in params),
     )
+    if symbolic:  # the graph's relation types it (tessel/frontend/onnx/symbolic.py)
+        return sliced
+    out_shape = list(shape)
+    for axis, begin, end, stride in params:
+        out_shape[axis] = len(range(begin, max(end, -1), stride))
     return Value(sliced, TensorType(tuple(out_shape), node.input(0).type.dtype))
 
 

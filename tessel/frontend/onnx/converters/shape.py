@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from tessel.arith.dims import (
+    dim_expr,
     dim_product,
     dim_text,
     dim_upper_bound,
@@ -100,7 +101,9 @@ def _symbolic_range(node: OnnxNode, start: Any, limit: Any, delta: Any) -> Expr:
     a constant, sliced to the symbolic count, so the graph holds no run-time arithmetic."""
     if not (isinstance(start, int) and isinstance(delta, int) and delta > 0):
         raise node.error("a Range to a symbolic limit takes a constant start and positive delta")
-    count = simplify_dim(builders.max_value(_int64(limit - start + delta - 1) // delta, _int64(0)))
+    count = simplify_dim(
+        builders.max_value(dim_expr(limit - start + delta - 1) // delta, dim_expr(0))
+    )
     largest = dim_upper_bound(count)
     if largest is None or largest > _LARGEST_RANGE:
         raise node.error(
@@ -113,10 +116,6 @@ def _symbolic_range(node: OnnxNode, start: Any, limit: Any, delta: Any) -> Expr:
 
 
 _LARGEST_RANGE = 1 << 24  # elements of the table a symbolic Range slices
-
-
-def _int64(value: Any) -> Any:
-    return builders.const(value, "int64") if isinstance(value, int) else value
 
 
 def convert_eye_like(node: OnnxNode) -> np.ndarray:
