@@ -1,18 +1,20 @@
 """The executor of a model compiled once for symbolic shapes (docs/dynamic_shapes.md): a Python
 loop of kernel calls, each kernel compiled for every size its symbols take. A call binds the
 symbols from the inputs' shapes (checked against the declared shapes and the symbols' bounds),
-allocates each result at that call's sizes, and passes each kernel the symbols its buffers do
-not define (primitive.py's size parameters)."""
+places each result at that call's sizes in a buffer of the model's pool (BufferPool), and
+passes each kernel the symbols its buffers do not define (primitive.py's size parameters)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from math import prod
 from typing import Any
 
 import numpy as np
 
-from tessel.arith.dims import evaluate_dim
+from tessel.arith.dims import dim_function
 from tessel.driver import build
 from tessel.graph.evaluate import check_symbolic_shapes
 from tessel.graph.expr import Call, Constant, Expr, Function, Tuple, TupleGetItem, Var
@@ -44,6 +46,50 @@ class _Step:
     args: tuple[Expr, ...]
     results: tuple[TensorType, ...]
     sizes: tuple[Any, ...]
+    # each result's shape and the scalar sizes, as functions of the symbols' sizes
+    shapes: tuple[tuple[Callable[[dict[Any, int]], int], ...], ...]
+    dtypes: tuple[np.dtype, ...]
+    scalars: tuple[Callable[[dict[Any, int]], int], ...]
+    # (call id, result index) of the buffers whose last reader this call is: back to the pool
+    # once it has run
+    frees: tuple[tuple[int, int], ...] = ()
+    returned: bool = False  # its results reach the caller: not pooled buffers
+
+
+class BufferPool:
+    """Buffers reused by a model's kernel results, within a call (a buffer whose last reader has
+    run takes the next result that fits) and across calls (a call at the sizes of the last one
+    allocates nothing). What a call's results need and the pool does not hold is allocated; a
+    call keeps only the buffers it took, so the pool holds one call's working set. Each buffer
+    starts on a 64-byte boundary, as the static arena's tensors do."""
+
+    ALIGNMENT = 64
+
+    def __init__(self) -> None:
+        self.free: list[np.ndarray] = []  # uint8 buffers, each `capacity` bytes long
+        self.taken: list[np.ndarray] = []
+
+    def take(self, shape: tuple[int, ...], dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+        """An array of `shape` and `dtype` in a pooled buffer, and that buffer (to `give`)."""
+        nbytes = prod(shape) * dtype.itemsize
+        fits = [k for k, buf in enumerate(self.free) if buf.nbytes >= nbytes]
+        if fits:
+            buffer = self.free.pop(min(fits, key=lambda k: self.free[k].nbytes))
+        else:
+            raw = np.empty(nbytes + self.ALIGNMENT, np.uint8)
+            start = -raw.ctypes.data % self.ALIGNMENT
+            buffer = raw[start : start + max(nbytes, 1)]
+        self.taken.append(buffer)
+        return buffer[:nbytes].view(dtype).reshape(shape), buffer
+
+    def give(self, buffer: np.ndarray) -> None:
+        """`buffer` free for the next result."""
+        self.free.append(buffer)
+
+    def end_call(self) -> None:
+        """Keep the buffers this call took; drop those it did not need."""
+        kept = {id(buffer): buffer for buffer in self.taken}  # one taken again is kept once
+        self.free, self.taken = list(kept.values()), []
 
 
 class SymbolicModel:
@@ -58,10 +104,19 @@ class SymbolicModel:
         assert isinstance(main, Function)
         self.params: tuple[Var, ...] = main.params
         self._body = main.body
+        self._order = tuple(post_order_exprs(main.body))  # the order every call runs in
         self._steps: dict[int, _Step] = {}
-        for node in post_order_exprs(main.body):
+        for node in self._order:
             if isinstance(node, Call) and isinstance(node.op, GlobalVar):
                 self._steps[id(node)] = self._step(node)
+        self._plan_buffers()
+        self._pool = BufferPool()
+        self._pool_lock = threading.Lock()
+
+    @property
+    def pooled_bytes(self) -> int:
+        """The bytes the buffer pool holds between calls: the last call's working set."""
+        return sum(buffer.nbytes for buffer in self._pool.free)
 
     @property
     def executor(self) -> str:
@@ -80,7 +135,38 @@ class SymbolicModel:
             raise InternalError(
                 f"@{call.op.name_hint} takes {len(scalars)} sizes, its call gives {len(sizes)}"
             )
-        return _Step(call.op.name_hint, tuple(call.args), results, sizes)
+        return _Step(
+            call.op.name_hint,
+            tuple(call.args),
+            results,
+            sizes,
+            shapes=tuple(tuple(dim_function(d) for d in ty.shape) for ty in results),
+            dtypes=tuple(np.dtype(DataType.of(ty.dtype).numpy) for ty in results),
+            scalars=tuple(dim_function(s) for s in sizes),
+        )
+
+    def _plan_buffers(self) -> None:
+        """Each call's `frees` (the results it reads last) and `returned` flag, from the order
+        the calls run in."""
+        last_reader: dict[tuple[int, int], int] = {}
+        order = list(self._steps)
+        for position, call_id in enumerate(order):
+            step = self._steps[call_id]
+            for count in range(len(step.results)):
+                last_reader.setdefault((call_id, count), position)  # unread: freed at once
+            for arg in step.args:
+                for source in _sources(arg):
+                    if source[0] in self._steps:
+                        last_reader[source] = position
+        returned = {source[0] for source in _sources(self._body)}
+        frees: dict[int, list[tuple[int, int]]] = {}
+        for source, position in last_reader.items():
+            if source[0] not in returned:
+                frees.setdefault(order[position], []).append(source)
+        for call_id, step in self._steps.items():
+            self._steps[call_id] = replace(
+                step, frees=tuple(frees.get(call_id, ())), returned=call_id in returned
+            )
 
     def __call__(self, *inputs: Any) -> Any:
         if len(inputs) != len(self.params):
@@ -105,13 +191,26 @@ class SymbolicModel:
             set_threads(before)
 
     def _run_all(self, values: dict[int, Any], sizes: dict[Any, int]) -> Any:
-        for node in post_order_exprs(self._body):
+        with self._pool_lock:  # a call running beside this one gets a pool of its own
+            pool, self._pool = self._pool, BufferPool()
+        buffers: dict[tuple[int, int], np.ndarray] = {}
+        for node in self._order:
             if id(node) in values:
                 continue
-            values[id(node)] = self._value(node, values, sizes)
+            values[id(node)] = self._value(node, values, sizes, pool, buffers)
+        pool.end_call()
+        with self._pool_lock:
+            self._pool = pool
         return values[id(self._body)]
 
-    def _value(self, node: Expr, values: dict[int, Any], sizes: dict[Any, int]) -> Any:
+    def _value(
+        self,
+        node: Expr,
+        values: dict[int, Any],
+        sizes: dict[Any, int],
+        pool: BufferPool,
+        buffers: dict[tuple[int, int], np.ndarray],
+    ) -> Any:
         if isinstance(node, Constant):
             return node.data
         if isinstance(node, Tuple):
@@ -119,20 +218,48 @@ class SymbolicModel:
         if isinstance(node, TupleGetItem):
             return values[id(node.tuple_value)][node.index]
         if isinstance(node, Call) and id(node) in self._steps:
-            return self._run(self._steps[id(node)], values, sizes)
+            return self._run(id(node), values, sizes, pool, buffers)
         if isinstance(node, GlobalVar):
             return None  # a kernel named by a call, not a value
         raise InternalError(f"the symbolic executor cannot run a {type(node).__name__}")
 
-    def _run(self, step: _Step, values: dict[int, Any], sizes: dict[Any, int]) -> Any:
+    def _run(
+        self,
+        call_id: int,
+        values: dict[int, Any],
+        sizes: dict[Any, int],
+        pool: BufferPool,
+        buffers: dict[tuple[int, int], np.ndarray],
+    ) -> Any:
+        step = self._steps[call_id]
         args = [values[id(a)] for a in step.args]
-        outputs = [
-            np.empty(tuple(evaluate_dim(d, sizes) for d in ty.shape), DataType.of(ty.dtype).numpy)
-            for ty in step.results
-        ]
-        scalars = [evaluate_dim(s, sizes) for s in step.sizes]
+        outputs = []
+        for count, (dims, dtype) in enumerate(zip(step.shapes, step.dtypes, strict=True)):
+            shape = tuple(dim(sizes) for dim in dims)
+            if step.returned:
+                outputs.append(np.empty(shape, dtype))
+                continue
+            array, buffers[(call_id, count)] = pool.take(shape, dtype)
+            outputs.append(array)
+        scalars = [size(sizes) for size in step.scalars]
         self.library[step.kernel](*args, *outputs, *scalars)
+        for source in step.frees:
+            pool.give(buffers.pop(source))
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+def _sources(expr: Expr) -> list[tuple[int, int]]:
+    """The (call id, result index) of the kernel results `expr` is made of."""
+    if isinstance(expr, Tuple):
+        return [source for field in expr.fields for source in _sources(field)]
+    if isinstance(expr, TupleGetItem) and isinstance(expr.tuple_value, Call):
+        return [(id(expr.tuple_value), expr.index)]
+    if isinstance(expr, TupleGetItem):
+        return _sources(expr.tuple_value)
+    if isinstance(expr, Call):
+        count = len(_tensors(expr.checked_type))
+        return [(id(expr), k) for k in range(count)]
+    return []
 
 
 def _tensors(ty: Type | None) -> tuple[TensorType, ...]:
@@ -193,4 +320,4 @@ def compile_symbolic(
     return SymbolicModel(lowered, library, threads=threads)
 
 
-__all__ = ["SymbolicModel", "compile_symbolic", "symbolic_params"]
+__all__ = ["BufferPool", "SymbolicModel", "compile_symbolic", "symbolic_params"]

@@ -7,7 +7,9 @@ from typing import Any
 
 import numpy as np
 
+from tessel.arith.dims import evaluate_dim
 from tessel.ir.expr import IntImm, PrimExpr, Var
+from tessel.ir.functor import post_order
 from tessel.support.dtype import DataType
 from tessel.tir.function import PrimFunc
 
@@ -17,6 +19,10 @@ def _extent(expr: PrimExpr, sizes: Mapping[str, int]) -> int:
         return int(expr.value)
     if isinstance(expr, Var) and expr.name in sizes:
         return int(sizes[expr.name])
+    variables = {id(n): n for n in post_order(expr) if isinstance(n, Var)}
+    if variables and all(v.name in sizes for v in variables.values()):
+        # An extent over the sizes (n * 4 of a symbolic reshape): what it is at them.
+        return evaluate_dim(expr, {v: int(sizes[v.name]) for v in variables.values()})
     raise ValueError(
         f"cannot make a random argument: extent `{expr}` is symbolic; pass shape_vars={{...}}"
     )

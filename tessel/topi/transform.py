@@ -18,6 +18,7 @@ from tessel.arith.dims import (
     dims_equal,
     inferred_extent,
     is_static,
+    monomial_quotient,
     normalize_dim,
     slice_range,
 )
@@ -128,12 +129,72 @@ def _symbolic_reshape(a: Tensor, newshape: Any) -> Tensor:
         raise op_error(
             "reshape", "newshape", f"{target} is not proved to hold the {size} elements of {shape}"
         )
+    groups = reshape_groups(shape, target)
+    if groups is None:
+        return compute(
+            target,
+            lambda *i: a[tuple(unravel(ravel(i, target), shape))],
+            name="T_reshape",
+            tag=INJECTIVE,
+        )
     return compute(
         target,
-        lambda *i: a[tuple(unravel(ravel(i, target), shape))],
+        lambda *i: a[_grouped_reshape_index(i, groups, shape, target)],
         name="T_reshape",
         tag=INJECTIVE,
     )
+
+
+def reshape_groups(shape: Sequence[Dim], target: Sequence[Dim]) -> list[tuple[range, range]] | None:
+    """The runs of input and output axes of a reshape that hold the same elements, in order
+    ((b, 12, s, s) to (b * 12, s, s): b, 12 with b * 12, then s with s, s with s), so that
+    each output index divides only within its run; a symbolic extent's divisions are not
+    simplified away, so the linear form is slow. Unit axes left at either end join no run.
+    None when the extents do not split into such runs."""
+    groups: list[tuple[range, range]] = []
+    i = j = 0
+    while i < len(shape) and j < len(target):
+        first_in, first_out = i, j
+        held, made = shape[i], target[j]
+        i, j = i + 1, j + 1
+        while not dims_equal(held, made):
+            grow_input = _divides(held, made)
+            if grow_input and i < len(shape):
+                held, i = dim_product((held, shape[i])), i + 1
+            elif not grow_input and _divides(made, held) and j < len(target):
+                made, j = dim_product((made, target[j])), j + 1
+            else:
+                return None
+        groups.append((range(first_in, i), range(first_out, j)))
+    if not all(dims_equal(d, 1) for d in (*shape[i:], *target[j:])):
+        return None
+    return groups
+
+
+def _divides(smaller: Dim, larger: Dim) -> bool:
+    """Whether `larger` is `smaller` times a whole number (of symbols or integers)."""
+    if isinstance(smaller, int) and isinstance(larger, int):
+        return smaller != 0 and larger % smaller == 0
+    return monomial_quotient(larger, smaller) is not None
+
+
+def _grouped_reshape_index(
+    out: Sequence[PrimExpr],
+    groups: list[tuple[range, range]],
+    shape: Sequence[Dim],
+    target: Sequence[Dim],
+) -> tuple:
+    """The input index of output index `out` over runs of axes (reshape_groups); input unit
+    axes outside every run take 0."""
+    index: list[PrimExpr | int] = [0] * len(shape)
+    for inputs, outputs in groups:
+        if len(inputs) == 1 and len(outputs) == 1:
+            index[inputs[0]] = out[outputs[0]]
+            continue
+        linear = ravel([out[k] for k in outputs], [target[k] for k in outputs])
+        for k, value in zip(inputs, unravel(linear, [shape[k] for k in inputs]), strict=True):
+            index[k] = value
+    return tuple(index)
 
 
 def _unit_reshape_index(out: Sequence[PrimExpr], kept: list[int], shape: tuple[int, ...]) -> tuple:

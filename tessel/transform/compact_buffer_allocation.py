@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from tessel.arith.analyzer import Analyzer
+from tessel.arith.dims import assume_symbol_bounds
 from tessel.ir import builders
 from tessel.ir.expr import IntImm, PrimExpr, Range
 from tessel.ir.functor import Mutator
@@ -39,15 +40,17 @@ class CompactBufferAllocation(PrimFuncPass):
     name: ClassVar[str] = "compact_buffer_allocation"
 
     def transform(self, func: PrimFunc, ctx: PassContext) -> PrimFunc:
-        return with_changes(func, body=_Compactor().visit(func.body))
+        # A region of a shape symbol's extent compacts to the symbol's upper bound.
+        analyzer = assume_symbol_bounds(Analyzer(), func.body)
+        return with_changes(func, body=_Compactor(analyzer).visit(func.body))
 
 
 class _Compactor(Mutator):
     """Compacts each block's buffers; the loops around it bound the region's start."""
 
-    def __init__(self) -> None:
+    def __init__(self, analyzer: Analyzer) -> None:
         super().__init__()
-        self.analyzer = Analyzer()
+        self.analyzer = analyzer
 
     def visit_For(self, loop: For) -> Node:
         self.analyzer.bind(loop.loop_var, Range(loop.min, loop.extent), allow_override=True)

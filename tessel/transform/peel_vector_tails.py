@@ -16,13 +16,16 @@ holds for a prefix of the iterations, and fails from some iteration on. The firs
 shortest such prefix and drops those conjuncts from its copy of the body (the other conjuncts
 stay); a tail of one iteration is that iteration's body, without a loop (its constants
 folded). Nothing is peeled where the prefix is empty or the whole loop, nor in loops that run
-in parallel or whose extent is not a constant. TVM's LoopPartition does this for `likely`
+in parallel. A loop of a run-time extent (a row of a shape symbol's length, which VectorizeLoop
+cuts into vectors under a loop of `(seq + 15) // 16` chunks) whose predicate compares with a
+run-time bound peels the same way, its counts expressions: the head runs `max(min(extent,
+whole), 0)` iterations, the tail the rest, each a loop. TVM's LoopPartition does this for `likely`
 conditions; here the conditions are the vector predicates themselves.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from tessel.arith import Analyzer
 from tessel.ir import builders
@@ -65,6 +68,8 @@ class _Peeler(Mutator):
         if visited.kind not in _SERIAL:
             return visited
         start, extent = visited.min, visited.extent
+        if isinstance(start, E.IntImm) and not isinstance(extent, E.IntImm):
+            return self._peel_symbolic(visited)
         if not (isinstance(start, E.IntImm) and isinstance(extent, E.IntImm)):
             return visited
         whole, peeled = self._whole_iterations(visited)
@@ -90,6 +95,52 @@ class _Peeler(Mutator):
         )
         return S.SeqStmt((head, tail))
 
+    def _peel_symbolic(self, loop: S.For) -> S.Stmt:
+        """`loop` of a run-time extent (a row of a shape symbol's length, in vectors) as the
+        loop over its whole vectors, unpredicated, then the loop over the rest: the counts are
+        expressions, and both loops stay loops (either may run no iteration)."""
+        inner = {
+            id(n.loop_var if isinstance(n, S.For) else n.var)
+            for n in post_order(loop.body)
+            if isinstance(n, S.For | S.LetStmt)
+        }
+        start, extent = loop.min, loop.extent
+        counts: list[E.PrimExpr] = []
+        peeled: set[int] = set()
+        for conjunct in _predicate_conjuncts(loop.body):
+            line = _peelable(conjunct, loop.loop_var, self.analyzer)
+            if line is None or any(
+                isinstance(n, BufferLoad | E.Call) or (isinstance(n, E.Var) and id(n) in inner)
+                for n in post_order(line[2])
+            ):
+                continue
+            slope, offset, bound, inclusive = line
+            room = bound - (offset + slope * start.value)  # type: ignore[attr-defined]
+            count = (
+                builders.floordiv(room, slope) + 1
+                if inclusive
+                else builders.floordiv(room + (slope - 1), slope)
+            )
+            counts.append(count)
+            peeled.add(id(conjunct))
+        if not counts:
+            return loop
+        whole = extent
+        for count in counts:
+            whole = builders.min_value(whole, count)
+        whole = self.analyzer.simplify(builders.max_value(whole, builders.const(0, extent.dtype)))
+        var = loop.loop_var
+        head = with_changes(loop, extent=whole, body=_Unpredicated(peeled).visit(loop.body))
+        tail_var = E.Var(var.name, var.dtype, var.type_annotation)
+        tail = with_changes(
+            loop,
+            loop_var=tail_var,
+            min=self.analyzer.simplify(start + whole),
+            extent=self.analyzer.simplify(extent - whole),
+            body=renew_definitions(substitute(loop.body, {var: tail_var})),
+        )
+        return S.SeqStmt((head, tail))
+
     def _whole_iterations(self, loop: S.For) -> tuple[int, set[int]]:
         """How many first iterations of `loop` enable every lane of its peelable conjuncts (0
         when it has none), and those conjuncts (by id)."""
@@ -97,7 +148,7 @@ class _Peeler(Mutator):
         peeled: set[int] = set()
         for conjunct in _predicate_conjuncts(loop.body):
             line = _peelable(conjunct, loop.loop_var, self.analyzer)
-            if line is None:
+            if line is None or not isinstance(line[2], int):
                 continue
             slope, offset, bound, inclusive = line
             # a * (start + t) + c < x  <=>  t < (x - c - a * start) / a
@@ -120,9 +171,10 @@ def _predicate_conjuncts(body: S.Stmt) -> list[E.PrimExpr]:
 
 def _peelable(
     conjunct: E.PrimExpr, var: E.Var, analyzer: Analyzer
-) -> tuple[int, int, int, bool] | None:
+) -> tuple[int, int, Any, bool] | None:
     """For `Ramp(b, s, n) < Broadcast(x)` (or `<=`), s >= 0, whose last lane is a * var + c
-    with a > 0 and a, c, x constants: (a, c, x, whether `<=`); else None."""
+    with a > 0 and a, c constants: (a, c, x, whether `<=`), x an int where it is a constant,
+    else an expression without `var`; else None."""
     if not isinstance(conjunct, E.LT | E.LE) or not mentions(conjunct, var):
         return None
     ramp, bound = conjunct.a, conjunct.b
@@ -131,7 +183,7 @@ def _peelable(
     if not isinstance(ramp.stride, E.IntImm) or ramp.stride.value < 0:
         return None
     limit = analyzer.simplify(bound.value)
-    if not isinstance(limit, E.IntImm):
+    if not isinstance(limit, E.IntImm) and (limit.dtype.is_vector or mentions(limit, var)):
         return None
     last = analyzer.simplify(ramp.base + (ramp.lanes - 1) * ramp.stride.value)
     offset = analyzer.simplify(substitute(last, {var: builders.const(0, var.dtype)}))
@@ -144,7 +196,8 @@ def _peelable(
     straight = analyzer.simplify(last - (var * slope + offset.value))
     if not builders.is_const_int(straight, 0):
         return None
-    return slope, offset.value, limit.value, isinstance(conjunct, E.LE)
+    value = limit.value if isinstance(limit, E.IntImm) else limit
+    return slope, offset.value, value, isinstance(conjunct, E.LE)
 
 
 class _Unpredicated(Mutator):

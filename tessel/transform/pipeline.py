@@ -16,6 +16,7 @@ from tessel.transform.convert_blocks_to_opaque import ConvertBlocksToOpaque
 from tessel.transform.deinterleave_loads import DeinterleaveLoads
 from tessel.transform.extract_constants import ExtractConstants
 from tessel.transform.flatten_buffer import FlattenBuffer
+from tessel.transform.hoist_divisions import HoistDivisions
 from tessel.transform.lower_division import LowerDivision
 from tessel.transform.lower_init_block import LowerInitBlock
 from tessel.transform.lower_match_buffer import LowerMatchBuffer
@@ -81,6 +82,9 @@ def default_passes(target: Target) -> tuple[Pass, ...]:
         # After every pass that reads floordiv's structure (Simplify, vectorizing `ramp // c`):
         # C's own `/` on the indices that are provably non-negative, which gcc hoists.
         LowerDivision(),
+        # After LowerDivision, which leaves C's `/` (hoisted by gcc) on constant divisors:
+        # what remains divides by run-time sizes, which gcc kept in the innermost loops.
+        HoistDivisions(),
         # After StorageRewrite has fixed each allocation's size, record stack or workspace for
         # the target in the IR, so codegen reads the decision instead of making it.
         LowerMemoryScopes(target=target),

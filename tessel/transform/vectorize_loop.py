@@ -1,4 +1,4 @@
-"""VectorizeLoop: turn a vectorized loop of constant extent into vector statements (TVM's
+"""VectorizeLoop: turn a vectorized loop into vector statements (TVM's
 VectorizeLoop), predicated where the extent does not fill the vectors: never a scalar tail.
 
 A loop is cut into chunks of `chunk` iterations, each one vector of `lanes` lanes (the next
@@ -11,15 +11,18 @@ power of two, as GCC vector types need), and the loop variable of a chunk become
 - no annotation, a power-of-two extent up to 64: one vector of that many lanes;
 - no annotation, any other extent: one vector padded to the next power of two when the extent
   fits the target's vector width (`vector_bytes` of the widest element accessed), else chunks
-  of that width under an outer serial loop.
+  of that width under an outer serial loop;
+- a run-time extent (a shape symbol's): chunks of the target's width (or N) under an outer
+  loop of `(extent + width - 1) // width` chunks, every chunk predicated on the extent
+  (PeelVectorTails then runs the whole ones unpredicated).
 
 Lanes past the end (the padding of a chunk, the lanes of the last chunk beyond the extent) are
 disabled by a predicate on every load and store, so they never touch memory. A body guarded by
 one `if` (what a non-divisible split leaves after lowering: `if i_0 * 8 + i_1 < 127: ...`)
 adds its condition to that predicate; a load every lane shares (`b[i]` under `if i < 8`) is
 masked by that condition alone, since it may disable every lane. Anything this pass cannot
-vectorize safely (inner loops, symbolic extents, calls without a vector version, stores that
-could carry a dependence from one iteration to the next, bool buffers) stays a scalar loop, of
+vectorize safely (inner loops, calls without a vector version, stores that could carry a
+dependence from one iteration to the next, bool buffers) stays a scalar loop, of
 kind SERIAL (its annotations kept); it never fails.
 """
 
@@ -29,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
+from tessel.ir import builders
 from tessel.ir import expr as E
 from tessel.ir.builders import conjuncts, is_const_int
 from tessel.ir.expr import PrimExpr
@@ -95,13 +99,20 @@ class _Plan:
 
 
 def _plan(loop: S.For, vector_bytes: int) -> _Plan:
-    if not isinstance(loop.extent, E.IntImm):
-        raise Unsupported
-    extent = loop.extent.value
     requested = loop.annotations.get(VECTOR_LENGTH)
+    if requested is not None and (
+        not isinstance(requested, int) or isinstance(requested, bool) or requested < 2
+    ):
+        raise Unsupported  # Schedule.vectorize refuses these; a hand-written one stays scalar
+    if not isinstance(loop.extent, E.IntImm):
+        # A run-time extent: chunks of the target's width, the last one predicated.
+        chunk = requested if requested is not None else _target_lanes(loop.body, vector_bytes)
+        lanes = _next_power_of_two(chunk)
+        if lanes > _MAX_LANES:
+            raise Unsupported
+        return _Plan(chunk, lanes, outer=True)
+    extent = loop.extent.value
     if requested is not None:
-        if not isinstance(requested, int) or isinstance(requested, bool) or requested < 2:
-            raise Unsupported  # Schedule.vectorize refuses these; a hand-written one stays scalar
         chunk = requested
     elif _is_power_of_two(extent) and extent <= _MAX_LANES:
         chunk = extent
@@ -137,15 +148,19 @@ def _vectorize(loop: S.For, plan: _Plan) -> S.Stmt:
     # The same loops as `split(loop, [None, chunk])` and the same guard as the split's
     # `T.where`, so both spellings lower alike.
     var, extent = loop.loop_var, loop.extent
-    assert isinstance(extent, E.IntImm)
     chunk_var, lane_var = E.Var(f"{var.name}_0", var.dtype), E.Var(f"{var.name}_1", var.dtype)
     offset = chunk_var * plan.chunk + lane_var
     index = offset if is_const_int(loop.min, 0) else loop.min + offset
-    in_range = [offset < extent] if extent.value % plan.chunk else []
+    constant = isinstance(extent, E.IntImm)
+    in_range = [offset < extent] if not constant or extent.value % plan.chunk else []
     body = substitute(loop.body, {var: index})
     zero = E.IntImm(var.dtype, 0)
     inner = _vector_statement(lane_var, zero, plan, body, in_range)
-    chunks = E.IntImm(var.dtype, max(0, -(-extent.value // plan.chunk)))
+    chunks = (
+        E.IntImm(var.dtype, max(0, -(-extent.value // plan.chunk)))
+        if constant
+        else builders.floordiv(extent + (plan.chunk - 1), plan.chunk)
+    )
     kept = FrozenMap({k: v for k, v in loop.annotations.items() if k != VECTOR_LENGTH})
     return S.For(chunk_var, zero, chunks, S.ForKind.SERIAL, inner, annotations=kept, span=loop.span)
 

@@ -240,3 +240,18 @@ def test_reverse_compute_inline_refuses_a_consumer_of_two_produced_buffers():
         sch.reverse_compute_inline(sch.get_block("C"))
     assert err.value.rule == "reverse_compute_inline.single-producer"
     assert_structural_equal(sch.func, join)
+
+
+def test_compute_inline_casts_a_wider_read_index_to_the_producer_iterator_type():
+    # The producer's row iterator is int32 (extent 4), the symbolic reshape reads it at an
+    # int64 index (k // n): the substituted index is cast, not mixed into int32 arithmetic.
+    from tessel import te, topi
+    from tessel.arith.dims import symbol
+
+    n = symbol("n", 1, 64)
+    a = te.placeholder((4, n), name="a")
+    scaled = te.compute((4, n), lambda i, j: a[i, j] * te.cast(i * 3 + 1, "float32"), name="scaled")
+    func = te.create_prim_func([a, topi.reshape(scaled, (4 * n,))])
+    check_schedule(
+        func, lambda sch: sch.compute_inline(sch.get_block("scaled")), shape_vars={"n": 5}
+    )

@@ -4,6 +4,10 @@ import numpy as np
 import pytest
 
 from tessel import te
+from tessel.arith.dims import evaluate_dim, symbol
+from tessel.driver import build
+from tessel.ir.expr import FloorDiv, FloorMod, IntImm
+from tessel.ir.functor import post_order
 from tessel.testing.topi import check_operator
 from tessel.topi.nn.flatten import flatten
 from tessel.topi.transform import (
@@ -11,6 +15,7 @@ from tessel.topi.transform import (
     concatenate,
     expand_dims,
     reshape,
+    reshape_groups,
     split,
     squeeze,
     strided_slice,
@@ -44,6 +49,67 @@ def test_reshape_rejects_bad_sizes(newshape, match):
     a = te.placeholder((2, 3, 4), name="a")
     with pytest.raises(OperatorError, match=rf"reshape: argument `newshape`.*{match}"):
         reshape(a, newshape)
+
+
+BATCH, SEQ = symbol("batch", 1, 64), symbol("seq", 1, 512)
+
+
+@pytest.mark.parametrize(
+    ("shape", "newshape", "groups"),
+    [
+        (
+            (BATCH, 12, SEQ, SEQ),
+            (BATCH * 12, SEQ, SEQ),
+            [((0, 1), (0,)), ((2,), (1,)), ((3,), (2,))],
+        ),
+        ((BATCH, SEQ, 384), (BATCH, SEQ, 12, 32), [((0,), (0,)), ((1,), (1,)), ((2,), (2, 3))]),
+        ((BATCH, 1, SEQ), (BATCH, SEQ, 1), [((0,), (0,)), ((1, 2), (1,))]),
+        ((BATCH, SEQ), (SEQ, BATCH), None),  # no runs: the linear form
+        ((6, 4), (4, 6), None),
+    ],
+)
+def test_reshape_groups_pairs_runs_of_axes_holding_the_same_elements(shape, newshape, groups):
+    found = reshape_groups(shape, newshape)
+    if groups is None:
+        assert found is None
+    else:
+        assert [(tuple(i), tuple(o)) for i, o in found] == groups
+
+
+@pytest.mark.parametrize(
+    ("shape", "newshape"),
+    [
+        ((BATCH, 12, SEQ, 4), (BATCH * 12, SEQ, 4)),
+        ((BATCH * 12, SEQ, 4), (BATCH, 12, SEQ, 4)),
+        ((BATCH, SEQ, 24), (BATCH, SEQ, 2, 12)),
+        ((BATCH, 1, SEQ), (BATCH, SEQ, 1)),
+        ((BATCH, SEQ), (SEQ, BATCH)),
+    ],
+)
+def test_symbolic_reshape_matches_numpy_at_every_size(shape, newshape):
+    a = te.placeholder(shape, name="a")
+    out = reshape(a, newshape)
+    library = build(te.create_prim_func([a, out]))
+    rng = np.random.default_rng(0)
+    for batch, seq in [(1, 1), (2, 3), (3, 17)]:
+        sizes = {BATCH: batch, SEQ: seq}
+        in_shape = tuple(evaluate_dim(d, sizes) for d in shape)
+        out_shape = tuple(evaluate_dim(d, sizes) for d in newshape)
+        x = rng.standard_normal(in_shape).astype("float32")
+        result = np.zeros(out_shape, "float32")
+        library(x, result)
+        np.testing.assert_array_equal(result, x.reshape(out_shape))
+
+
+def test_a_symbolic_reshape_along_runs_divides_by_constants_only():
+    # (b, 12, s, s) -> (b * 12, s, s): the input's index is (i // 12, i % 12, j, k), not a
+    # linear position divided by s twice, which the simplifier cannot undo over symbols.
+    a = te.placeholder((BATCH, 12, SEQ, SEQ), name="a")
+    out = reshape(a, (BATCH * 12, SEQ, SEQ))
+    divisors = [
+        node.b for node in post_order(out.op.body[0]) if isinstance(node, FloorDiv | FloorMod)
+    ]
+    assert divisors and all(isinstance(d, IntImm) for d in divisors)
 
 
 @pytest.mark.parametrize(

@@ -50,6 +50,7 @@ def test_lower_runs_the_passes_in_order_and_reports_each_to_instruments():
         "vectorize_loop",
         "peel_vector_tails",
         "lower_division",
+        "hoist_divisions",
         "lower_memory_scopes",
         "clamp_vector_exp",
         "deinterleave_loads",

@@ -147,7 +147,7 @@ def test_unsupported_bodies_stay_scalar_loops(extent):
     np.testing.assert_allclose(b[:extent], a[:extent].sum(axis=1), rtol=1e-5)
 
 
-def test_a_symbolic_extent_stays_a_scalar_loop():
+def test_a_symbolic_extent_runs_whole_vectors_then_a_predicated_last_one():
     @T.prim_func
     def fill(a: T.handle, n: T.int32):
         A = T.match_buffer(a, (n,), "int32")
@@ -155,10 +155,16 @@ def test_a_symbolic_extent_stays_a_scalar_loop():
             A[i] = i
 
     lowered = lower(fill, verify=True)
-    assert [loop.kind for loop in _loops(lowered)] == [ForKind.SERIAL]
-    out = np.zeros(10, "int32")
-    build(fill)(out, 10)
-    np.testing.assert_array_equal(out, np.arange(10))
+    stores = _stores(lowered)
+    # PeelVectorTails: the whole vectors unpredicated, then the rest under the predicate
+    assert len(stores) == 2 and all(isinstance(s.indices[0], Ramp) for s in stores)
+    assert [s.predicate is None for s in stores] == [True, False]
+    library = build(fill)
+    for n in (0, 1, 15, 16, 17, 100):
+        out = np.full(n + 16, -1, "int32")
+        library(out[:n], n)
+        np.testing.assert_array_equal(out[:n], np.arange(n))
+        assert (out[n:] == -1).all()  # the predicated lanes past the end write nothing
 
 
 def test_a_reduction_init_under_a_loop_invariant_if_is_vectorized_inside_the_if():

@@ -3,7 +3,7 @@ its producer), with TVM's semantics: the inlined block and the loops that only h
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from tessel.arith import Analyzer, IntSet, IterMapError, detect_iter_map, inverse_iter_map
@@ -103,10 +103,21 @@ def compute_inline(sch: Schedule, rv: BlockRV) -> PrimFunc:
     func = remove_stmt(sch.func, target)
     inliner = _LoadInliner(
         buffer,
-        lambda load: substitute(store.value, dict(zip(index_vars, load.indices, strict=True))),
+        lambda load: substitute(store.value, _index_binding(index_vars, load.indices)),
     )
     func = with_changes(func, body=inliner.visit(func.body))
     return drop_alloc(func, buffer)
+
+
+def _index_binding(index_vars: list[Var], indices: Sequence[PrimExpr]) -> dict[Var, PrimExpr]:
+    """Each store index bound to the load's index, cast to the index's type where they differ
+    (an int32 axis read at an int64 index of a symbolic reshape)."""
+    return {
+        var: builders.cast(index, var.dtype)
+        if index.dtype != var.dtype and not index.dtype.is_vector
+        else index
+        for var, index in zip(index_vars, indices, strict=True)
+    }
 
 
 def _store_index_vars(sch: Schedule, block: Block, store: BufferStore) -> list[Var]:

@@ -280,9 +280,10 @@ def vectorize_reduction(
     k = sch.get_loops(block)[-1]
     extent = sch.loop(k).extent
     lanes = _lanes(sch, block, vector_bytes)
-    if not isinstance(extent, IntImm) or extent.value < lanes:
+    if isinstance(extent, IntImm) and extent.value < lanes:
         return set()  # a short row: scalar, in cache
-    chains = _chain_count(extent.value, lanes)
+    # A row of run-time length (a shape symbol's): one chain, its last vector predicated.
+    chains = _chain_count(extent.value, lanes) if isinstance(extent, IntImm) else 1
     try:
         if chains > 1:
             k_outer, k_chain, k_lane = sch.split(k, [None, chains, lanes])
