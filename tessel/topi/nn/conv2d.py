@@ -18,6 +18,7 @@ from tessel.te.tensor import Tensor
 from tessel.topi.nn.pad import pad
 from tessel.topi.nn.utils import (
     conv_out_extent,
+    expect_batched_shape,
     expect_const_shape,
     get_pad_tuple,
     get_pair,
@@ -252,9 +253,9 @@ def _conv2d(
     return te.compute(shape, convolve, name=form.name, tag=form.tag, varargs_names=form.axis_names)
 
 
-def _data_extents(op: str, form: _Form, data: Tensor) -> tuple[int, int, int, int]:
-    """(N, C, H, W) of `data` in the form's data layout."""
-    extents = expect_const_shape(op, "Input", data, 4)
+def _data_extents(op: str, form: _Form, data: Tensor) -> tuple[Any, int, int, int]:
+    """(N, C, H, W) of `data` in the form's data layout; N may be symbolic."""
+    extents = expect_batched_shape(op, "Input", data, 4)
     if form.data_layout == "NCHW":
         return extents
     batch, height, width, channels = extents

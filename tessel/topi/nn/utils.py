@@ -92,3 +92,20 @@ def expect_const_shape(op: str, argument: str, tensor: Any, rank: int) -> tuple[
     if not isinstance(tensor, Tensor) or tensor.const_shape() is None:
         raise op_error(op, argument, f"expected a constant shape, got {shape_str(tensor.shape)}")
     return get_const_tuple(tensor.shape)
+
+
+def expect_batched_shape(op: str, argument: str, tensor: Any, rank: int) -> tuple[Any, ...]:
+    """The shape of a tensor argument of `rank`: its first axis (the batch) an int or a
+    symbolic extent, every other axis an int (a convolution compiled once for every batch
+    size)."""
+    expect_tensor(op, argument, tensor)
+    expect_rank(op, argument, tensor, rank)
+    rest = [_as_int(e) for e in tensor.shape[1:]]
+    if any(e is None for e in rest):
+        raise op_error(
+            op,
+            argument,
+            f"expected constant extents past the batch axis, got {shape_str(tensor.shape)}",
+        )
+    batch = _as_int(tensor.shape[0])
+    return (tensor.shape[0] if batch is None else batch, *rest)
