@@ -139,7 +139,13 @@ class Function:
         if address is None:
             return None
         return fast_caller(
-            address, self.signature, bound.values, bound.free, bound.spans, tuple(extra)
+            address,
+            self.signature,
+            bound.values,
+            bound.free,
+            bound.spans,
+            tuple(extra),
+            bound.sizes,
         )
 
     def __repr__(self) -> str:

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from tessel.arith.dims import compare_dims, dims_equal, is_static, normalize_dim
 from tessel.ir import builders
 from tessel.ir.expr import PrimExpr
 from tessel.support.dtype import DataType
 from tessel.te.operation import compute
 from tessel.te.tensor import Tensor
 from tessel.topi.transform import INJECTIVE, numel, unravel
-from tessel.topi.utils import const_like, expect_tensor, get_const_tuple, normalize_axis, op_error
+from tessel.topi.utils import const_like, expect_tensor, normalize_axis, op_error
 
 TAKE_MODES = ("clip", "wrap", "fast")
 
@@ -27,19 +28,25 @@ def expect_indices(op: str, indices: Any) -> Tensor:
     return indices
 
 
-def in_range(index: PrimExpr, extent: int, mode: str = "fast") -> PrimExpr:
-    """`index` into an axis of `extent` as an int32 position: negative indices count from the end
-    (as NumPy and ONNX do); then "clip" clamps to the axis, "wrap" wraps around it, and "fast"
-    trusts the index to lie in [-extent, extent)."""
-    if index.dtype.bits < 32:
-        index = builders.cast(index, "int32")
-    n = builders.const(extent, index.dtype)
+def in_range(index: PrimExpr, extent: Any, mode: str = "fast") -> PrimExpr:
+    """`index` into an axis of `extent` as a position of the axis' type (int32; a symbolic
+    extent's, int64): negative indices count from the end (as NumPy and ONNX do); then "clip"
+    clamps to the axis, "wrap" wraps around it, and "fast" trusts the index to lie in
+    [-extent, extent)."""
+    position = "int32" if isinstance(extent, int) else extent.dtype
+    if index.dtype.bits < DataType.of(position).bits:
+        index = builders.cast(index, position)
+    n = (
+        builders.const(extent, index.dtype)
+        if isinstance(extent, int)
+        else builders.cast(extent, index.dtype)
+    )
     if mode == "wrap":
-        return builders.cast(builders.floormod(index, n), "int32")
+        return builders.cast(builders.floormod(index, n), position)
     index = builders.select(index < 0, index + n, index)
     if mode == "clip":
         index = builders.max_value(builders.min_value(index, n - 1), 0)
-    return builders.cast(index, "int32")
+    return builders.cast(index, position)
 
 
 def take(
@@ -51,8 +58,10 @@ def take(
     indices = expect_indices("take", indices)
     if mode not in TAKE_MODES:
         raise op_error("take", "mode", f"expected one of {TAKE_MODES}, got {mode!r}")
-    shape = get_const_tuple(a.shape)
+    shape = tuple(normalize_dim(e) for e in a.shape)  # symbolic extents taken along
     if axis is None:
+        if not is_static(shape):
+            raise op_error("take", "a", f"flattening takes a constant shape, got {list(shape)}")
         return _take_flat(a, indices, shape, batch_dims, mode)
     axis = normalize_axis("take", axis, a.ndim)
     batch_dims = _batch_dims(indices, shape, axis, batch_dims)
@@ -91,8 +100,8 @@ def _batch_dims(indices: Tensor, shape: tuple[int, ...], axis: int, batch_dims: 
     batch_dims = batch_dims + indices.ndim if batch_dims < 0 else batch_dims
     if batch_dims > axis:
         raise op_error("take", "batch_dims", f"{batch_dims} exceeds the axis {axis}")
-    leading = get_const_tuple(indices.shape[:batch_dims])
-    if leading != shape[:batch_dims]:
+    leading = [normalize_dim(e) for e in indices.shape[:batch_dims]]
+    if not all(dims_equal(x, y) for x, y in zip(leading, shape[:batch_dims], strict=True)):
         raise op_error(
             "take",
             "indices",
@@ -102,8 +111,8 @@ def _batch_dims(indices: Tensor, shape: tuple[int, ...], axis: int, batch_dims: 
     return batch_dims
 
 
-def _check_extent(extent: int, mode: str) -> None:
-    if extent == 0 and mode != "fast":
+def _check_extent(extent: Any, mode: str) -> None:
+    if isinstance(extent, int) and extent == 0 and mode != "fast":
         raise op_error("take", "a", "cannot take from an axis of extent 0")
 
 
@@ -112,14 +121,19 @@ def gather(data: Tensor, axis: int, indices: Tensor) -> Tensor:
     the rank of `data`, and negative indices count from the end."""
     expect_tensor("gather", "data", data)
     indices = expect_indices("gather", indices)
-    shape = get_const_tuple(data.shape)
+    shape = tuple(normalize_dim(e) for e in data.shape)
     if indices.ndim != data.ndim:
         raise op_error(
             "gather", "indices", f"has rank {indices.ndim} but `data` has rank {data.ndim}"
         )
     axis = normalize_axis("gather", axis, data.ndim)
-    index_shape = get_const_tuple(indices.shape)
-    wide = [d for d in range(data.ndim) if d != axis and index_shape[d] > shape[d]]
+    index_shape = tuple(normalize_dim(e) for e in indices.shape)
+    # Symbolic extents: each index extent proved within the data's.
+    wide = [
+        d
+        for d in range(data.ndim)
+        if d != axis and compare_dims("<=", index_shape[d], shape[d]) is not True
+    ]
     if wide:
         raise op_error(
             "gather",
@@ -143,7 +157,8 @@ def gather_nd(data: Tensor, indices: Tensor, batch_dims: int = 0) -> Tensor:
     `batch_dims` axes run alongside, and negative indices count from the end."""
     expect_tensor("gather_nd", "data", data)
     indices = expect_indices("gather_nd", indices)
-    shape, index_shape = get_const_tuple(data.shape), get_const_tuple(indices.shape)
+    shape = tuple(normalize_dim(e) for e in data.shape)  # symbolic extents taken along
+    index_shape = tuple(normalize_dim(e) for e in indices.shape)
     if indices.ndim < 1 or not 0 <= batch_dims < indices.ndim:
         raise op_error(
             "gather_nd",
@@ -151,7 +166,12 @@ def gather_nd(data: Tensor, indices: Tensor, batch_dims: int = 0) -> Tensor:
             f"{batch_dims} is out of range for indices of shape {list(index_shape)}",
         )
     depth = index_shape[0]
-    if batch_dims + depth > data.ndim or index_shape[1 : 1 + batch_dims] != shape[:batch_dims]:
+    if not isinstance(depth, int):
+        raise op_error("gather_nd", "indices", f"expected a constant index depth, got {depth}")
+    if batch_dims + depth > data.ndim or not all(
+        dims_equal(x, y)
+        for x, y in zip(index_shape[1 : 1 + batch_dims], shape[:batch_dims], strict=True)
+    ):
         raise op_error(
             "gather_nd",
             "indices",

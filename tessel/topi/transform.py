@@ -14,12 +14,14 @@ from typing import Any
 
 from tessel.arith.dims import (
     Dim,
+    dim_expr,
     dim_product,
     dims_equal,
     inferred_extent,
     is_static,
     monomial_quotient,
     normalize_dim,
+    simplify_dim,
     slice_range,
 )
 from tessel.ir import builders
@@ -251,12 +253,12 @@ def transpose(a: Tensor, axes: Any = None) -> Tensor:
 def squeeze(a: Tensor, axis: Any = None) -> Tensor:
     """`a` without the axes of extent 1 named by `axis` (None: every axis of extent 1)."""
     expect_tensor("squeeze", "a", a)
-    shape = get_const_tuple(a.shape)
+    shape = _dims(a.shape)  # a symbolic extent is kept (it is not proved to be 1)
     if axis is None:
-        dropped = {d for d, extent in enumerate(shape) if extent == 1}
+        dropped = {d for d, extent in enumerate(shape) if _is_one(extent)}
     else:
         dropped = set(normalize_axes("squeeze", const_ints("squeeze", "axis", axis), a.ndim))
-    wide = [d for d in sorted(dropped) if shape[d] != 1]
+    wide = [d for d in sorted(dropped) if not _is_one(shape[d])]
     if wide:
         raise op_error(
             "squeeze",
@@ -291,17 +293,23 @@ def expand_dims(a: Tensor, axis: int, num_newaxis: int = 1) -> Tensor:
 def broadcast_to(data: Tensor, shape: Any) -> Tensor:
     """`data` broadcast to `shape` by NumPy's rules (trailing axes aligned; extent 1 stretches)."""
     expect_tensor("broadcast_to", "data", data)
-    source = get_const_tuple(data.shape)
-    target = const_ints("broadcast_to", "shape", shape)
+    source = _dims(data.shape)
+    target = (
+        const_ints("broadcast_to", "shape", shape)
+        if is_static(source) and is_static(_dims(shape))
+        else _dims(shape)  # symbolic: each extent 1 or proved equal to its target
+    )
     lead = len(target) - len(source)
-    if lead < 0 or any(s not in (1, t) for s, t in zip(source, target[lead:], strict=True)):
+    if lead < 0 or any(
+        not (_is_one(s) or dims_equal(s, t)) for s, t in zip(source, target[lead:], strict=True)
+    ):
         raise op_error(
             "broadcast_to", "shape", f"cannot broadcast shape {list(source)} to {target}"
         )
 
     def read(*i: PrimExpr) -> PrimExpr:
         return data[
-            tuple(0 if s == 1 else index for s, index in zip(source, i[lead:], strict=True))
+            tuple(0 if _is_one(s) else index for s, index in zip(source, i[lead:], strict=True))
         ]
 
     return compute(target, read, name="T_broadcast_to", tag=BROADCAST)
@@ -336,12 +344,13 @@ def concatenate(a_tuple: Sequence[Tensor], axis: int = 0) -> Tensor:
         raise op_error("concatenate", "a_tuple", "expected at least one tensor")
     first = tensors[0]
     axis = normalize_axis("concatenate", axis, first.ndim)
-    shapes = [get_const_tuple(t.shape) for t in tensors]
+    shapes = [tuple(_dims(t.shape)) for t in tensors]
     _check_concatenable(tensors, shapes, axis)
-    offsets = [0]
+    offsets: list[Dim] = [0]
     for shape in shapes:
-        offsets.append(offsets[-1] + shape[axis])
-    parts = [k for k, shape in enumerate(shapes) if shape[axis] > 0] or [0]
+        offsets.append(_dim_sum(offsets[-1], shape[axis]))
+    # A symbolic part may be empty at run time: its range is then empty and never chosen.
+    parts = [k for k, shape in enumerate(shapes) if not dims_equal(shape[axis], 0)] or [0]
 
     def read(*i: PrimExpr) -> PrimExpr:
         def part(k: int) -> PrimExpr:
@@ -398,7 +407,18 @@ def repeat(a: Tensor, repeats: int, axis: int) -> Tensor:
     return compute(out_shape, read, name="T_repeat", tag=BROADCAST)
 
 
-def _check_concatenable(tensors: list[Tensor], shapes: list[tuple[int, ...]], axis: int) -> None:
+def _is_one(extent: Dim) -> bool:
+    return isinstance(extent, int) and extent == 1
+
+
+def _dim_sum(a: Dim, b: Dim) -> Dim:
+    """`a + b` over ints or symbolic extents, simplified."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a + b
+    return simplify_dim(dim_expr(a) + dim_expr(b))
+
+
+def _check_concatenable(tensors: list[Tensor], shapes: list[tuple[Dim, ...]], axis: int) -> None:
     first, base = tensors[0], shapes[0]
     for k, (tensor, shape) in enumerate(zip(tensors, shapes, strict=True)):
         if tensor.dtype != first.dtype:
@@ -408,7 +428,9 @@ def _check_concatenable(tensors: list[Tensor], shapes: list[tuple[int, ...]], ax
                 f"tensor {k} is {tensor.dtype} but tensor 0 is {first.dtype}",
             )
         others_differ = len(shape) != len(base) or any(
-            x != y for d, (x, y) in enumerate(zip(shape, base, strict=True)) if d != axis
+            not dims_equal(x, y)
+            for d, (x, y) in enumerate(zip(shape, base, strict=True))
+            if d != axis
         )
         if others_differ:
             raise op_error(
@@ -423,8 +445,10 @@ def split(ary: Tensor, indices_or_sections: Any, axis: int = 0) -> list[Tensor]:
     """`ary` cut along `axis` into equal sections (an int) or at ascending positions (a list)."""
     expect_tensor("split", "ary", ary)
     axis = normalize_axis("split", axis, ary.ndim)
-    shape = get_const_tuple(ary.shape)
-    bounds = _split_bounds(indices_or_sections, shape[axis])
+    extent = _dims(ary.shape)[axis]  # the other axes may be symbolic
+    if not isinstance(extent, int):
+        raise op_error("split", "ary", f"expected a constant extent on axis {axis}, got {extent}")
+    bounds = _split_bounds(indices_or_sections, extent)
     return [_section(ary, axis, begin, end) for begin, end in pairwise(bounds)]
 
 

@@ -1,6 +1,6 @@
-"""A bound function whose arguments are arrays of static shape is checked and called in C
-(tessel.runtime.fastcall); anything the C checks do not accept takes the Python path, which
-gives the same errors as before."""
+"""A bound function whose arguments are arrays (of static or symbolic shape) and integer
+scalars is checked and called in C (tessel.runtime.fastcall); anything the C checks do not
+accept takes the Python path, which gives the same errors as before."""
 
 from __future__ import annotations
 
@@ -30,7 +30,22 @@ int32_t scale_n(const float* W, const float* X, float* Y, int64_t n) {
   for (int64_t i = 0; i < n * 3; ++i) Y[i] = W[i] * X[i];
   return 0;
 }
+int32_t shift_n(const float* X, float* Y, int32_t k, int64_t n) {
+  for (int64_t i = 0; i < n * 3; ++i) Y[i] = X[i] + (float)k;
+  return 0;
+}
 """
+
+SHIFT = FunctionSignature(
+    "shift_n",
+    "shift_n",
+    (
+        ParamSpec("X", "buffer", "float32", ("n", 3)),
+        ParamSpec("Y", "buffer", "float32", ("n", 3), written=True),
+        ParamSpec("k", "scalar", "int32"),
+    ),
+    ("n",),
+)
 
 
 def _signature(name: str, rows: int | str, restrict: bool) -> FunctionSignature:
@@ -50,7 +65,8 @@ def _signature(name: str, rows: int | str, restrict: bool) -> FunctionSignature:
 @pytest.fixture(scope="module")
 def module():
     return Module(
-        compile_source(SOURCE), [_signature("scale", 4, True), _signature("scale_n", "n", True)]
+        compile_source(SOURCE),
+        [_signature("scale", 4, True), _signature("scale_n", "n", True), SHIFT],
     )
 
 
@@ -79,12 +95,51 @@ def test_binding_builds_no_c_caller_until_the_first_call(module, weights):
     np.testing.assert_array_equal(y, weights)
 
 
-def test_a_symbolic_shape_or_a_bound_scalar_keeps_the_python_path(module, weights):
-    bound = module["scale_n"].bind({0: weights})
+def test_a_symbolic_shape_is_called_in_c_with_its_size_read_from_the_arrays(module):
+    function = module["scale_n"]
+    rng = np.random.default_rng(2)
+    for rows in (1, 5, 0):
+        w, x = (rng.standard_normal((rows, 3)).astype("float32") for _ in range(2))
+        y = np.full((rows, 3), np.nan, "float32")
+        function(w, x, y)
+        assert function._fast not in (None, _NOT_BUILT)
+        np.testing.assert_array_equal(y, w * x)
+
+
+def test_a_symbol_of_two_sizes_falls_back_to_the_python_paths_error(module, weights):
+    with pytest.raises(ValueError, match=r"argument `X`: expected shape \(4, 3\), got \(5, 3\)"):
+        module["scale_n"](weights, np.zeros((5, 3), "float32"), np.zeros((4, 3), "float32"))
+    bound = module["scale_n"].bind({0: weights})  # n = 4, bound by the weights
     y = np.empty((4, 3), "float32")
     bound(np.ones((4, 3), "float32"), y)
-    assert bound._fast is None
+    assert bound._fast not in (None, _NOT_BUILT)
     np.testing.assert_array_equal(y, weights)
+    with pytest.raises(ValueError, match=r"argument `X`: expected shape \(4, 3\)"):
+        bound(np.ones((5, 3), "float32"), np.empty((5, 3), "float32"))
+
+
+def test_an_integer_scalar_is_passed_by_c_and_one_out_of_range_is_refused(module):
+    function = module["shift_n"]
+    x = np.arange(6, dtype="float32").reshape(2, 3)
+    y = np.empty_like(x)
+    function(x, y, 7)
+    assert function._fast not in (None, _NOT_BUILT)
+    np.testing.assert_array_equal(y, x + 7)
+    function(x, y, np.int64(-2))
+    np.testing.assert_array_equal(y, x - 2)
+    with pytest.raises(ValueError, match=r"argument `k`: 2147483648 does not fit in int32"):
+        function(x, y, 2**31)
+    with pytest.raises(ValueError, match=r"argument `k`: expected an int32 integer, got True"):
+        function(x, y, True)
+
+
+def test_a_bound_scalar_keeps_the_python_path(module):
+    bound = module["shift_n"].bind({2: 3})
+    x = np.ones((2, 3), "float32")
+    y = np.empty_like(x)
+    bound(x, y)
+    assert bound._fast is None
+    np.testing.assert_array_equal(y, x + 3)
 
 
 @pytest.mark.parametrize(
