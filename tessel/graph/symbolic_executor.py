@@ -50,10 +50,13 @@ class _Step:
     shapes: tuple[tuple[Callable[[dict[Any, int]], int], ...], ...]
     dtypes: tuple[np.dtype, ...]
     scalars: tuple[Callable[[dict[Any, int]], int], ...]
-    # (call id, result index) of the buffers whose last reader this call is: back to the pool
-    # once it has run
+    # (call, result index) of the buffers whose last reader this call is, back to the pool once
+    # it has run: the call by its id, then (_compile_program) by its slot
     frees: tuple[tuple[int, int], ...] = ()
     returned: bool = False  # its results reach the caller: not pooled buffers
+    function: Any = None  # the compiled kernel
+    slot: int = 0  # where its value goes in a call's values, and where each argument's is
+    arg_slots: tuple[int, ...] = ()
 
 
 class BufferPool:
@@ -66,30 +69,41 @@ class BufferPool:
     ALIGNMENT = 64
 
     def __init__(self) -> None:
-        self.free: list[np.ndarray] = []  # uint8 buffers, each `capacity` bytes long
+        self.free: dict[int, list[np.ndarray]] = {}  # uint8 buffers by their size in bytes
         self.taken: list[np.ndarray] = []
 
+    def buffers(self) -> list[np.ndarray]:
+        """The free buffers."""
+        return [buffer for group in self.free.values() for buffer in group]
+
     def take(self, shape: tuple[int, ...], dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
-        """An array of `shape` and `dtype` in a pooled buffer, and that buffer (to `give`)."""
+        """An array of `shape` and `dtype` in a pooled buffer, and that buffer (to `give`):
+        one of exactly its size, else the smallest that fits, else a new one."""
         nbytes = prod(shape) * dtype.itemsize
-        fits = [k for k, buf in enumerate(self.free) if buf.nbytes >= nbytes]
-        if fits:
-            buffer = self.free.pop(min(fits, key=lambda k: self.free[k].nbytes))
+        size = max(nbytes, 1)
+        group = self.free.get(size)
+        if not group:
+            fits = [capacity for capacity, group in self.free.items() if capacity > size and group]
+            group = self.free[min(fits)] if fits else None
+        if group:
+            buffer = group.pop()
         else:
-            raw = np.empty(nbytes + self.ALIGNMENT, np.uint8)
+            raw = np.empty(size + self.ALIGNMENT, np.uint8)
             start = -raw.ctypes.data % self.ALIGNMENT
-            buffer = raw[start : start + max(nbytes, 1)]
+            buffer = raw[start : start + size]
         self.taken.append(buffer)
         return buffer[:nbytes].view(dtype).reshape(shape), buffer
 
     def give(self, buffer: np.ndarray) -> None:
         """`buffer` free for the next result."""
-        self.free.append(buffer)
+        self.free.setdefault(buffer.nbytes, []).append(buffer)
 
     def end_call(self) -> None:
         """Keep the buffers this call took; drop those it did not need."""
         kept = {id(buffer): buffer for buffer in self.taken}  # one taken again is kept once
-        self.free, self.taken = list(kept.values()), []
+        self.free, self.taken = {}, []
+        for buffer in kept.values():
+            self.give(buffer)
 
 
 class SymbolicModel:
@@ -104,19 +118,52 @@ class SymbolicModel:
         assert isinstance(main, Function)
         self.params: tuple[Var, ...] = main.params
         self._body = main.body
-        self._order = tuple(post_order_exprs(main.body))  # the order every call runs in
         self._steps: dict[int, _Step] = {}
-        for node in self._order:
+        order = tuple(post_order_exprs(main.body))  # the order every call runs in
+        for node in order:
             if isinstance(node, Call) and isinstance(node.op, GlobalVar):
                 self._steps[id(node)] = self._step(node)
         self._plan_buffers()
+        self._compile_program(order)
         self._pool = BufferPool()
         self._pool_lock = threading.Lock()
+
+    def _compile_program(self, order: tuple[Expr, ...]) -> None:
+        """What a call runs: each value a slot of a list (the inputs' and constants' filled
+        before), each node an instruction reading slots, so that a call does no lookups."""
+        slots = {id(node): k for k, node in enumerate(order)}
+        self._slots = len(order)
+        self._template: list[Any] = [None] * len(order)
+        for node in order:
+            if isinstance(node, Constant):
+                self._template[slots[id(node)]] = node.data
+        self._input_slots = tuple(slots.get(id(p), -1) for p in self.params)
+        self._result_slot = slots[id(self._body)]
+        program: list[tuple[Any, ...]] = []
+        for node in order:
+            if isinstance(node, Call) and id(node) in self._steps:
+                step = self._steps[id(node)]
+                step = replace(
+                    step,
+                    function=self.library[step.kernel],
+                    slot=slots[id(node)],
+                    arg_slots=tuple(slots[id(a)] for a in step.args),
+                    frees=tuple((slots[call_id], count) for call_id, count in step.frees),
+                )
+                self._steps[id(node)] = step
+                program.append((_CALL, step))
+            elif isinstance(node, Tuple):
+                program.append((_TUPLE, slots[id(node)], tuple(slots[id(f)] for f in node.fields)))
+            elif isinstance(node, TupleGetItem):
+                program.append((_ITEM, slots[id(node)], slots[id(node.tuple_value)], node.index))
+            elif not isinstance(node, Var | Constant | GlobalVar):
+                raise InternalError(f"the symbolic executor cannot run a {type(node).__name__}")
+        self._program = tuple(program)
 
     @property
     def pooled_bytes(self) -> int:
         """The bytes the buffer pool holds between calls: the last call's working set."""
-        return sum(buffer.nbytes for buffer in self._pool.free)
+        return sum(buffer.nbytes for buffer in self._pool.buffers())
 
     @property
     def executor(self) -> str:
@@ -180,7 +227,10 @@ class SymbolicModel:
             for p, x in zip(self.params, inputs, strict=True)
         ]
         sizes = check_symbolic_shapes(self.params, arrays)
-        values: dict[int, Any] = {id(p): a for p, a in zip(self.params, arrays, strict=True)}
+        values = list(self._template)
+        for slot, array in zip(self._input_slots, arrays, strict=True):
+            if slot >= 0:  # an input main does not read has no slot
+                values[slot] = array
         if self.threads is None:
             return self._run_all(values, sizes)
         before = current_threads()  # this call's kernels on `threads`, as CompiledModel's
@@ -190,62 +240,49 @@ class SymbolicModel:
         finally:
             set_threads(before)
 
-    def _run_all(self, values: dict[int, Any], sizes: dict[Any, int]) -> Any:
+    def _run_all(self, values: list[Any], sizes: dict[Any, int]) -> Any:
         with self._pool_lock:  # a call running beside this one gets a pool of its own
             pool, self._pool = self._pool, BufferPool()
         buffers: dict[tuple[int, int], np.ndarray] = {}
-        for node in self._order:
-            if id(node) in values:
-                continue
-            values[id(node)] = self._value(node, values, sizes, pool, buffers)
+        for instruction in self._program:
+            kind = instruction[0]
+            if kind is _CALL:
+                self._run(instruction[1], values, sizes, pool, buffers)
+            elif kind is _TUPLE:
+                values[instruction[1]] = tuple(values[k] for k in instruction[2])
+            else:
+                values[instruction[1]] = values[instruction[2]][instruction[3]]
         pool.end_call()
         with self._pool_lock:
             self._pool = pool
-        return values[id(self._body)]
-
-    def _value(
-        self,
-        node: Expr,
-        values: dict[int, Any],
-        sizes: dict[Any, int],
-        pool: BufferPool,
-        buffers: dict[tuple[int, int], np.ndarray],
-    ) -> Any:
-        if isinstance(node, Constant):
-            return node.data
-        if isinstance(node, Tuple):
-            return tuple(values[id(f)] for f in node.fields)
-        if isinstance(node, TupleGetItem):
-            return values[id(node.tuple_value)][node.index]
-        if isinstance(node, Call) and id(node) in self._steps:
-            return self._run(id(node), values, sizes, pool, buffers)
-        if isinstance(node, GlobalVar):
-            return None  # a kernel named by a call, not a value
-        raise InternalError(f"the symbolic executor cannot run a {type(node).__name__}")
+        return values[self._result_slot]
 
     def _run(
         self,
-        call_id: int,
-        values: dict[int, Any],
+        step: _Step,
+        values: list[Any],
         sizes: dict[Any, int],
         pool: BufferPool,
         buffers: dict[tuple[int, int], np.ndarray],
-    ) -> Any:
-        step = self._steps[call_id]
-        args = [values[id(a)] for a in step.args]
+    ) -> None:
         outputs = []
         for count, (dims, dtype) in enumerate(zip(step.shapes, step.dtypes, strict=True)):
-            shape = tuple(dim(sizes) for dim in dims)
+            shape = tuple([dim(sizes) for dim in dims])
             if step.returned:
                 outputs.append(np.empty(shape, dtype))
                 continue
-            array, buffers[(call_id, count)] = pool.take(shape, dtype)
+            array, buffers[(step.slot, count)] = pool.take(shape, dtype)
             outputs.append(array)
-        scalars = [size(sizes) for size in step.scalars]
-        self.library[step.kernel](*args, *outputs, *scalars)
+        step.function(
+            *[values[k] for k in step.arg_slots], *outputs, *[size(sizes) for size in step.scalars]
+        )
         for source in step.frees:
             pool.give(buffers.pop(source))
-        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+        values[step.slot] = outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+# The instructions of a call's program: a kernel call, a tuple made, a tuple's field read.
+_CALL, _TUPLE, _ITEM = "call", "tuple", "item"
 
 
 def _sources(expr: Expr) -> list[tuple[int, int]]:

@@ -111,6 +111,6 @@ def test_buffer_pool_reuses_the_smallest_free_buffer_that_fits_aligned():
     pool.give(buffer)
     pool.take((2,), np.dtype("int8"))  # the small buffer again: taken twice this call
     pool.end_call()
-    assert len(pool.free) == 2  # each buffer taken this call, once
+    assert len(pool.buffers()) == 2  # each buffer taken this call, once
     empty, _ = pool.take((0, 3), np.dtype("float32"))
     assert empty.shape == (0, 3)
