@@ -96,3 +96,13 @@ def test_compiled_encoder_loads_prepacked_weights(compiled):
     # per layer: q, k, v (one weight when CombineParallelDense combined them), the output and
     # the two feed-forward weights
     assert len(packed) >= 6 * 4
+
+
+def test_one_compile_embeds_each_sentence_at_its_own_length(encoder, session):
+    sentences = ("A man is eating food.", "The girl is carrying a baby on her back today.")
+    embeddings, rows = demo.embed_each_at_its_length(encoder, sentences, print)
+    assert embeddings is not None and [r[2] for r in rows][1] == "SymbolicModel"
+    for k, sentence in enumerate(sentences):
+        inputs = minilm.tokenize([sentence], minilm.model_dir())
+        expected = session.run(None, inputs)[0][0]
+        np.testing.assert_allclose(embeddings[k], expected, atol=demo.TOLERANCE)

@@ -99,10 +99,14 @@ def call_text(callee: CalleeC, args: list[str], table: str | None) -> str:
     return f"{callee.symbol}({', '.join(texts)})"
 
 
-def wrapper_text(header: str, callee: CalleeC, arg_names: list[str]) -> str:
-    """The exported entry of a called function: it calls the internal one."""
+def wrapper_text(
+    header: str, callee: CalleeC, arg_names: list[str], checks: list[str] | None = None
+) -> str:
+    """The exported entry of a called function: its `checks` (C statements: the extents the
+    internal function computes from its scalars, given to the entry as sizes), then a call of
+    the internal one."""
     call = f"  return {callee.symbol}({', '.join(arg_names)});"
-    return "\n".join([f"{header} {{", call, "}", ""])
+    return "\n".join([f"{header} {{", *(checks or []), call, "}", ""])
 
 
 def _callee(call: Call) -> str:

@@ -192,11 +192,21 @@ class _FunctionWriter:
             function_symbol=self.symbol,
             fresh_global=self._fresh_global,
         )
-        for var, arg_name in self.size_args:
+        # A function others call takes its scalars by value: an extent it computes from them
+        # is checked by its entry only (a caller passes pointers, not extents; module_calls.py).
+        deferred = self._entry_checked() if internal is not None else []
+        internal_sizes = [(v, a) for v, a in self.size_args if v not in {d for d, _ in deferred}]
+        for var, arg_name in internal_sizes:
             cast = f"({c_type(var.dtype)}){arg_name}"
             name = self.names.declare(self.names.name_of(var), f"{c_type(var.dtype)} {{}}")
             printer.emit(f"{c_type(var.dtype)} {name} = {cast};")
-        self._emit_extent_checks(printer)
+        entry_checks = [
+            self._extent_check_text(printer, check, arg)
+            for check in self.extent_checks
+            for dim, arg in deferred
+            if check[0] is dim
+        ]
+        self._emit_extent_checks(printer, skip={d for d, _ in deferred})
         self._emit_bounds_checks(printer)
         printer.stmt(self.func.body)
         if returned is not None and not _ends_in_ret(self.func.body):  # no value to give back
@@ -209,11 +219,12 @@ class _FunctionWriter:
         if printer.checked_divisions:  # their status (c_prelude.py), first in the function
             printer.lines.insert(0, f"  int32_t {STATUS} = 0;")
         size_params = [f"int64_t {arg}" for _, arg in self.size_args]
+        trailing = []
         if table is not None:
-            size_params.append(f"const void* const* {table}")
+            trailing.append(f"const void* const* {table}")
         if returned is not None:
-            size_params.append(f"{c_type(self.func.ret_type)}* {returned}")
-        c_params = ", ".join(self.c_params + size_params) or "void"
+            trailing.append(f"{c_type(self.func.ret_type)}* {returned}")
+        c_params = ", ".join(self.c_params + size_params + trailing) or "void"
         entry_header = f"TESSEL_EXPORT int32_t {self.symbol}({c_params})"
         sizes = tuple(self.size_symbols[var] for var, _ in self.size_args)
         returns = None if returned is None else str(self.func.ret_type)
@@ -222,12 +233,37 @@ class _FunctionWriter:
         )
         if internal is None:
             return "\n".join([f"{entry_header} {{", *printer.lines, "}", ""]), signature
-        header = f"static int32_t {internal.symbol}({c_params})"
+        internal_params = self.c_params + [f"int64_t {a}" for _, a in internal_sizes] + trailing
+        header = f"static int32_t {internal.symbol}({', '.join(internal_params) or 'void'})"
         text = "\n".join([f"{header} {{", *printer.lines, "}", ""])
         if has_bare_handle(self.func):
             return text, None
-        names = [c.rsplit(" ", 1)[1] for c in self.c_params + size_params]
-        return text + "\n" + wrapper_text(entry_header, internal, names), signature
+        names = [c.rsplit(" ", 1)[1] for c in internal_params]
+        return text + "\n" + wrapper_text(entry_header, internal, names, entry_checks), signature
+
+    def _entry_checked(self) -> list[tuple[Var, str]]:
+        """The size arguments of extents that are expressions of the function's scalar
+        parameters alone (`(n * s, 384)` with `n` and `s` parameters): (dim, argument name)."""
+        scalars = {p for p in self.func.params if p not in self.func.buffer_map}
+        by_dim = dict(self.size_args)
+        return [
+            (dim, by_dim[dim])
+            for dim, extent, _, _ in self.extent_checks
+            if all(v in scalars for v in post_order(extent) if isinstance(v, Var))
+        ]
+
+    def _extent_check_text(
+        self, printer: StmtPrinter, check: tuple[Var, PrimExpr, str, int], arg: str
+    ) -> str:
+        """The entry's check of one extent given as a size argument, as C text."""
+        _, extent, buffer, axis = check
+        message = f"`{self.name}`: axis {axis} of `{buffer}` must be {_extent_text(extent)}"
+        return (
+            f"  if ({arg} != (int64_t)({printer.expr(extent)})) {{\n"
+            f"    tessel_set_error({c_string_literal(message)});\n"
+            "    return -1;\n"
+            "  }"
+        )
 
     def _emit_bounds_checks(self, printer: StmtPrinter) -> None:
         """At entry: each shape symbol the kernel takes lies in its bounds (a model's `seq` in
@@ -247,11 +283,14 @@ class _FunctionWriter:
                     " || ".join(tests), f"tessel_set_error({c_string_literal(message)});"
                 )
 
-    def _emit_extent_checks(self, printer: StmtPrinter) -> None:
+    def _emit_extent_checks(self, printer: StmtPrinter, skip: set[Var] | None = None) -> None:
         """At entry: each array extent given for an expression equals it (TVM's argument
-        binder asserts the same), else the call fails naming the buffer and the axis."""
+        binder asserts the same), else the call fails naming the buffer and the axis; those
+        of `skip` are checked by the entry wrapper."""
         defined = set(self.size_symbols) | {p for p in self.func.params if p.dtype.is_integer}
         for dim, extent, buffer, axis in self.extent_checks:
+            if skip and dim in skip:
+                continue
             missing = [
                 v.name for v in post_order(extent) if isinstance(v, Var) and v not in defined
             ]

@@ -93,8 +93,9 @@ def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name user
     OpenMP's default, the cores this process may use). `jobs` is how many processes the
     compile itself uses to schedule and lower distinct kernels (None: the cores this process
     may use; 1: none but this one). A `main` whose inputs have symbolic shapes
-    (docs/dynamic_shapes.md) compiles once into a SymbolicModel, whatever `executor` says: its
-    kernels serve every size, called by a Python loop that sizes each result per call."""
+    (docs/dynamic_shapes.md) compiles once into a SymbolicModel, whose kernels serve every
+    size: run by a C main over an arena sized at each call ("aot"), or by a Python loop over a
+    buffer pool ("python", also where the C main cannot express the model)."""
     _check_threads(threads)
     _check_executor(executor)
     jobs = compile_jobs(jobs)
@@ -105,7 +106,7 @@ def compile(  # noqa: A001 - tessel.graph.compile, as relay.build: the name user
     mod = bind_params(mod, params or {})
     passes = default_passes(target, jobs) if passes is None else passes
     if symbolic_params(mod["main"]):
-        return compile_symbolic(mod, target, passes, ctx, progress, threads, jobs)
+        return compile_symbolic(mod, target, passes, ctx, progress, threads, jobs, executor)
     devices = uses_devices(mod)
     if needs_inlining(mod):  # closures, global functions, `if`: first-order for the executor
         passes = (InlineFunctions(), *passes)

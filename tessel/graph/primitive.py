@@ -154,11 +154,11 @@ def build_prim_func(func: Function, name: str) -> PrimFunc:
 
 def size_params(shapes: Sequence[Sequence[Any]]) -> list[PrimVar]:
     """The shape symbols that a kernel's buffers of `shapes` (its inputs', then its outputs')
-    use but none has as a whole extent (a (batch * seq, 384) input, a (seq, 384) slice of a
-    constant table): the kernel's scalar parameters, after the buffers, in this order, which
-    the caller passes (docs/dynamic_shapes.md)."""
-    plain = {id(d) for shape in shapes for d in shape if isinstance(d, PrimVar)}
-    return [v for v in shape_symbols(shapes) if id(v) not in plain]
+    use: the kernel's scalar parameters, after the buffers, in this order, which the caller
+    passes (docs/dynamic_shapes.md). Every symbol, also one that a buffer has as a whole
+    extent: then each extent is a parameter or an expression of them, and the model's `main`
+    can call the kernel with pointers (tessel.tir.module_calls)."""
+    return shape_symbols(shapes)
 
 
 def _flatten(value: Any) -> list[Any]:

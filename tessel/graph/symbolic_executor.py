@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from tessel.arith.dims import dim_function
+from tessel.arith.dims import dim_function, shape_symbols
 from tessel.driver import build
 from tessel.graph.evaluate import check_symbolic_shapes
 from tessel.graph.expr import Call, Constant, Expr, Function, Tuple, TupleGetItem, Var
@@ -23,6 +23,7 @@ from tessel.graph.passes.inline_functions import needs_inlining
 from tessel.graph.passes.layout_rewrite import LayoutRewrite
 from tessel.graph.passes.lower_te import LowerTE
 from tessel.graph.primitive import size_params
+from tessel.graph.symbolic_main import KernelCall, model_calls, symbolic_main
 from tessel.graph.traversal import post_order_exprs
 from tessel.graph.ty import TensorType, TupleType, Type
 from tessel.ir.expr import GlobalVar
@@ -112,17 +113,21 @@ class SymbolicModel:
     symbol's bounds, or two sizes for one symbol, is a ValueError naming the input and the
     axis."""
 
-    def __init__(self, lowered: IRModule, library: Any, threads: int | None = None) -> None:
+    def __init__(
+        self,
+        lowered: IRModule,
+        library: Any,
+        threads: int | None = None,
+        entry: MainEntry | None = None,
+    ) -> None:
         self.lowered, self.library, self.threads = lowered, library, threads
+        self._entry = entry
+        self._main = None if entry is None else entry.bind(library["main"])
         main = lowered["main"]
         assert isinstance(main, Function)
         self.params: tuple[Var, ...] = main.params
         self._body = main.body
-        self._steps: dict[int, _Step] = {}
-        order = tuple(post_order_exprs(main.body))  # the order every call runs in
-        for node in order:
-            if isinstance(node, Call) and isinstance(node.op, GlobalVar):
-                self._steps[id(node)] = self._step(node)
+        order, self._steps = kernel_steps(lowered)
         self._plan_buffers()
         self._compile_program(order)
         self._pool = BufferPool()
@@ -167,30 +172,10 @@ class SymbolicModel:
 
     @property
     def executor(self) -> str:
-        """How the model runs: a Python loop of kernel calls."""
-        return "python"
-
-    def _step(self, call: Call) -> _Step:
-        func = self.lowered[call.op]
-        if not isinstance(func, PrimFunc):
-            raise InternalError(f"main calls @{call.op.name_hint}, which is not a kernel")
-        results = _tensors(call.checked_type)
-        tensors = [_type_of(a) for a in call.args] + list(results)
-        sizes = tuple(size_params([t.shape for t in tensors]))
-        scalars = [p for p in func.params if p not in func.buffer_map]
-        if len(scalars) != len(sizes):
-            raise InternalError(
-                f"@{call.op.name_hint} takes {len(scalars)} sizes, its call gives {len(sizes)}"
-            )
-        return _Step(
-            call.op.name_hint,
-            tuple(call.args),
-            results,
-            sizes,
-            shapes=tuple(tuple(dim_function(d) for d in ty.shape) for ty in results),
-            dtypes=tuple(np.dtype(DataType.of(ty.dtype).numpy) for ty in results),
-            scalars=tuple(dim_function(s) for s in sizes),
-        )
+        """How the model runs: "aot" (one C `main` over a call-time arena, symbolic_main.py),
+        or "python" (a Python loop of kernel calls over the buffer pool) for a main that one
+        cannot express."""
+        return "python" if self._main is None else "aot"
 
     def _plan_buffers(self) -> None:
         """Each call's `frees` (the results it reads last) and `returned` flag, from the order
@@ -227,18 +212,33 @@ class SymbolicModel:
             for p, x in zip(self.params, inputs, strict=True)
         ]
         sizes = check_symbolic_shapes(self.params, arrays)
+        if self._main is not None:
+            return self._with_threads(lambda: self._run_main(arrays, sizes))
         values = list(self._template)
         for slot, array in zip(self._input_slots, arrays, strict=True):
             if slot >= 0:  # an input main does not read has no slot
                 values[slot] = array
+        return self._with_threads(lambda: self._run_all(values, sizes))
+
+    def _with_threads(self, run: Callable[[], Any]) -> Any:
         if self.threads is None:
-            return self._run_all(values, sizes)
+            return run()
         before = current_threads()  # this call's kernels on `threads`, as CompiledModel's
         set_threads(self.threads)
         try:
-            return self._run_all(values, sizes)
+            return run()
         finally:
             set_threads(before)
+
+    def _run_main(self, arrays: list[np.ndarray], sizes: dict[Any, int]) -> Any:
+        assert self._entry is not None
+        assert self._main is not None
+        outputs = [
+            np.empty(tuple(dim(sizes) for dim in dims), dtype)
+            for dims, dtype in self._entry.outputs
+        ]
+        self._main(*arrays, *outputs, *[sizes[symbol] for symbol in self._entry.symbols])
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def _run_all(self, values: list[Any], sizes: dict[Any, int]) -> Any:
         with self._pool_lock:  # a call running beside this one gets a pool of its own
@@ -283,6 +283,94 @@ class SymbolicModel:
 
 # The instructions of a call's program: a kernel call, a tuple made, a tuple's field read.
 _CALL, _TUPLE, _ITEM = "call", "tuple", "item"
+
+
+def kernel_steps(lowered: IRModule) -> tuple[tuple[Expr, ...], dict[int, _Step]]:
+    """The nodes of the lowered main in the order a call runs them, and each kernel call's
+    step by the call's id."""
+    main = lowered["main"]
+    assert isinstance(main, Function)
+    order = tuple(post_order_exprs(main.body))
+    steps = {
+        id(node): _kernel_step(lowered, node)
+        for node in order
+        if isinstance(node, Call) and isinstance(node.op, GlobalVar)
+    }
+    return order, steps
+
+
+def _kernel_step(lowered: IRModule, call: Call) -> _Step:
+    func = lowered[call.op]
+    if not isinstance(func, PrimFunc):
+        raise InternalError(f"main calls @{call.op.name_hint}, which is not a kernel")
+    results = _tensors(call.checked_type)
+    tensors = [_type_of(a) for a in call.args] + list(results)
+    sizes = tuple(size_params([t.shape for t in tensors]))
+    scalars = [p for p in func.params if p not in func.buffer_map]
+    if len(scalars) != len(sizes):
+        raise InternalError(
+            f"@{call.op.name_hint} takes {len(scalars)} sizes, its call gives {len(sizes)}"
+        )
+    return _Step(
+        call.op.name_hint,
+        tuple(call.args),
+        results,
+        sizes,
+        shapes=tuple(tuple(dim_function(d) for d in ty.shape) for ty in results),
+        dtypes=tuple(np.dtype(DataType.of(ty.dtype).numpy) for ty in results),
+        scalars=tuple(dim_function(s) for s in sizes),
+    )
+
+
+@dataclass(frozen=True)
+class MainEntry:
+    """How to call a symbolic model's C main: its weights (main's table, in order), its
+    outputs' shapes (functions of the symbols' sizes) and dtypes, and the symbols it takes."""
+
+    weights: tuple[np.ndarray, ...]
+    outputs: tuple[tuple[tuple[Callable[[dict[Any, int]], int], ...], np.dtype], ...]
+    symbols: tuple[Any, ...]
+    table_position: int  # main's parameter that is the weight table; -1 without weights
+
+    def bind(self, main: Any) -> Any:
+        """`main` with its weight table bound: called with the inputs, outputs and sizes."""
+        if self.table_position < 0:
+            return main
+        table = np.array([w.ctypes.data for w in self.weights], np.uintp)
+        return main.bind({self.table_position: table})
+
+
+def _main_entry(
+    lowered: IRModule, order: tuple[Expr, ...], steps: dict[int, _Step], kernels: IRModule
+) -> tuple[PrimFunc, MainEntry] | None:
+    """The C main of a symbolic model and how to call it, or None for a main it cannot
+    express (symbolic_main.py)."""
+    main = lowered["main"]
+    assert isinstance(main, Function)
+    calls = {
+        call_id: KernelCall(step.kernel, (), step.results, step.sizes)
+        for call_id, step in steps.items()
+    }
+    found = model_calls(main.body, main.params, order, calls)
+    if found is None:
+        return None
+    model, results, weights = found
+    symbols = tuple(shape_symbols([p.type_annotation.shape for p in main.params]))
+    func = symbolic_main(kernels, main.params, model, results, weights, symbols)
+    output_types = [model[v.index].results[v.result] for v in results]
+    entry = MainEntry(
+        weights=tuple(np.ascontiguousarray(w.data) for w in weights),
+        outputs=tuple(
+            (
+                tuple(dim_function(d) for d in ty.shape),
+                np.dtype(DataType.of(ty.dtype).numpy),
+            )
+            for ty in output_types
+        ),
+        symbols=symbols,
+        table_position=len(main.params) if weights else -1,
+    )
+    return func, entry
 
 
 def _sources(expr: Expr) -> list[tuple[int, int]]:
@@ -336,10 +424,12 @@ def compile_symbolic(
     progress: Progress,
     threads: int | None,
     jobs: int,
+    executor: str = "aot",
 ) -> SymbolicModel:
     """A model of symbolic input shapes compiled once (tessel.graph.compile's path for them):
     the graph passes, LowerTE, LayoutRewrite, and its kernels built for every size of their
-    symbols."""
+    symbols, with a C main running them (executor "aot", where symbolic_main.py can express
+    the model) or a Python loop ("python")."""
     if uses_devices(mod) or needs_inlining(mod):
         raise UserError(
             "a model of symbolic shapes compiles for the host, as one graph function",
@@ -352,9 +442,16 @@ def compile_symbolic(
         progress.advance()
     lowered = LowerTE(target=target, progress=progress, jobs=jobs)(mod, ctx)
     lowered = LayoutRewrite(target, jobs)(lowered, ctx)
-    kernels = {gv: f for gv, f in lowered.items() if isinstance(f, PrimFunc)}
-    library = build(IRModule(FrozenMap(kernels)), target, progress=progress, jobs=jobs)
-    return SymbolicModel(lowered, library, threads=threads)
+    kernels = IRModule(FrozenMap({gv: f for gv, f in lowered.items() if isinstance(f, PrimFunc)}))
+    order, steps = kernel_steps(lowered)
+    found = _main_entry(lowered, order, steps, kernels) if executor == "aot" else None
+    if found is None:
+        library = build(kernels, target, progress=progress, jobs=jobs)
+        return SymbolicModel(lowered, library, threads=threads)
+    main, entry = found
+    module = IRModule.from_dict({"main": main, **{gv.name_hint: f for gv, f in kernels.items()}})
+    library = build(module, target, progress=progress, jobs=jobs)
+    return SymbolicModel(lowered, library, threads=threads, entry=entry)
 
 
 __all__ = ["BufferPool", "SymbolicModel", "compile_symbolic", "symbolic_params"]

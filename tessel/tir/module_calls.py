@@ -5,8 +5,10 @@ parameter. A buffer parameter, or a bare handle parameter, takes a pointer: a ha
 (`A.data`, an allocation's data), `T.address_of(A[i])` or `T.tvm_access_ptr(...)`; the callee's
 buffer starts there and is dense. A scalar parameter takes a value of its dtype (an integer
 constant that fits is converted, as C converts it). The call is a statement whose value is the
-callee's status, 0; a failure inside the callee fails the caller. Recursion is refused, and so
-are calls of functions the module does not hold.
+callee's status, 0; a failure inside the callee fails the caller. A callee's symbolic
+extents come from its scalar parameters: each is one, or an expression of them (the callee's
+entry, not its internal function, checks an array's extent against such an expression).
+Recursion is refused, and so are calls of functions the module does not hold.
 
 `tir.noalias` on the callee promises its parameters do not overlap (its C pointers are
 `restrict`); pointers into one arena at constant offsets whose regions overlap, one of them
@@ -114,15 +116,19 @@ def _element_offset(buffer: Buffer, indices: tuple[PrimExpr, ...]) -> int | None
     return offset.value + sum(i * s for i, s in zip(values, strides, strict=True))
 
 
-def size_symbols(callee: PrimFunc) -> list[Var]:
-    """Shape variables of the callee's buffers that no scalar parameter gives: a caller
-    passing pointers cannot supply them."""
+def size_symbols(callee: PrimFunc) -> list[PrimExpr]:
+    """Extents of the callee's buffers that its scalar parameters do not give (a shape
+    variable, or an expression of others): a caller passing pointers cannot supply them. An
+    expression of scalar parameters (`(n * s, 384)` with `n` and `s` parameters) is given."""
     scalars = {p for p in callee.params if p not in callee.buffer_map}
-    found: list[Var] = []
+    found: list[PrimExpr] = []
     for buffer in callee.param_buffers():
         for extent in buffer.shape:
-            if not isinstance(extent, IntImm) and extent not in scalars and extent not in found:
-                found.append(extent)  # type: ignore[arg-type]  # a Var
+            if isinstance(extent, IntImm) or extent in found:
+                continue
+            if all(v in scalars for v in post_order(extent) if isinstance(v, Var)):
+                continue
+            found.append(extent)
     return found
 
 
@@ -193,7 +199,8 @@ def _check_call(
     if missing:
         raise ModuleCallError(
             f"{where}, whose buffer shapes use {', '.join(f'`{v}`' for v in missing)}; a "
-            "caller passes pointers, so a symbolic extent must be a scalar parameter",
+            "caller passes pointers, so a symbolic extent must be a scalar parameter or an "
+            "expression of them",
             rule="module-call.size-symbol",
             hint="add the size as a scalar parameter (n: T.int32) and use it in the shape",
         )

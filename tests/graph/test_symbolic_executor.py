@@ -1,6 +1,7 @@
-"""SymbolicModel's buffers: kernel results live in a pool that a call reuses once a result's
-last reader has run and that the next call at the same sizes reuses whole; the results handed
-to the caller are never pooled; concurrent calls do not share buffers."""
+"""SymbolicModel's Python loop (executor="python") and its buffers: kernel results live in a
+pool that a call reuses once a result's last reader has run and that the next call at the same
+sizes reuses whole; the results handed to the caller are never pooled; concurrent calls do not
+share buffers."""
 
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ def @main(%x: Tensor[(batch, seq, 8), float32], %w: Tensor[(8, 8), float32]) {
 @pytest.fixture(scope="module")
 def chain():
     mod = parse(CHAIN_TEXT)
-    model = graph_compile(mod, jobs=1, threads=1)
+    model = graph_compile(mod, jobs=1, threads=1, executor="python")
+    assert model.executor == "python"
     weight = np.random.default_rng(1).standard_normal((8, 8)).astype("float32") / 3
     return mod, model, weight
 

@@ -207,6 +207,37 @@ class Module:
     assert info.value.rule == "module-call.size-symbol"
 
 
+def test_a_callee_whose_extent_is_an_expression_of_its_scalars_is_called_and_checked():
+    # The kernel's rows are n * 2 for its scalar n: a caller passing pointers gives it by n;
+    # its entry, called alone, checks an array's rows against n * 2.
+    import numpy as np
+
+    from tessel.driver import build
+
+    mod = parse("""
+@I.ir_module
+class Module:
+    @T.prim_func
+    def main(x: T.Buffer((6,), "float32"), y: T.Buffer((6,), "float32")):
+        Module.kernel(x.data, y.data, 3)
+
+    @T.prim_func
+    def kernel(a: T.handle, b: T.handle, n: T.int32):
+        A = T.match_buffer(a, (n * 2,), "float32")
+        B = T.match_buffer(b, (n * 2,), "float32")
+        for i in range(n * 2):
+            B[i] = A[i] * T.float32(2)
+""")
+    check_same_results(mod, mod, name="main")
+    library = build(mod)
+    x = np.arange(6, dtype="float32")
+    y = np.zeros(6, "float32")
+    library["main"](x, y)
+    np.testing.assert_array_equal(y, x * 2)
+    with pytest.raises(Exception, match=r"axis 0 of `A` must be n \* 2"):
+        library["kernel"](np.zeros(5, "float32"), np.zeros(6, "float32"), 3)
+
+
 def test_a_lone_function_calling_a_module_function_fails_in_the_interpreter():
     import numpy as np
 
