@@ -20,12 +20,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tessel.arith.dims import dim_expr, dim_product, dims_equal, simplify_dim
+from tessel.arith.dims import dim_expr, dim_product, simplify_dim
 from tessel.graph.expr import Call, Constant, Expr, Tuple, TupleGetItem, Var
 from tessel.graph.ty import TensorType
 from tessel.ir.expr import IntImm, PrimExpr
 from tessel.ir.expr import Var as PrimVar
 from tessel.ir.module import IRModule
+from tessel.ir.structural import structural_equal, structural_hash
 from tessel.ir.type import PointerType
 from tessel.support.dtype import DataType, handle
 from tessel.support.frozen_map import FrozenMap
@@ -75,8 +76,9 @@ def plan_symbolic_memory(
     calls: Sequence[KernelCall], returned: set[tuple[int, int]]
 ) -> SymbolicPlan:
     """The arena plan of `calls`' results that are not `returned` (main's outputs): by
-    liveness, a dead slot of a size proved equal taken again."""
+    liveness, a dead slot of the same size (the same simplified expression) taken again."""
     last_use = _last_uses(calls)
+    sizes: dict[tuple[object, str], PrimExpr] = {}  # by shape and dtype: computed once each
     slot_sizes: list[PrimExpr] = []
     free: list[int] = []
     holder: dict[tuple[int, int], int] = {}
@@ -90,8 +92,14 @@ def plan_symbolic_memory(
             key = (position, count)
             if key in returned:
                 continue
-            size = _aligned_bytes(ty)
-            slot = next((s for s in free if dims_equal(slot_sizes[s], size)), None)
+            shape_key = (
+                tuple(d if isinstance(d, int) else structural_hash(d) for d in ty.shape),
+                ty.dtype,
+            )
+            size = sizes.get(shape_key)
+            if size is None:
+                size = sizes[shape_key] = _aligned_bytes(ty)
+            slot = next((s for s in free if _same_size(slot_sizes[s], size)), None)
             if slot is None:
                 slot = len(slot_sizes)
                 slot_sizes.append(size)
@@ -117,6 +125,12 @@ def _last_uses(calls: Sequence[KernelCall]) -> dict[tuple[int, int], int]:
             if arg.kind == "result":
                 last_use[(arg.index, arg.result)] = position
     return last_use
+
+
+def _same_size(a: PrimExpr, b: PrimExpr) -> bool:
+    """Whether two sizes are the same simplified expression (what shapes of equal element
+    counts give): a proof per pair (dims_equal) took 0.4 s of MiniLM's compile."""
+    return a is b or structural_equal(a, b, map_free_vars=False)
 
 
 def _aligned_bytes(ty: TensorType) -> PrimExpr:

@@ -44,6 +44,11 @@ class HoistDivisions(PrimFuncPass):
     name: ClassVar[str] = "hoist_divisions"
 
     def transform(self, func: PrimFunc, ctx: PassContext) -> PrimFunc:
+        if not any(  # most kernels divide by constants only: one walk, nothing to hoist
+            isinstance(n, _DIVISIONS) and not isinstance(n.b, E.IntImm)
+            for n in post_order(func.body)
+        ):
+            return func
         analyzer = assume_symbol_bounds(Analyzer(), func.body)
         body = _Hoister(analyzer).visit(func.body)
         return func if body is func.body else with_changes(func, body=body)
