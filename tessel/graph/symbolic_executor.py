@@ -1,8 +1,10 @@
-"""The executor of a model compiled once for symbolic shapes (docs/dynamic_shapes.md): a Python
-loop of kernel calls, each kernel compiled for every size its symbols take. A call binds the
-symbols from the inputs' shapes (checked against the declared shapes and the symbols' bounds),
-places each result at that call's sizes in a buffer of the model's pool (BufferPool), and
-passes each kernel the symbols its buffers do not define (primitive.py's size parameters)."""
+"""The executor of a model compiled once for symbolic shapes (docs/dynamic_shapes.md), each
+kernel compiled for every size its symbols take. A call binds the symbols from the inputs'
+shapes (checked against the declared shapes and the symbols' bounds), then runs the model's C
+main (symbolic_main.py: an arena sized at that call) with outputs allocated at its sizes, or,
+with executor "python" or for a main that one cannot express, a Python program of kernel
+calls that places each result in a buffer of the model's pool (BufferPool) and passes each
+kernel the symbols (primitive.py's size parameters)."""
 
 from __future__ import annotations
 
