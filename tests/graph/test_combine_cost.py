@@ -159,3 +159,24 @@ def test_measure_runs_only_where_the_config_and_the_prediction_leave_it(
 def test_an_unknown_measure_setting_is_refused():
     with pytest.raises(UserError, match="'sometimes'"):
         CombineParallelDense()(_group(2, 8), PassContext(config={MEASURE: "sometimes"}))
+
+
+@pytest.mark.parametrize("constant", [True, False], ids=["constant-weights", "weights-as-inputs"])
+def test_symbolic_rows_are_never_measured_and_combine_only_constant_weights(monkeypatch, constant):
+    # Nothing to measure at a run-time row count: constant weights take the concatenated
+    # product; weights computed at run time stay separate (batching them stacked the symbolic
+    # data, which `stack` does not take: the pass crashed on such a graph).
+    monkeypatch.setattr(combine_cost, "measured_times", lambda *a, **k: pytest.fail("measured"))
+    params = ", ".join(f"%w{k}: Tensor[(8, 8), float32]" for k in range(3))
+    outputs = ", ".join(f"tanh(nn.dense(%x, %w{k}))" for k in range(3))
+    mod = parse(f"def @main(%x: Tensor[(n, 8), float32], {params}) {{ ({outputs}) }}")
+    rng = np.random.default_rng(0)
+    weights = {f"w{k}": rng.standard_normal((8, 8)).astype("float32") for k in range(3)}
+    if constant:
+        mod = bind_params(mod, weights)
+    after = CombineParallelDense()(mod, PassContext())
+    assert ("concatenate" in str(after)) == constant
+    x = rng.standard_normal((5, 8)).astype("float32")
+    args = [x] if constant else [x, *weights.values()]
+    for ours, theirs in zip(evaluate(after, *args), evaluate(mod, *args), strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)

@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from tessel.arith.dims import is_static
 from tessel.graph.expr import Call, Constant, Function, Tuple, Var
 from tessel.graph.passes.parallel_branches import BATCH, CONCAT, SEPARATE, Product, tensor_type
 from tessel.graph.ty import TensorType
@@ -321,6 +322,11 @@ def measured_chooser(ctx: PassContext, target: Target | None = None, jobs: int |
 
     def chooser(products: Sequence[Product]) -> str:
         sig = Signature.of(products)
+        if sig not in memo and not is_static(sig.data_shape):
+            # Rows known at run time only: nothing to measure at. The concatenated product of
+            # constant weights reads the data once and copies nothing, at every row count;
+            # weights computed at run time would be copied at every call: left alone.
+            memo[sig] = predicted(sig) if sig.constant_weights else SEPARATE
         if sig not in memo:
             measure_now = mode == "always" or (mode is True and not settled(sig, target))
             memo[sig] = (

@@ -225,19 +225,20 @@ class _Group:
         return Call(first.op, tuple(args), first.attrs)
 
     def _slices(self, value: Expr, ends: list[Expr]) -> list[Expr]:
-        rank = tensor_type(ends[0]).ndim  # type: ignore[union-attr]  # typed (is_follower)
+        end_type = tensor_type(ends[0])  # typed (is_follower)
+        rank = end_type.ndim  # type: ignore[union-attr]
         pieces, offset = [], 0
         for width in self.widths:
-            pieces.append(
-                _call(
-                    "strided_slice",
-                    (value,),
-                    begin=(0,) * (rank - 1) + (offset,),
-                    end=(-1,) * (rank - 1) + (width,),
-                    strides=(1,) * rank,
-                    slice_mode="size",
-                )
-            )
+            if end_type.is_static:  # type: ignore[union-attr]
+                attrs = {
+                    "begin": (0,) * (rank - 1) + (offset,),
+                    "end": (-1,) * (rank - 1) + (width,),
+                    "strides": (1,) * rank,
+                    "slice_mode": "size",
+                }
+            else:  # symbolic rows: the last axis alone, by its bounds (what symbolic slices take)
+                attrs = {"begin": (offset,), "end": (offset + width,), "axes": (rank - 1,)}
+            pieces.append(_call("strided_slice", (value,), **attrs))
             offset += width
         return pieces
 
@@ -257,8 +258,7 @@ def _candidate_groups(
                 # as_product checked data and weight types
                 by_weight.setdefault(tensor_type(p.weight).shape, []).append(p)  # type: ignore[union-attr]
             for same in by_weight.values():
-                # as_product checked data and weight types
-                if len(same) >= min_num_branches and tensor_type(same[0].data).ndim == 2:  # type: ignore[union-attr]
+                if len(same) >= min_num_branches and batchable(same):
                     groups.append(_Group(index, same, BATCH))
         elif len(products) >= min_num_branches:
             strategy = CONCAT if to_batch is False else choose(products)
@@ -277,10 +277,11 @@ def _candidate_groups(
 
 
 def batchable(products: Sequence[Product]) -> bool:
-    """Whether the batch strategy applies: 2-D data, every weight of one shape."""
+    """Whether the batch strategy applies: 2-D data of static shape (its stack takes constant
+    shapes), every weight of one shape."""
     shapes = {tensor_type(p.weight).shape for p in products}  # type: ignore[union-attr]  # typed
-    # as_product checked data and weight types
-    return len(shapes) == 1 and tensor_type(products[0].data).ndim == 2  # type: ignore[union-attr]
+    data = tensor_type(products[0].data)  # as_product checked data and weight types
+    return len(shapes) == 1 and data.ndim == 2 and data.is_static  # type: ignore[union-attr]
 
 
 class _Replacer(ExprRewriter):

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-import numpy as np
-
+from tessel.arith.dims import broadcast_dims, dims_equal
 from tessel.graph.expr import Call, Expr, Function, If, Let
 from tessel.graph.op import get_op
 from tessel.graph.op.op_def import OpPattern
@@ -161,10 +160,13 @@ def is_follower(call: Expr, prev: Expr, keep_reshape: bool) -> bool:
     if "axis" in attrs or "axes" in attrs:  # expand_dims, repeat, prelu: not NumPy broadcasting
         return False
     try:
-        # None types returned False above
-        return np.broadcast_shapes(*(t.shape for t in types)) == out.shape  # type: ignore[union-attr]
+        # None types returned False above; symbolic dimensions broadcast by proof
+        shape = broadcast_dims(*(t.shape for t in types))  # type: ignore[union-attr]
     except ValueError:
         return False
+    return len(shape) == out.ndim and all(
+        dims_equal(x, y) for x, y in zip(shape, out.shape, strict=True)
+    )
 
 
 def branch_from(index: DataflowIndex, product: Product, keep_reshape: bool) -> list[Call]:
