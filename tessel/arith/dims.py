@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Union
 
 from tessel.arith.analyzer import Analyzer
+from tessel.arith.modular_set import EXACT_OPERATIONS
 from tessel.ir import builders
 from tessel.ir.expr import (
     Add,
@@ -107,22 +108,22 @@ def shape_symbols(shapes: Iterable[Sequence[Dim]]) -> list[Var]:
 
 def _analyzer(*dims: Dim) -> Analyzer:
     """An analyzer that knows the bounds of the symbols of `dims`."""
-    analyzer = Analyzer()
-    for var in shape_symbols([dims]):
-        lower = var.lower if isinstance(var, ShapeSymbol) else 0
-        if lower:
-            analyzer.assume(var >= lower)
-        if isinstance(var, ShapeSymbol) and var.upper is not None:
-            analyzer.assume(var <= var.upper)
-    return analyzer
+    return _assume_bounds(Analyzer(), shape_symbols([dims]))
 
 
 def assume_symbol_bounds(analyzer: Analyzer, root: Node) -> Analyzer:
     """`analyzer` told the bounds of every shape symbol in `root` (a kernel's body: its entry
     checks them, c_source.py, so they hold in it); returns `analyzer`."""
-    symbols = {id(n): n for n in post_order(root) if isinstance(n, ShapeSymbol)}
-    for var in symbols.values():
-        analyzer.assume(var >= var.lower)
+    return _assume_bounds(analyzer, {id(n): n for n in post_order(root)}.values())
+
+
+def _assume_bounds(analyzer: Analyzer, variables: Iterable[object]) -> Analyzer:
+    """`analyzer` told the bounds of each shape symbol among `variables`."""
+    for var in variables:
+        if not isinstance(var, ShapeSymbol):
+            continue
+        if var.lower:
+            analyzer.assume(var >= var.lower)
         if var.upper is not None:
             analyzer.assume(var <= var.upper)
     return analyzer
@@ -347,17 +348,6 @@ def evaluate_dim(dim: Dim, sizes: Mapping[Var, int]) -> int:
     return folded.value
 
 
-_OPERATIONS: dict[type, Callable[[int, int], int]] = {
-    Add: lambda a, b: a + b,
-    Sub: lambda a, b: a - b,
-    Mul: lambda a, b: a * b,
-    FloorDiv: lambda a, b: a // b,
-    FloorMod: lambda a, b: a % b,
-    Min: min,
-    Max: max,
-}
-
-
 def dim_function(dim: Dim) -> Callable[[Mapping[Var, int]], int]:
     """`evaluate_dim` for `dim` made once into a function of the sizes (a model of symbolic
     shapes evaluates every result's dimensions at each call, where simplifying each took 40
@@ -369,7 +359,7 @@ def dim_function(dim: Dim) -> Callable[[Mapping[Var, int]], int]:
         return lambda sizes: value
     if isinstance(dim, Var):
         return lambda sizes: sizes[dim]
-    operation = _OPERATIONS.get(type(dim))
+    operation = EXACT_OPERATIONS.get(type(dim))
     if operation is None:
         return lambda sizes: evaluate_dim(dim, sizes)
     left, right = dim_function(dim.a), dim_function(dim.b)  # type: ignore[attr-defined]

@@ -150,7 +150,8 @@ def _truncated_quotient(x: int, y: int) -> int:
     return quotient if (x >= 0) == (y >= 0) else -quotient
 
 
-_EXACT: dict[type, Callable[[int, int], int]] = {
+# Each integer operator on Python ints, as TIR defines it (floor and truncating divisions).
+EXACT_OPERATIONS: dict[type, Callable[[int, int], int]] = {
     Add: lambda x, y: x + y,
     Sub: lambda x, y: x - y,
     Mul: lambda x, y: x * y,
@@ -167,7 +168,7 @@ def _fold(cls: type, x: int, y: int) -> ModularSet:
     """The exact result of an operation on two known values (everything on division by 0)."""
     if y == 0 and cls in (FloorDiv, FloorMod, Div, Mod):
         return _EVERYTHING
-    return ModularSet.point(_EXACT[cls](x, y))
+    return ModularSet.point(EXACT_OPERATIONS[cls](x, y))
 
 
 def _fits(source: DataType, target: DataType) -> bool:

@@ -129,11 +129,12 @@ class SymbolicModel:
         assert isinstance(main, Function)
         self.params: tuple[Var, ...] = main.params
         self._body = main.body
-        order, self._steps = kernel_steps(lowered)
-        self._plan_buffers()
-        self._compile_program(order)
         self._pool = BufferPool()
         self._pool_lock = threading.Lock()
+        if self._main is None:  # the Python program runs the kernels
+            order, self._steps = kernel_steps(lowered)
+            self._plan_buffers()
+            self._compile_program(order)
 
     def _compile_program(self, order: tuple[Expr, ...]) -> None:
         """What a call runs: each value a slot of a list (the inputs' and constants' filled
@@ -445,8 +446,7 @@ def compile_symbolic(
     lowered = LowerTE(target=target, progress=progress, jobs=jobs)(mod, ctx)
     lowered = LayoutRewrite(target, jobs)(lowered, ctx)
     kernels = IRModule(FrozenMap({gv: f for gv, f in lowered.items() if isinstance(f, PrimFunc)}))
-    order, steps = kernel_steps(lowered)
-    found = _main_entry(lowered, order, steps, kernels) if executor == "aot" else None
+    found = _main_entry(lowered, *kernel_steps(lowered), kernels) if executor == "aot" else None
     if found is None:
         library = build(kernels, target, progress=progress, jobs=jobs)
         return SymbolicModel(lowered, library, threads=threads)

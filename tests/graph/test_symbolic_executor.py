@@ -5,7 +5,7 @@ share buffers."""
 
 from __future__ import annotations
 
-import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -79,24 +79,16 @@ def test_the_pool_keeps_only_the_working_set_of_the_last_call(chain):
 def test_concurrent_calls_at_different_sizes_each_get_their_own_buffers(chain):
     mod, model, weight = chain
     sizes = [(2, 5), (3, 9), (1, 30), (4, 4)]
-    errors: list[BaseException] = []
 
     def run(batch, seq, seed):
-        try:
-            for round_ in range(5):
-                x = _input(batch, seq, seed + round_)
-                np.testing.assert_allclose(
-                    model(x, weight), evaluate(mod, x, weight), rtol=1e-4, atol=1e-5
-                )
-        except BaseException as error:  # noqa: BLE001 - reported by the main thread
-            errors.append(error)
+        for round_ in range(5):
+            x = _input(batch, seq, seed + round_)
+            np.testing.assert_allclose(
+                model(x, weight), evaluate(mod, x, weight), rtol=1e-4, atol=1e-5
+            )
 
-    threads = [threading.Thread(target=run, args=(b, s, k * 10)) for k, (b, s) in enumerate(sizes)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert not errors, errors[0]
+    with ThreadPoolExecutor(len(sizes)) as pool:  # a failure in a thread raises here
+        list(pool.map(run, *zip(*[(b, s, k * 10) for k, (b, s) in enumerate(sizes)], strict=True)))
 
 
 def test_buffer_pool_reuses_the_smallest_free_buffer_that_fits_aligned():

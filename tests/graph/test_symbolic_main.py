@@ -5,7 +5,7 @@ keeps the Python loop."""
 
 from __future__ import annotations
 
-import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -101,25 +101,17 @@ def test_the_c_main_refuses_a_size_outside_the_bounds_or_a_wrong_axis(block):
 
 def test_concurrent_calls_of_the_c_main_each_size_their_own_arena(block):
     mod, weights, model = block
-    errors: list[BaseException] = []
+    sizes = [(1, 3), (4, 9), (2, 30)]
 
     def run(batch, seq):
-        try:
-            for seed in range(4):
-                x = np.random.default_rng(seed).standard_normal((batch, seq, 8)).astype("float32")
-                got = model(x)
-                np.testing.assert_allclose(
-                    got[0], evaluate(mod, x, *weights)[0], rtol=1e-4, atol=1e-5
-                )
-        except BaseException as error:  # noqa: BLE001 - reported by the main thread
-            errors.append(error)
+        for seed in range(4):
+            x = np.random.default_rng(seed).standard_normal((batch, seq, 8)).astype("float32")
+            np.testing.assert_allclose(
+                model(x)[0], evaluate(mod, x, *weights)[0], rtol=1e-4, atol=1e-5
+            )
 
-    threads = [threading.Thread(target=run, args=size) for size in [(1, 3), (4, 9), (2, 30)]]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert not errors, errors[0]
+    with ThreadPoolExecutor(len(sizes)) as pool:  # a failure in a thread raises here
+        list(pool.map(run, *zip(*sizes, strict=True)))
 
 
 def test_a_main_returning_an_input_keeps_the_python_loop():
